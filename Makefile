@@ -1,0 +1,40 @@
+# Developer and CI entry points. Every Go target runs in each module of the
+# repository (root, tests, benchmarks, ...): any directory holding a go.mod,
+# outside the downloaded servers in .servers/.
+
+GO      ?= go
+MODULES := $(shell find . -name go.mod -not -path './.servers/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
+FUZZTIME ?= 30s
+
+.PHONY: all servers vet test demo fmt fuzz clean-servers
+
+all: test
+
+## servers: install Redis 7.0, Redis 8.0 and Valkey 8.1 under .servers/bin
+servers:
+	@scripts/servers.sh
+
+## vet: go vet in every module
+vet:
+	@set -e; for m in $(MODULES); do echo "go vet $$m"; (cd $$m && $(GO) vet ./...); done
+
+## test: race-enabled tests in every module, against real servers
+test: servers vet
+	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || fail="$$fail $$m"; done; \
+	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
+
+## demo: run cmd/demo (it starts its own throwaway server)
+demo: servers
+	$(GO) run ./cmd/demo
+
+## fmt: gofmt every Go file
+fmt:
+	@find . -name '*.go' -not -path './.servers/*' -not -path './.git/*' -exec gofmt -s -w {} +
+
+## fuzz: a short fuzzing run of the RESP reader
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./transport/resp
+
+## clean-servers: remove the downloaded servers
+clean-servers:
+	rm -rf .servers

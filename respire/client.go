@@ -1,0 +1,144 @@
+package respire
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Client is a Redis or Valkey client for one server. It multiplexes all
+// goroutines over Options.Connections connections, pipelining their
+// commands automatically. It is safe for concurrent use; create one and
+// share it.
+type Client struct {
+	opts  Options
+	mux   *transport.Mux
+	conns uint32
+	rr    atomic.Uint32
+}
+
+// NewClient validates opts and returns a client that connects on first use.
+// Use Connect to find a wrong address or password at once.
+func NewClient(opts Options) (*Client, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cfg := opts.transportConfig()
+	c := &Client{opts: opts, mux: transport.NewMux(cfg)}
+	c.conns = uint32(c.mux.Config().Connections)
+	return c, nil
+}
+
+// Connect returns a client whose connections are established and
+// handshaken, or the error that prevented it (an unreachable address, a
+// TLS failure, a wrong password: a *HandshakeError wrapping the server's
+// *Error).
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	c, err := NewClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.mux.Connect(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close closes the connections. Commands in flight and later commands fail
+// with an error wrapping ErrClosed. Close waits for the client's goroutines
+// to end. It is safe to call more than once.
+func (c *Client) Close() error { return c.mux.Close() }
+
+// Stats returns transport counters (socket reads, bytes, replies), for
+// measuring how many replies each read carries.
+func (c *Client) Stats() transport.Stats { return c.mux.Stats() }
+
+var cmdDo = cmdInfo{name: ""}
+
+// Do sends any command, given as its words, and returns the reply as a
+// generic Reply. Arguments may be string, []byte, integers, floats, bool
+// (sent as 1 or 0) or time.Duration (sent as whole milliseconds). A null
+// reply gives Nil and an error reply an *Error.
+//
+//	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")
+func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
+	if len(args) == 0 {
+		return Reply{}, newArgError("Do", "args", "no command given")
+	}
+	x := newCmd(&cmdDo)
+	name, _ := args[0].(string)
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			x.arg(v)
+		case []byte:
+			x.argBytes(v)
+		case int:
+			x.argInt(int64(v))
+		case int32:
+			x.argInt(int64(v))
+		case int64:
+			x.argInt(v)
+		case uint:
+			x.argUint(uint64(v))
+		case uint32:
+			x.argUint(uint64(v))
+		case uint64:
+			x.argUint(v)
+		case float64:
+			x.argFloat(v)
+		case float32:
+			x.argFloat(float64(v))
+		case bool:
+			if v {
+				x.arg("1")
+			} else {
+				x.arg("0")
+			}
+		case time.Duration:
+			x.argInt(v.Milliseconds())
+		default:
+			x.fail(newArgError(fmt.Sprint(name), fmt.Sprint(i), fmt.Sprintf("unsupported type %T", a)))
+		}
+	}
+	if x.argErr != nil {
+		err := x.argErr
+		x.Recycle()
+		return Reply{}, err
+	}
+	x.dec = decodeReply
+	x.seal()
+	if c.conns > 1 {
+		// Treat a string second word as the key, so that Do keeps the
+		// per-key order of the typed methods.
+		if k, ok := args[min(1, len(args)-1)].(string); ok && len(args) > 1 {
+			x.Route = routeOf(k)
+		} else {
+			x.Route = c.rr.Add(1)
+		}
+	}
+	if err := c.mux.Do(ctx, &x.Request); err != nil {
+		return Reply{}, c.wrapErr(name, err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return Reply{}, err
+	}
+	r, _ := x.res.Any.(Reply)
+	x.Recycle()
+	if r.IsNull() {
+		return r, Nil
+	}
+	return r, nil
+}
+
+func decodeReply(m resp.Msg, r *result) error {
+	r.Any = Reply{m.Tree()}
+	return nil
+}

@@ -1,0 +1,227 @@
+package respire
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// cmdInfo is the static description of one command. The generator emits
+// one package-level value per command from the spec; nothing here is parsed
+// at run time.
+type cmdInfo struct {
+	name                       string // "GET", "CLIENT KILL"
+	flags                      cmdFlag
+	firstKey, lastKey, keyStep int // legacy key positions; 0 is the command name
+	requestPolicy              string
+	responsePolicy             string
+	servers                    uint8 // serverRedis70 | ...
+}
+
+// cmdFlag is a set of command properties taken from the spec.
+type cmdFlag uint32
+
+const (
+	flagReadonly cmdFlag = 1 << iota
+	flagWrite
+	flagBlocking
+	flagPubsub
+	flagMovableKeys
+	flagNoscript
+	flagFast
+	flagAdmin
+	flagLoading
+	flagStale
+	flagNondeterministic
+)
+
+// The servers a command exists on.
+const (
+	serverRedis70 uint8 = 1 << iota
+	serverRedis80
+	serverValkey81
+)
+
+// result holds a decoded reply. Scalars go in their own fields so that the
+// common commands decode without allocating; anything else goes in Any.
+type result struct {
+	Int   int64
+	Float float64
+	Str   string
+	Bool  bool
+	Any   any
+}
+
+// decoder turns a reply into a result. It runs on the connection's reader
+// goroutine; m is valid only during the call, so decoders copy what they
+// keep. Top-level error replies never reach a decoder.
+type decoder func(m resp.Msg, r *result) error
+
+// hdrRoom is the space reserved in front of a command's arguments for the
+// RESP array header, which is written once the arguments are counted.
+const hdrRoom = 24
+
+// cmd is one command being built and run. It is pooled.
+type cmd struct {
+	transport.Request
+	info     *cmdInfo
+	buf      []byte
+	start    int
+	nargs    int
+	keyed    bool
+	argErr   error
+	dec      decoder
+	res      result
+	replyErr error
+}
+
+var cmdPool = sync.Pool{New: func() any {
+	x := &cmd{buf: make([]byte, hdrRoom, 256)}
+	x.Init(x)
+	return x
+}}
+
+// HandleReply implements transport.Handler.
+func (x *cmd) HandleReply(m resp.Msg) {
+	n := &m[m.Value(0)]
+	if n.IsError() {
+		x.replyErr = newServerError(n)
+		return
+	}
+	x.replyErr = x.dec(m, &x.res)
+}
+
+// Recycle implements transport.Handler.
+func (x *cmd) Recycle() {
+	x.info = nil
+	x.argErr = nil
+	x.replyErr = nil
+	x.dec = nil
+	x.res = result{}
+	if cap(x.buf) > 64<<10 {
+		x.buf = make([]byte, hdrRoom, 256)
+	}
+	cmdPool.Put(x)
+}
+
+// newCmd takes a command from the pool with its name tokens appended.
+func newCmd(info *cmdInfo) *cmd {
+	x := cmdPool.Get().(*cmd)
+	x.info = info
+	x.buf = x.buf[:hdrRoom]
+	x.nargs = 0
+	x.keyed = false
+	x.Route = 0
+	name := info.name
+	for name != "" {
+		word := name
+		if i := strings.IndexByte(name, ' '); i >= 0 {
+			word, name = name[:i], name[i+1:]
+		} else {
+			name = ""
+		}
+		x.arg(word)
+	}
+	return x
+}
+
+// arg appends a bulk string argument.
+func (x *cmd) arg(s string) {
+	x.buf = resp.AppendBulkString(x.buf, s)
+	x.nargs++
+}
+
+func (x *cmd) argBytes(b []byte) {
+	x.buf = resp.AppendBulk(x.buf, b)
+	x.nargs++
+}
+
+func (x *cmd) argInt(i int64) {
+	x.buf = resp.AppendBulkInt(x.buf, i)
+	x.nargs++
+}
+
+func (x *cmd) argUint(u uint64) {
+	x.buf = resp.AppendBulkUint(x.buf, u)
+	x.nargs++
+}
+
+func (x *cmd) argFloat(f float64) {
+	x.buf = resp.AppendBulkFloat(x.buf, f)
+	x.nargs++
+}
+
+// argKey appends a key; the first key decides the route, so that commands
+// on one key keep their order across connections.
+func (x *cmd) argKey(k string) {
+	if !x.keyed {
+		x.keyed = true
+		x.Route = routeOf(k)
+	}
+	x.arg(k)
+}
+
+// fail records an argument error; exec returns it and sends nothing.
+func (x *cmd) fail(err error) {
+	if x.argErr == nil {
+		x.argErr = err
+	}
+}
+
+// seal writes the array header in front of the arguments.
+func (x *cmd) seal() {
+	var tmp [hdrRoom]byte
+	h := append(tmp[:0], '*')
+	h = strconv.AppendInt(h, int64(x.nargs), 10)
+	h = append(h, '\r', '\n')
+	x.start = hdrRoom - len(h)
+	copy(x.buf[x.start:], h)
+	x.SetPayload(x.buf[x.start:])
+}
+
+// routeOf hashes a key (FNV-1a) to pick a connection.
+func routeOf(k string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(k); i++ {
+		h ^= uint32(k[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// exec sends x and waits for its reply, decoded by dec. On error x has been
+// given back and must not be touched; on success the caller reads x.res and
+// then calls release(x).
+func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
+	if x.argErr != nil {
+		err := x.argErr
+		x.Recycle()
+		return err
+	}
+	x.dec = dec
+	x.seal()
+	if !x.keyed && c.conns > 1 {
+		x.Route = c.rr.Add(1)
+	}
+	name := x.info.name
+	if err := c.mux.Do(ctx, &x.Request); err != nil {
+		return c.wrapErr(name, err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return err
+	}
+	return nil
+}
+
+// newCmd takes a command for c. It is a method so that generated code reads
+// the same on every client type.
+func (c *Client) newCmd(info *cmdInfo) *cmd { return newCmd(info) }
+
+// release gives x back after its result was read.
+func (c *Client) release(x *cmd) { x.Recycle() }

@@ -1,0 +1,7 @@
+package integration
+
+import "github.com/respire-go/respire/transport/resp"
+
+func respireLimits() resp.Limits {
+	return resp.Limits{MaxBulk: 1 << 20}
+}

@@ -1,0 +1,52 @@
+// Package integration tests Respire against real servers started by the
+// harness: Redis 7.0, Redis 8.0 and Valkey 8.1.
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// connect returns a connected client for srv, closed at the end of the test.
+func connect(t testing.TB, opts respire.Options) *respire.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := respire.Connect(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// modes are the transport variants every core test runs in.
+var modes = []struct {
+	name     string
+	filler   respire.FillerMode
+	protocol int
+}{
+	{"resp3-nofiller", respire.FillerOff, 3},
+	{"resp3-filler", respire.FillerOn, 3},
+	{"resp2-nofiller", respire.FillerOff, 2},
+	{"resp2-filler", respire.FillerOn, 2},
+}
+
+func startFlavor(t *testing.T, f harness.Flavor, cfg harness.Config) *harness.Server {
+	cfg.Flavor = f
+	return harness.Start(t, cfg)
+}

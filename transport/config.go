@@ -1,0 +1,96 @@
+package transport
+
+import (
+	"crypto/tls"
+	"time"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Config describes how to reach one server node and how to run its
+// connections. The respire package fills it from its public Options; every
+// field has been defaulted there, but Mux applies the same defaults to zero
+// values so that the package can be used alone.
+type Config struct {
+	// Network is "tcp" or "unix".
+	Network string
+	// Addr is host:port for tcp, a path for unix.
+	Addr string
+	// TLS, when set, wraps connections in TLS. Its ServerName defaults to
+	// the host of Addr so the certificate is verified.
+	TLS *tls.Config
+
+	Username   string
+	Password   string
+	ClientName string
+	DB         int
+	// Protocol is 2, 3, or 0 for RESP3 with a fallback to RESP2 when HELLO
+	// is refused.
+	Protocol int
+
+	// Connections is the number of multiplexed connections; default 1.
+	Connections int
+	// Filler starts a goroutine per connection that keeps reading from the
+	// socket while replies are parsed.
+	Filler bool
+	// FailFast makes calls fail at once with ErrUnavailable while the
+	// connection is down, instead of waiting (bounded by their context) for
+	// the reconnect.
+	FailFast bool
+
+	DialTimeout time.Duration // default 5s
+	MinBackoff  time.Duration // first reconnect delay, default 25ms
+	MaxBackoff  time.Duration // reconnect delay cap, default 2s
+	// HealthCheck is how often an idle connection is pinged; default 15s.
+	HealthCheck time.Duration
+	// StallTimeout closes a connection whose oldest pending reply makes no
+	// progress for this long; default 30s.
+	StallTimeout time.Duration
+	// Limits bound what the server may make the reader hold.
+	Limits resp.Limits
+	// OnPush receives RESP3 push frames (pub/sub messages, invalidations).
+	// It runs on the reader goroutine; m is valid only during the call.
+	OnPush func(m resp.Msg)
+	// OnConnect, when set, runs after each successful handshake.
+	OnConnect func(info ConnInfo)
+}
+
+// ConnInfo describes an established connection.
+type ConnInfo struct {
+	Addr     string
+	Protocol int // 2 or 3, as negotiated
+	Server   string
+	Version  string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Network == "" {
+		c.Network = "tcp"
+		if len(c.Addr) > 0 && c.Addr[0] == '/' {
+			c.Network = "unix"
+		}
+	}
+	if c.Connections <= 0 {
+		c.Connections = 1
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 5 * time.Second
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 25 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 2 * time.Second
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = c.MinBackoff
+	}
+	if c.HealthCheck <= 0 {
+		c.HealthCheck = 15 * time.Second
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = 30 * time.Second
+	}
+	c.Limits = c.Limits.WithDefaults()
+	return c
+}

@@ -1,0 +1,240 @@
+package transport
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// maxInlineRounds bounds how many write system calls a caller performs for
+// others before it hands the writing to the connection's writer goroutine,
+// so that no caller waits long on traffic that is not its own.
+const maxInlineRounds = 4
+
+// keepBuf is the largest write buffer kept for reuse after a write.
+const keepBuf = 1 << 20
+
+// conn is one live, handshaken connection with its reader goroutine, its
+// background writer and, optionally, its filler.
+type conn struct {
+	cfg  *Config
+	nc   net.Conn
+	rd   *resp.Reader
+	info ConnInfo
+
+	mu      sync.Mutex
+	wbuf    []byte
+	spare   []byte
+	writing bool
+	pending fifo
+	err     error // set once, when the connection breaks
+
+	kick chan struct{}
+	dead chan struct{} // closed when broken
+
+	inflight atomic.Int64
+	replies  atomic.Uint64
+	sends    atomic.Uint64
+
+	readCalls, readBytes atomic.Int64
+
+	ping     Request
+	onBroken func(*conn)
+}
+
+func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.WaitGroup, onBroken func(*conn)) *conn {
+	c := &conn{
+		cfg:      cfg,
+		nc:       nc,
+		rd:       rd,
+		info:     info,
+		kick:     make(chan struct{}, 1),
+		dead:     make(chan struct{}),
+		onBroken: onBroken,
+	}
+	c.ping.Init(pingHandler{})
+	wg.Add(2)
+	if cfg.Filler {
+		f := newFiller(nc, c.dead)
+		rd.Reset(f)
+		wg.Add(1)
+		go func() { defer wg.Done(); f.run() }()
+	}
+	go func() { defer wg.Done(); c.readLoop() }()
+	go func() { defer wg.Done(); c.writeLoop() }()
+	return c
+}
+
+// send queues requests for writing, in order, and writes them unless
+// another goroutine is writing already. It fails only when the connection
+// is already broken, in which case nothing was queued. Each request's state
+// must be stateWaiting before the call.
+func (c *conn) send(rs ...*Request) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	for _, r := range rs {
+		c.wbuf = append(c.wbuf, r.payload...)
+		c.pending.push(r)
+	}
+	c.inflight.Add(int64(len(rs)))
+	c.sends.Add(1)
+	if c.writing {
+		c.mu.Unlock()
+		return nil
+	}
+	c.writing = true
+	c.flush(maxInlineRounds)
+	return nil
+}
+
+// flush writes the buffer until nothing more is queued. It is called with
+// c.mu held and c.writing set, and returns with c.mu released. After
+// maxRounds writes (maxRounds > 0) it passes the job to the writer
+// goroutine instead.
+func (c *conn) flush(maxRounds int) {
+	for round := 0; ; round++ {
+		if len(c.wbuf) == 0 || c.err != nil {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		if maxRounds > 0 && round == maxRounds {
+			c.mu.Unlock()
+			select {
+			case c.kick <- struct{}{}:
+			default:
+			}
+			return
+		}
+		buf := c.wbuf
+		c.wbuf = c.spare[:0]
+		c.spare = nil
+		c.mu.Unlock()
+		_, err := c.nc.Write(buf)
+		c.mu.Lock()
+		if cap(buf) <= keepBuf {
+			c.spare = buf[:0]
+		}
+		if err != nil {
+			c.writing = false
+			c.mu.Unlock()
+			c.fail(err)
+			return
+		}
+	}
+}
+
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case <-c.kick:
+			c.mu.Lock()
+			c.flush(0)
+		case <-c.dead:
+			return
+		}
+	}
+}
+
+func (c *conn) readLoop() {
+	for {
+		m, err := c.rd.Next()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		st := c.rd.Stats()
+		c.readCalls.Store(st.Reads)
+		c.readBytes.Store(st.Bytes)
+		if m[m.Value(0)].Type == resp.TypePush {
+			if c.cfg.OnPush != nil {
+				c.cfg.OnPush(m)
+			}
+			continue
+		}
+		c.mu.Lock()
+		r := c.pending.pop()
+		c.mu.Unlock()
+		if r == nil {
+			c.fail(&resp.ProtocolError{Reason: "reply received with no request pending"})
+			return
+		}
+		c.inflight.Add(-1)
+		c.replies.Add(1)
+		r.deliver(m)
+	}
+}
+
+// fail breaks the connection: every pending request fails with an error
+// wrapping cause, the socket is closed, and the owner is told so that it
+// reconnects. Only the first call has an effect.
+func (c *conn) fail(cause error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if errors.Is(cause, ErrClosed) {
+		c.err = ErrClosed
+	} else {
+		if errors.Is(cause, io.EOF) {
+			cause = io.ErrUnexpectedEOF
+		}
+		c.err = &ConnError{Addr: c.cfg.Addr, Err: cause}
+	}
+	pend := c.pending
+	c.pending = fifo{}
+	err := c.err
+	c.mu.Unlock()
+
+	close(c.dead)
+	_ = c.nc.Close()
+	for r := pend.pop(); r != nil; r = pend.pop() {
+		c.inflight.Add(-1)
+		r.fail(err)
+	}
+	if c.onBroken != nil {
+		c.onBroken(c)
+	}
+}
+
+func (c *conn) broken() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// sendPing sends a health-check PING unless the previous one is still in
+// flight. Its reply only counts as progress.
+func (c *conn) sendPing() {
+	if c.ping.state.Load() == stateWaiting {
+		return
+	}
+	select {
+	case <-c.ping.done:
+	default:
+	}
+	c.ping.payload = pingCmd
+	c.ping.state.Store(stateWaiting)
+	if c.send(&c.ping) != nil {
+		c.ping.state.Store(stateIdle)
+	}
+}
+
+var pingCmd = resp.AppendCommand(nil, "PING")
+
+type pingHandler struct{}
+
+func (pingHandler) HandleReply(resp.Msg) {}
+func (pingHandler) Recycle()             {}

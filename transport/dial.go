@@ -1,0 +1,182 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// dial opens and handshakes one connection. The returned reader holds no
+// buffered bytes.
+func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, error) {
+	info := ConnInfo{Addr: cfg.Addr}
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, cfg.Network, cfg.Addr)
+	if err != nil {
+		return nil, nil, info, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		_ = tc.SetKeepAlive(true)
+	}
+	if cfg.TLS != nil {
+		tcfg := cfg.TLS.Clone()
+		if tcfg.ServerName == "" && !tcfg.InsecureSkipVerify {
+			host, _, err := net.SplitHostPort(cfg.Addr)
+			if err != nil {
+				host = cfg.Addr
+			}
+			tcfg.ServerName = host
+		}
+		tc := tls.Client(nc, tcfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, nil, info, &HandshakeError{Step: "TLS", Err: err}
+		}
+		nc = tc
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	}
+	// Unblock the handshake if ctx ends before its deadline (Close, caller).
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	rd := resp.NewReader(nc, cfg.Limits)
+	info, err = handshake(nc, rd, cfg, info)
+	stop()
+	if err != nil {
+		nc.Close()
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = errors.Join(ctx.Err(), err)
+		}
+		return nil, nil, info, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return nc, rd, info, nil
+}
+
+type hsStep struct {
+	name string
+	args []string
+}
+
+func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnInfo, error) {
+	var steps []hsStep
+	proto := cfg.Protocol
+	if proto != 2 {
+		args := []string{"HELLO", "3"}
+		if cfg.Password != "" {
+			user := cfg.Username
+			if user == "" {
+				user = "default"
+			}
+			args = append(args, "AUTH", user, cfg.Password)
+		}
+		if cfg.ClientName != "" {
+			args = append(args, "SETNAME", cfg.ClientName)
+		}
+		reply, err := roundTrip(nc, rd, args)
+		if err != nil {
+			return info, &HandshakeError{Step: "HELLO", Err: err}
+		}
+		var se *ServerError
+		switch {
+		case reply.Type == resp.TypeMap || reply.Type == resp.TypeArray:
+			info.Protocol = 3
+			readHello(reply, &info)
+		case errors.As(reply.err(), &se) && proto == 0 && helloRefused(se):
+			proto = 2
+		default:
+			if e := reply.err(); e != nil {
+				return info, &HandshakeError{Step: "HELLO", Err: e}
+			}
+			return info, &HandshakeError{Step: "HELLO", Err: errors.New("unexpected reply " + reply.Type.String())}
+		}
+	}
+	if proto == 2 {
+		info.Protocol = 2
+		if cfg.Password != "" {
+			if cfg.Username != "" {
+				steps = append(steps, hsStep{"AUTH", []string{"AUTH", cfg.Username, cfg.Password}})
+			} else {
+				steps = append(steps, hsStep{"AUTH", []string{"AUTH", cfg.Password}})
+			}
+		}
+		if cfg.ClientName != "" {
+			steps = append(steps, hsStep{"CLIENT SETNAME", []string{"CLIENT", "SETNAME", cfg.ClientName}})
+		}
+	}
+	if cfg.DB != 0 {
+		steps = append(steps, hsStep{"SELECT", []string{"SELECT", strconv.Itoa(cfg.DB)}})
+	}
+	if len(steps) == 0 {
+		return info, nil
+	}
+	// Pipeline the remaining steps in one write.
+	var buf []byte
+	for _, s := range steps {
+		buf = resp.AppendCommand(buf, s.args...)
+	}
+	if _, err := nc.Write(buf); err != nil {
+		return info, &HandshakeError{Step: steps[0].name, Err: err}
+	}
+	var first error
+	for _, s := range steps {
+		m, err := rd.Next()
+		if err != nil {
+			return info, &HandshakeError{Step: s.name, Err: err}
+		}
+		if e := (treeReply{m.Tree()}).err(); e != nil && first == nil {
+			first = &HandshakeError{Step: s.name, Err: e}
+		}
+	}
+	return info, first
+}
+
+// helloRefused tells an old server or proxy that lacks HELLO or RESP3 from
+// a real failure such as a wrong password.
+func helloRefused(se *ServerError) bool {
+	if se.Prefix == "NOPROTO" {
+		return true
+	}
+	msg := strings.ToLower(se.Message)
+	return se.Prefix == "ERR" && (strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand"))
+}
+
+type treeReply struct{ resp.Value }
+
+func (r treeReply) err() error {
+	if r.Type == resp.TypeSimpleError || r.Type == resp.TypeBulkError {
+		return NewServerError(r.Str)
+	}
+	return nil
+}
+
+func roundTrip(nc net.Conn, rd *resp.Reader, args []string) (treeReply, error) {
+	if _, err := nc.Write(resp.AppendCommand(nil, args...)); err != nil {
+		return treeReply{}, err
+	}
+	m, err := rd.Next()
+	if err != nil {
+		return treeReply{}, err
+	}
+	return treeReply{m.Tree()}, nil
+}
+
+func readHello(v treeReply, info *ConnInfo) {
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		switch v.Elems[i].Str {
+		case "server":
+			info.Server = v.Elems[i+1].Str
+		case "version":
+			info.Version = v.Elems[i+1].Str
+		}
+	}
+}

@@ -1,0 +1,393 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mux multiplexes requests over Config.Connections connections to one
+// node, reconnecting each one when it breaks. It is safe for concurrent use.
+type Mux struct {
+	cfg    Config
+	slots  []*slot
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	closed atomic.Bool
+	wg     sync.WaitGroup
+}
+
+// NewMux returns a Mux for cfg. It dials nothing until the first request or
+// Connect.
+func NewMux(cfg Config) *Mux {
+	cfg = cfg.withDefaults()
+	m := &Mux{cfg: cfg}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.slots = make([]*slot, cfg.Connections)
+	for i := range m.slots {
+		m.slots[i] = &slot{m: m, changed: make(chan struct{})}
+	}
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); m.monitor() }()
+	return m
+}
+
+// Config returns the configuration in use, defaults applied.
+func (m *Mux) Config() Config { return m.cfg }
+
+// Connect dials every connection now and returns the first error, such as
+// a refused connection or a wrong password.
+func (m *Mux) Connect(ctx context.Context) error {
+	for _, s := range m.slots {
+		if _, err := s.get(ctx, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Do sends r and waits for its reply, which the request's Handler has
+// received by the time Do returns nil. On any error, the Mux owns r: its
+// Handler's Recycle is called (now or when the connection lets go of it),
+// and the caller must not touch r again. Errors wrap ctx.Err() when the
+// context ended, ErrClosed after Close, ErrUnavailable while the server
+// cannot be reached, and a *ConnError when the connection broke.
+func (m *Mux) Do(ctx context.Context, r *Request) error {
+	r.err = nil
+	if err := ctx.Err(); err != nil {
+		r.handler.Recycle()
+		return fmt.Errorf("not sent: %w", err)
+	}
+	s := m.slots[0]
+	if len(m.slots) > 1 {
+		s = m.slots[r.Route%uint32(len(m.slots))]
+	}
+	for {
+		c, err := s.get(ctx, m.cfg.FailFast)
+		if err != nil {
+			r.handler.Recycle()
+			return err
+		}
+		r.state.Store(stateWaiting)
+		if err := c.send(r); err != nil {
+			r.state.Store(stateIdle)
+			s.drop(c)
+			continue
+		}
+		return wait(ctx, r)
+	}
+}
+
+// DoMulti sends rs in one write on one connection (chosen by rs[0].Route)
+// and waits for all their replies. On error, as for Do, every request
+// belongs to the Mux.
+func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	s := m.slots[0]
+	if len(m.slots) > 1 {
+		s = m.slots[rs[0].Route%uint32(len(m.slots))]
+	}
+	for _, r := range rs {
+		r.err = nil
+	}
+	if err := ctx.Err(); err != nil {
+		for _, r := range rs {
+			r.handler.Recycle()
+		}
+		return fmt.Errorf("not sent: %w", err)
+	}
+	for {
+		c, err := s.get(ctx, m.cfg.FailFast)
+		if err != nil {
+			for _, r := range rs {
+				r.handler.Recycle()
+			}
+			return err
+		}
+		for _, r := range rs {
+			r.state.Store(stateWaiting)
+		}
+		if err := c.send(rs...); err != nil {
+			for _, r := range rs {
+				r.state.Store(stateIdle)
+			}
+			s.drop(c)
+			continue
+		}
+		break
+	}
+	for i, r := range rs {
+		if err := wait(ctx, r); err != nil {
+			// wait has given r back; give back the ones that completed and
+			// abandon the rest.
+			for _, done := range rs[:i] {
+				done.handler.Recycle()
+			}
+			for _, rest := range rs[i+1:] {
+				abandon(rest)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// abandon gives up on r after another request of its batch failed.
+func abandon(r *Request) {
+	if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
+		return
+	}
+	<-r.done
+	r.state.Store(stateIdle)
+	r.handler.Recycle()
+}
+
+func wait(ctx context.Context, r *Request) error {
+	select {
+	case <-r.done:
+	default:
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
+				return fmt.Errorf("waiting for reply: %w", ctx.Err())
+			}
+			<-r.done
+		}
+	}
+	r.state.Store(stateIdle)
+	if r.err != nil {
+		err := r.err
+		r.handler.Recycle()
+		return err
+	}
+	return nil
+}
+
+// Close closes every connection. Calls in flight and later calls fail with
+// ErrClosed. Close waits for the Mux's goroutines to end.
+func (m *Mux) Close() error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	m.cancel()
+	for _, s := range m.slots {
+		s.mu.Lock()
+		c := s.cur.Swap(nil)
+		s.mu.Unlock()
+		if c != nil {
+			c.fail(ErrClosed)
+		}
+	}
+	m.wg.Wait()
+	return nil
+}
+
+// Stats reports counters summed over the live connections.
+type Stats struct {
+	// Reads is the number of socket reads that returned data; Bytes the
+	// bytes they returned; Replies the replies parsed. Bytes/Reads is the
+	// number of bytes each parse pass found.
+	Reads, Bytes int64
+	Replies      uint64
+	// Writes is the number of send calls (one per request or batch).
+	Sends uint64
+}
+
+// Stats returns counters of the current connections.
+func (m *Mux) Stats() Stats {
+	var st Stats
+	for _, s := range m.slots {
+		if c := s.cur.Load(); c != nil {
+			st.Reads += c.readCalls.Load()
+			st.Bytes += c.readBytes.Load()
+			st.Replies += c.replies.Load()
+			st.Sends += c.sends.Load()
+		}
+	}
+	return st
+}
+
+// monitor pings idle connections and closes stalled ones.
+func (m *Mux) monitor() {
+	tick := min(m.cfg.HealthCheck, m.cfg.StallTimeout) / 4
+	tick = max(tick, 5*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	type watch struct {
+		c            *conn
+		replies      uint64
+		sends        uint64
+		progress     time.Time
+		lastActivity time.Time
+	}
+	watches := make([]watch, len(m.slots))
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case now := <-t.C:
+			for i, s := range m.slots {
+				w := &watches[i]
+				c := s.cur.Load()
+				if c == nil {
+					continue
+				}
+				if w.c != c {
+					*w = watch{c: c, progress: now, lastActivity: now}
+				}
+				replies, sends := c.replies.Load(), c.sends.Load()
+				if replies != w.replies || c.inflight.Load() == 0 {
+					w.progress = now
+				}
+				if replies != w.replies || sends != w.sends {
+					w.lastActivity = now
+				}
+				w.replies, w.sends = replies, sends
+				if now.Sub(w.progress) >= m.cfg.StallTimeout {
+					c.fail(fmt.Errorf("%w: no reply for %v", ErrStalled, now.Sub(w.progress).Round(time.Millisecond)))
+					continue
+				}
+				if now.Sub(w.lastActivity) >= m.cfg.HealthCheck {
+					c.sendPing()
+					w.lastActivity = now
+				}
+			}
+		}
+	}
+}
+
+// slot holds one of the Mux's connections and redials it.
+type slot struct {
+	m   *Mux
+	cur atomic.Pointer[conn]
+
+	mu      sync.Mutex
+	dialing bool
+	lastErr error
+	changed chan struct{} // closed and replaced after every dial attempt
+}
+
+// get returns the live connection, waiting for a dial when there is none
+// (or, with failFast, returning the last dial error once one attempt failed).
+func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
+	if c := s.cur.Load(); c != nil && !c.broken() {
+		return c, nil
+	}
+	attempts := 0
+	for {
+		s.mu.Lock()
+		if s.m.closed.Load() {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		c := s.cur.Load()
+		if c != nil && c.broken() {
+			s.cur.Store(nil)
+			c = nil
+		}
+		if c != nil {
+			s.mu.Unlock()
+			return c, nil
+		}
+		if attempts > 0 && failFast {
+			err := s.lastErr
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, s.m.cfg.Addr, err)
+		}
+		s.startDial()
+		changed, lastErr := s.changed, s.lastErr
+		s.mu.Unlock()
+		select {
+		case <-changed:
+			attempts++
+		case <-ctx.Done():
+			if lastErr != nil {
+				return nil, fmt.Errorf("%w: %s: %w (last error: %v)", ErrUnavailable, s.m.cfg.Addr, ctx.Err(), lastErr)
+			}
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, s.m.cfg.Addr, ctx.Err())
+		case <-s.m.ctx.Done():
+			return nil, ErrClosed
+		}
+	}
+}
+
+// drop forgets a broken connection.
+func (s *slot) drop(c *conn) {
+	s.mu.Lock()
+	if s.cur.Load() == c {
+		s.cur.Store(nil)
+		s.startDial()
+	}
+	s.mu.Unlock()
+}
+
+// startDial starts the dial loop unless it runs. s.mu must be held.
+func (s *slot) startDial() {
+	if s.dialing || s.m.closed.Load() {
+		return
+	}
+	s.dialing = true
+	s.m.wg.Add(1)
+	go func() { defer s.m.wg.Done(); s.dialLoop() }()
+}
+
+func (s *slot) dialLoop() {
+	m := s.m
+	backoff := m.cfg.MinBackoff
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		nc, rd, info, err := dial(m.ctx, &m.cfg)
+		s.mu.Lock()
+		if err == nil {
+			if m.closed.Load() {
+				s.dialing = false
+				s.mu.Unlock()
+				_ = nc.Close()
+				return
+			}
+			c := newConn(&m.cfg, nc, rd, info, &m.wg, s.drop)
+			s.cur.Store(c)
+			s.lastErr = nil
+			s.dialing = false
+			close(s.changed)
+			s.changed = make(chan struct{})
+			s.mu.Unlock()
+			if m.cfg.OnConnect != nil {
+				m.cfg.OnConnect(info)
+			}
+			return
+		}
+		s.lastErr = err
+		close(s.changed)
+		s.changed = make(chan struct{})
+		s.mu.Unlock()
+
+		// Equal jitter: half the backoff fixed, half random.
+		d := backoff/2 + rand.N(backoff/2+1)
+		backoff = min(2*backoff, m.cfg.MaxBackoff)
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-timer.C:
+		case <-m.ctx.Done():
+			s.mu.Lock()
+			s.dialing = false
+			s.mu.Unlock()
+			return
+		}
+	}
+}

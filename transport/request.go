@@ -1,0 +1,76 @@
+package transport
+
+import (
+	"sync/atomic"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Handler receives the outcome of a Request. The respire package implements
+// it on its pooled command type.
+type Handler interface {
+	// HandleReply runs on the connection's reader goroutine with the reply
+	// to the request. m aliases the read buffer and is valid only during the
+	// call: copy what must outlive it.
+	HandleReply(m resp.Msg)
+	// Recycle is called, at most once per Do, when the caller gave up on the
+	// request (its context ended, or Do returned an error) and the
+	// connection no longer refers to it, so its owner may reuse it.
+	Recycle()
+}
+
+const (
+	stateIdle      uint32 = iota // not in flight
+	stateWaiting                 // sent or queued, caller waiting
+	stateDone                    // reply handled or failed, caller to be woken
+	stateAbandoned               // caller left; whoever finishes it recycles it
+)
+
+// Request is one command in flight. Embed it in a pooled type, call Init
+// once, then for each use set the payload and Route and pass it to Mux.Do.
+type Request struct {
+	payload []byte
+	// Route picks the connection when the Mux has several: requests with
+	// equal Route values go to the same connection, in order.
+	Route   uint32
+	handler Handler
+	state   atomic.Uint32
+	done    chan struct{}
+	err     error
+}
+
+// Init binds the request to its handler. Call it once, when the pooled
+// object is created.
+func (r *Request) Init(h Handler) {
+	r.handler = h
+	r.done = make(chan struct{}, 1)
+}
+
+// SetPayload sets the encoded command bytes. They are copied when the
+// request is sent, so the buffer may be reused once Do returns.
+func (r *Request) SetPayload(b []byte) { r.payload = b }
+
+// deliver hands the reply to the handler unless the caller left.
+func (r *Request) deliver(m resp.Msg) {
+	if r.state.Load() == stateAbandoned {
+		r.handler.Recycle()
+		return
+	}
+	r.handler.HandleReply(m)
+	r.finish()
+}
+
+// fail ends the request with err.
+func (r *Request) fail(err error) {
+	r.err = err
+	r.finish()
+}
+
+func (r *Request) finish() {
+	if r.state.CompareAndSwap(stateWaiting, stateDone) {
+		r.done <- struct{}{}
+		return
+	}
+	// The caller abandoned it meanwhile.
+	r.handler.Recycle()
+}

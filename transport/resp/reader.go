@@ -1,0 +1,253 @@
+package resp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Buffer sizing. The read buffer starts at initialBufSize and doubles while a
+// single reply needs more. A buffer that grew past maxRetainBuf is dropped in
+// favour of a fresh small one once small replies follow again, so one huge
+// reply does not pin its memory for the life of the connection. The node
+// slice follows the same rule.
+const (
+	initialBufSize   = 16 << 10
+	maxRetainBuf     = 1 << 20
+	smallMsgBytes    = 64 << 10
+	maxRetainNodes   = 1 << 15
+	smallMsgNodes    = 1 << 10
+	maxEmptyReads    = 100
+	initialStackSize = 8
+)
+
+// ReaderStats counts what a Reader has done since it was created or Reset.
+type ReaderStats struct {
+	// Reads is the number of calls to the underlying reader that returned data.
+	Reads int64
+	// Bytes is the total number of bytes read from the underlying reader.
+	Bytes int64
+	// Values is the number of top-level values returned by Next.
+	Values int64
+}
+
+// Reader parses RESP2 and RESP3 values from a byte stream.
+//
+// It parses incrementally: when a value is not complete yet, Reader keeps its
+// position, its stack of open aggregates and the nodes built so far, reads
+// more and resumes where it stopped, so a reply that arrives in many small
+// reads costs time in proportion to its size. A Reader is not safe for
+// concurrent use.
+type Reader struct {
+	rd  io.Reader
+	lim Limits
+
+	buf   []byte
+	base  int64 // stream offset of buf[0], for error offsets
+	start int   // first byte of the value being parsed (or last returned)
+	pos   int   // next byte to parse
+	end   int   // end of the bytes read so far
+	// scanned counts bytes after the type byte at pos already known to hold
+	// no CR, so a long line arriving in pieces is scanned once.
+	scanned int
+
+	nodes []Node
+	spans []span // payload of nodes[i] at buf[start+off:][:n]; n < 0: none
+	stack []frame
+
+	// pendingBulk is set when the last node's header has been parsed and its
+	// payload of bulkLen bytes (plus CRLF) has not fully arrived yet.
+	pendingBulk bool
+	bulkLen     int
+
+	err   error // sticky
+	rdErr error // error returned by rd together with data, reported later
+
+	lastBytes int // size of the last returned value
+	lastNodes int
+	stats     ReaderStats
+}
+
+// span locates a node's payload relative to the start of its message, so the
+// buffer may move while the message is parsed.
+type span struct{ off, n int }
+
+// frame is an open aggregate: the number of elements still expected and
+// whether it is an attribute (whose completion is not an element itself).
+type frame struct {
+	rem  int64
+	attr bool
+}
+
+// NewReader returns a Reader reading from rd with limits lim; zero fields of
+// lim mean their defaults.
+func NewReader(rd io.Reader, lim Limits) *Reader {
+	return &Reader{
+		rd:    rd,
+		lim:   lim.WithDefaults(),
+		buf:   make([]byte, initialBufSize),
+		stack: make([]frame, 0, initialStackSize),
+	}
+}
+
+// Reset makes r read from rd as if it were new, keeping its buffers (unless
+// they grew past the size a Reader retains) and its limits. Stats restart at
+// zero.
+func (r *Reader) Reset(rd io.Reader) {
+	r.rd = rd
+	r.base, r.start, r.pos, r.end, r.scanned = 0, 0, 0, 0, 0
+	r.nodes, r.spans, r.stack = r.nodes[:0], r.spans[:0], r.stack[:0]
+	r.pendingBulk, r.bulkLen = false, 0
+	r.err, r.rdErr = nil, nil
+	r.lastBytes, r.lastNodes = 0, 0
+	r.stats = ReaderStats{}
+	if len(r.buf) > maxRetainBuf || r.buf == nil {
+		r.buf = make([]byte, initialBufSize)
+	}
+	if cap(r.nodes) > maxRetainNodes {
+		r.nodes, r.spans = nil, nil
+	}
+}
+
+// Stats returns the counters of r.
+func (r *Reader) Stats() ReaderStats { return r.stats }
+
+// Next reads one complete top-level value.
+//
+// The returned Msg and every Data slice in it alias the reader's buffers and
+// are valid only until the next call to Next or Reset.
+//
+// Errors from the underlying reader are returned as they are, with one
+// exception: io.EOF is returned only when the stream ends cleanly between
+// values; a stream that ends inside a value gives an error wrapping
+// io.ErrUnexpectedEOF. Malformed or over-limit input gives a *ProtocolError
+// (errors.Is(err, ErrProtocol)). Every error is sticky: once Next fails, it
+// keeps failing with the same error until Reset.
+func (r *Reader) Next() (Msg, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	r.beginMessage()
+	empty := 0
+	for {
+		done, err := r.parse()
+		if err != nil {
+			r.err = err
+			return nil, err
+		}
+		if done {
+			return r.finishMessage(), nil
+		}
+		n, err := r.fill()
+		if n > 0 {
+			empty = 0
+			continue
+		}
+		if err == nil {
+			if empty++; empty < maxEmptyReads {
+				continue
+			}
+			err = io.ErrNoProgress
+		}
+		if errors.Is(err, io.EOF) && r.end > r.start {
+			err = fmt.Errorf("resp: stream ended inside a value at byte %d: %w",
+				r.base+int64(r.end), io.ErrUnexpectedEOF)
+		}
+		r.err = err
+		return nil, err
+	}
+}
+
+// beginMessage forgets the previous message, releasing oversized buffers when
+// the previous message was small.
+func (r *Reader) beginMessage() {
+	r.start = r.pos
+	r.nodes, r.spans, r.stack = r.nodes[:0], r.spans[:0], r.stack[:0]
+	if r.start == r.end {
+		r.base += int64(r.end)
+		r.start, r.pos, r.end = 0, 0, 0
+	}
+	if len(r.buf) > maxRetainBuf && r.lastBytes <= smallMsgBytes && r.end-r.start <= initialBufSize/2 {
+		nb := make([]byte, initialBufSize)
+		r.moveTo(nb)
+	}
+	if cap(r.nodes) > maxRetainNodes && r.lastNodes <= smallMsgNodes {
+		r.nodes, r.spans = nil, nil
+	}
+}
+
+// finishMessage points the nodes' Data at the buffer, now that it no longer
+// moves, and returns the message.
+func (r *Reader) finishMessage() Msg {
+	base := r.buf[r.start:r.pos]
+	for i, s := range r.spans {
+		if s.n >= 0 {
+			r.nodes[i].Data = base[s.off : s.off+s.n : s.off+s.n]
+		}
+	}
+	r.lastBytes = r.pos - r.start
+	r.lastNodes = len(r.nodes)
+	r.stats.Values++
+	return Msg(r.nodes)
+}
+
+// fill reads more bytes into the buffer, making room first when it is full.
+func (r *Reader) fill() (int, error) {
+	if r.rdErr != nil {
+		err := r.rdErr
+		r.rdErr = nil
+		return 0, err
+	}
+	if r.end == len(r.buf) {
+		r.makeRoom()
+	}
+	n, err := r.rd.Read(r.buf[r.end:])
+	if n < 0 || n > len(r.buf)-r.end {
+		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
+	}
+	if n > 0 {
+		r.end += n
+		r.stats.Reads++
+		r.stats.Bytes += int64(n)
+		r.rdErr = err
+		return n, nil
+	}
+	return 0, err
+}
+
+// makeRoom frees space at the end of a full buffer: it moves the current
+// message to the front when that frees enough, and otherwise grows the buffer
+// geometrically, never beyond what the pending bulk payload needs. Growth
+// happens only when the buffer is full of bytes that actually arrived, so a
+// declared length alone never makes the reader allocate.
+func (r *Reader) makeRoom() {
+	used := r.end - r.start
+	need := 0
+	if r.pendingBulk {
+		need = r.pos - r.start + r.bulkLen + 2
+	}
+	if r.start > 0 && (used <= len(r.buf)/2 || (need > used && need <= len(r.buf))) {
+		r.moveTo(r.buf)
+		return
+	}
+	size := 2 * len(r.buf)
+	if size < initialBufSize {
+		size = initialBufSize
+	}
+	if need > used && need < size && need > len(r.buf) {
+		size = need
+	}
+	r.moveTo(make([]byte, size))
+}
+
+// moveTo copies the unconsumed bytes (from start) to the front of nb and
+// makes nb the buffer.
+func (r *Reader) moveTo(nb []byte) {
+	copy(nb, r.buf[r.start:r.end])
+	shift := r.start
+	r.base += int64(shift)
+	r.start -= shift
+	r.pos -= shift
+	r.end -= shift
+	r.buf = nb
+}
