@@ -1,0 +1,102 @@
+package respire
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseURL(t *testing.T) {
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on")
+	require.NoError(t, err)
+	assert.Equal(t, "cache.example:6380", o.Addr)
+	assert.Equal(t, "alice", o.Username)
+	assert.Equal(t, "s3cret", o.Password)
+	assert.Equal(t, 4, o.DB)
+	assert.Equal(t, 2, o.Protocol)
+	assert.Equal(t, "api", o.ClientName)
+	assert.Equal(t, 3, o.Connections)
+	assert.Equal(t, 2*time.Second, o.DialTimeout)
+	assert.True(t, o.FailFast)
+	assert.Equal(t, FillerOn, o.Filler)
+	assert.Nil(t, o.TLSConfig)
+
+	o, err = ParseURL("rediss://:pw@secure.example")
+	require.NoError(t, err)
+	assert.Equal(t, "secure.example:6379", o.Addr)
+	require.NotNil(t, o.TLSConfig)
+	assert.Equal(t, "secure.example", o.TLSConfig.ServerName)
+	assert.False(t, o.TLSConfig.InsecureSkipVerify)
+	assert.Equal(t, "pw", o.Password)
+	assert.Empty(t, o.Username)
+
+	o, err = ParseURL("redis://onlypassword@h:1")
+	require.NoError(t, err)
+	assert.Equal(t, "onlypassword", o.Password)
+	assert.Empty(t, o.Username)
+
+	o, err = ParseURL("unix:///run/redis.sock?db=2")
+	require.NoError(t, err)
+	assert.Equal(t, "unix", o.Network)
+	assert.Equal(t, "/run/redis.sock", o.Addr)
+	assert.Equal(t, 2, o.DB)
+
+	o, err = ParseURL("redis://[::1]:7000")
+	require.NoError(t, err)
+	assert.Equal(t, "[::1]:7000", o.Addr)
+}
+
+func TestParseURLErrors(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://h":                    "scheme",
+		"redis://h/abc":               "database",
+		"redis://h?protocol=4":        "Protocol",
+		"redis://h?bogus=1":           "unknown query option",
+		"redis://h?dial_timeout=soon": "dial_timeout",
+		"redis://h?filler=maybe":      "filler",
+		"unix://":                     "socket path",
+	} {
+		_, err := ParseURL(raw)
+		require.Error(t, err, raw)
+		assert.True(t, errors.Is(err, ErrInvalidOption), raw)
+		assert.Contains(t, err.Error(), want, raw)
+	}
+	// Passwords never show in errors.
+	_, err := ParseURL("redis://u:topsecret@h/notadb")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "topsecret")
+	_, err = ParseURL("redis://u:topsecret@h:port:bad/\x7f")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "topsecret")
+}
+
+func TestOptionsValidate(t *testing.T) {
+	bad := []Options{
+		{Protocol: 1},
+		{Network: "udp"},
+		{DB: -1},
+		{Connections: -2},
+		{DialTimeout: -time.Second},
+		{StallTimeout: -1},
+		{Filler: FillerMode(9)},
+	}
+	for _, o := range bad {
+		_, err := NewClient(o)
+		require.Error(t, err, "%+v", o)
+		assert.ErrorIs(t, err, ErrInvalidOption)
+	}
+	c, err := NewClient(Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}
+
+func TestArgErrorNamesCommandAndArgument(t *testing.T) {
+	err := newArgError("SET", "expiration", "EX and PX are both set")
+	var ae *ArgError
+	require.ErrorAs(t, err, &ae)
+	assert.True(t, strings.Contains(err.Error(), "SET") && strings.Contains(err.Error(), "expiration"))
+}
