@@ -356,6 +356,20 @@ func TestBufferShrinksAfterHugeReply(t *testing.T) {
 	assert.Equal(t, initialBufSize, len(r.buf), "buffer released once small replies follow")
 }
 
+func TestNodesShrinkAfterHugeReply(t *testing.T) {
+	in := AppendValue(nil, arr(make([]Value, 100_000)...))
+	in = append(in, "+a\r\n+b\r\n+c\r\n"...)
+	r := NewReader(bytes.NewReader(in), Limits{})
+	m, err := r.Next()
+	require.NoError(t, err)
+	require.Len(t, m, 100_001)
+	for range 3 {
+		_, err = r.Next()
+		require.NoError(t, err)
+	}
+	assert.LessOrEqual(t, cap(r.nodes), maxRetainNodes)
+}
+
 func TestZeroAllocSteadyState(t *testing.T) {
 	r := NewReader(&cycleReader{data: []byte("+OK\r\n:1\r\n$5\r\nhello\r\n*2\r\n$1\r\na\r\n,1.5\r\n%1\r\n+k\r\n#t\r\n")}, Limits{})
 	for range 100 {

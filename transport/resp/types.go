@@ -166,6 +166,7 @@ type ProtocolError struct {
 	Reason string
 }
 
+// Error returns the offset and the reason.
 func (e *ProtocolError) Error() string {
 	return fmt.Sprintf("resp: protocol error at byte %d: %s", e.Offset, e.Reason)
 }

@@ -1,0 +1,271 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/transport/resp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// These tests use a scripted peer on loopback to produce what a real
+// server will not: malformed bytes, unsolicited replies, pushes between
+// replies. Behaviour against real servers is tested in the tests module.
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// peer answers each command it reads with reply(args).
+type peer struct {
+	ln    net.Listener
+	wg    sync.WaitGroup
+	reply func(args []string) string
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newPeer(t *testing.T, reply func(args []string) string) *peer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &peer{ln: ln, reply: reply}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c)
+			p.mu.Unlock()
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				defer c.Close()
+				rd := resp.NewReader(c, resp.Limits{})
+				for {
+					m, err := rd.Next()
+					if err != nil {
+						return
+					}
+					v := m.Tree()
+					args := make([]string, len(v.Elems))
+					for i, e := range v.Elems {
+						args[i] = e.Str
+					}
+					if out := p.reply(args); out != "" {
+						if _, err := c.Write([]byte(out)); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
+	return p
+}
+
+const helloReply = "%2\r\n+server\r\n+peer\r\n+proto\r\n:3\r\n"
+
+// testReq is a Request whose handler records the reply.
+type testReq struct {
+	Request
+	got      string
+	recycled int
+}
+
+func newTestReq(args ...string) *testReq {
+	r := &testReq{}
+	r.Init(r)
+	r.SetPayload(resp.AppendCommand(nil, args...))
+	return r
+}
+
+func (r *testReq) HandleReply(m resp.Msg) { r.got = m.Tree().Str }
+func (r *testReq) Recycle()               { r.recycled++ }
+
+func TestPushFramesRoutedAside(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		// A push before every reply: it must not take the reply's place.
+		return ">2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n" + "+" + args[1] + "\r\n"
+	})
+	var mu sync.Mutex
+	var pushes int
+	m := NewMux(Config{Addr: p.ln.Addr().String(), OnPush: func(resp.Msg) { mu.Lock(); pushes++; mu.Unlock() }})
+	defer m.Close()
+	ctx := context.Background()
+	for _, w := range []string{"a", "b", "c"} {
+		r := newTestReq("ECHO", w)
+		require.NoError(t, m.Do(ctx, &r.Request))
+		assert.Equal(t, w, r.got)
+	}
+	mu.Lock()
+	assert.Equal(t, 3, pushes)
+	mu.Unlock()
+}
+
+func TestGarbageFailsCallersAndReconnects(t *testing.T) {
+	var mu sync.Mutex
+	bad := true
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if bad {
+			bad = false
+			return "$-7\r\n"
+		}
+		return "+ok\r\n"
+	})
+	for _, filler := range []bool{false, true} {
+		mu.Lock()
+		bad = true
+		mu.Unlock()
+		m := NewMux(Config{Addr: p.ln.Addr().String(), Filler: filler, MinBackoff: time.Millisecond})
+		r := newTestReq("GET", "k")
+		err := m.Do(context.Background(), &r.Request)
+		require.ErrorIs(t, err, resp.ErrProtocol)
+		var ce *ConnError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, 1, r.recycled, "a failed request is given back once")
+
+		r2 := newTestReq("GET", "k")
+		require.NoError(t, m.Do(context.Background(), &r2.Request))
+		assert.Equal(t, "ok", r2.got)
+		require.NoError(t, m.Close())
+	}
+}
+
+func TestUnsolicitedReplyIsProtocolError(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		return "+one\r\n+two\r\n" // two replies to one command
+	})
+	m := NewMux(Config{Addr: p.ln.Addr().String(), MinBackoff: time.Millisecond, FailFast: true})
+	defer m.Close()
+	r := newTestReq("PING")
+	require.NoError(t, m.Do(context.Background(), &r.Request))
+	// The extra reply breaks the connection; the next call either fails
+	// on the broken connection or succeeds on a new one, never gets "two".
+	r2 := newTestReq("PING")
+	if err := m.Do(context.Background(), &r2.Request); err == nil {
+		assert.Equal(t, "one", r2.got)
+	}
+}
+
+func TestAbandonedRequestRecycledAfterLateReply(t *testing.T) {
+	release := make(chan struct{})
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		if args[0] == "SLOW" {
+			<-release
+		}
+		return "+" + args[0] + "\r\n"
+	})
+	m := NewMux(Config{Addr: p.ln.Addr().String()})
+	defer m.Close()
+	require.NoError(t, m.Connect(context.Background()))
+	slow := newTestReq("SLOW")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- m.Do(ctx, &slow.Request) }()
+	cancel()
+	err := <-done
+	require.ErrorIs(t, err, context.Canceled)
+	close(release)
+	fast := newTestReq("FAST")
+	require.NoError(t, m.Do(context.Background(), &fast.Request))
+	assert.Equal(t, "FAST", fast.got)
+	// The abandoned request was recycled (immediately, if it was never
+	// sent, or when its late reply was read, before FAST's).
+	assert.Equal(t, 1, slow.recycled)
+	assert.Empty(t, slow.got)
+}
+
+func TestDialFailureFailFast(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	m := NewMux(Config{Addr: addr, FailFast: true, MinBackoff: time.Millisecond})
+	defer m.Close()
+	r := newTestReq("PING")
+	err = m.Do(context.Background(), &r.Request)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Equal(t, 1, r.recycled)
+	err = m.Connect(context.Background())
+	require.Error(t, err)
+}
+
+func TestHelloRefusedFallsBack(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		switch args[0] {
+		case "HELLO":
+			return "-ERR unknown command 'HELLO'\r\n"
+		case "AUTH":
+			if args[1] != "pw" {
+				return "-WRONGPASS invalid password\r\n"
+			}
+			return "+OK\r\n"
+		}
+		return "+" + args[0] + "\r\n"
+	})
+	infos := make(chan ConnInfo, 1)
+	m := NewMux(Config{Addr: p.ln.Addr().String(), Password: "pw", OnConnect: func(ci ConnInfo) { infos <- ci }})
+	require.NoError(t, m.Connect(context.Background()))
+	assert.Equal(t, 2, (<-infos).Protocol)
+	m.Close()
+
+	m = NewMux(Config{Addr: p.ln.Addr().String(), Password: "bad"})
+	err := m.Connect(context.Background())
+	var se *ServerError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "WRONGPASS", se.Prefix)
+	m.Close()
+
+	m = NewMux(Config{Addr: p.ln.Addr().String(), Protocol: 3})
+	err = m.Connect(context.Background())
+	var he *HandshakeError
+	require.True(t, errors.As(err, &he) && he.Step == "HELLO", "%v", err)
+	m.Close()
+}
+
+func TestFifoWraps(t *testing.T) {
+	var q fifo
+	var rs [200]Request
+	next := 0
+	for round := 0; round < 5; round++ {
+		for i := 0; i < 70; i++ {
+			q.push(&rs[(round*70+i)%200])
+		}
+		for i := 0; i < 70; i++ {
+			require.Same(t, &rs[next%200], q.pop())
+			next++
+		}
+	}
+	assert.Nil(t, q.pop())
+}
