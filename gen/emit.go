@@ -1,0 +1,526 @@
+package gen
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/respire-go/respire/gen/spec"
+)
+
+// flagNames maps COMMAND INFO flags to the cmdFlag constants of package
+// respire; flags the client does not use are not carried.
+var flagNames = map[string]string{
+	"readonly": "flagReadonly", "write": "flagWrite", "blocking": "flagBlocking", "pubsub": "flagPubsub",
+	"movablekeys": "flagMovableKeys", "noscript": "flagNoscript", "fast": "flagFast", "admin": "flagAdmin",
+	"loading": "flagLoading", "stale": "flagStale",
+}
+
+// serverConst names the constant of a server id: "redis-7.0.15" ->
+// serverRedis70.
+func serverConst(id string) string {
+	prod, ver, _ := strings.Cut(id, "-")
+	parts := strings.SplitN(ver, ".", 3)
+	v := parts[0]
+	if len(parts) > 1 {
+		v += parts[1]
+	}
+	return "server" + strings.ToUpper(prod[:1]) + prod[1:] + v
+}
+
+func (g *generator) emitInfos(f *jen.File) {
+	var defs []jen.Code
+	for _, c := range g.infos {
+		var fields []jen.Code
+		fields = append(fields, jen.Id("name").Op(":").Lit(c.Name))
+		var flags []jen.Code
+		for _, fl := range c.Flags {
+			if n, ok := flagNames[fl]; ok {
+				flags = append(flags, jen.Id(n))
+			}
+		}
+		var reqPol, respPol string
+		for _, t := range c.Tips {
+			switch {
+			case t == "nondeterministic_output" || t == "nondeterministic_output_order":
+				if t == "nondeterministic_output" {
+					flags = append(flags, jen.Id("flagNondeterministic"))
+				}
+			case strings.HasPrefix(t, "request_policy:"):
+				reqPol = strings.TrimPrefix(t, "request_policy:")
+			case strings.HasPrefix(t, "response_policy:"):
+				respPol = strings.TrimPrefix(t, "response_policy:")
+			}
+		}
+		if len(flags) > 0 {
+			fields = append(fields, jen.Id("flags").Op(":").Add(orList(flags)))
+		}
+		if c.FirstKey != 0 || c.LastKey != 0 || c.KeyStep != 0 {
+			fields = append(fields, jen.Id("firstKey").Op(":").Lit(c.FirstKey), jen.Id("lastKey").Op(":").Lit(c.LastKey),
+				jen.Id("keyStep").Op(":").Lit(c.KeyStep))
+		}
+		if reqPol != "" {
+			fields = append(fields, jen.Id("requestPolicy").Op(":").Lit(reqPol))
+		}
+		if respPol != "" {
+			fields = append(fields, jen.Id("responsePolicy").Op(":").Lit(respPol))
+		}
+		var servers []jen.Code
+		for _, s := range c.Servers {
+			servers = append(servers, jen.Id(serverConst(s)))
+		}
+		if len(servers) > 0 {
+			fields = append(fields, jen.Id("servers").Op(":").Add(orList(servers)))
+		}
+		defs = append(defs, jen.Id(infoVar(c.Name)).Op("=").Id("cmdInfo").Values(fields...))
+	}
+	f.Comment("The static description of every generated command, from spec/commands.json.")
+	f.Var().Defs(defs...)
+}
+
+func orList(list []jen.Code) jen.Code {
+	s := jen.Add(list[0])
+	for _, c := range list[1:] {
+		s = s.Op("|").Add(c)
+	}
+	return s
+}
+
+// exprFn gives the Go expression of a slot.
+type exprFn func(s *slot) *jen.Statement
+
+func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
+	ex := func(s *slot) *jen.Statement {
+		if s.inOpts {
+			return jen.Id("o").Dot(s.name)
+		}
+		return jen.Id(s.name)
+	}
+	enc := g.encArgs(m.args, m.c, ex, false)
+	if m.opts != nil {
+		enc = append([]jen.Code{
+			jen.Var().Id("o").Id(m.opts.name),
+			jen.If(jen.Id("opts").Op("!=").Nil()).Block(jen.Id("o").Op("=").Op("*").Id("opts")),
+		}, enc...)
+	}
+	// Parameters.
+	var params, batchParams, callArgs []jen.Code
+	params = append(params, jen.Id("ctx").Qual("context", "Context"))
+	for _, s := range m.c.params {
+		p := jen.Id(s.name)
+		if s.variadic {
+			p = p.Op("...").Add(s.val.code())
+		} else {
+			p = p.Add(s.typ.code())
+		}
+		params = append(params, p)
+		batchParams = append(batchParams, p)
+		callArgs = append(callArgs, jen.Id(s.name))
+	}
+	if m.opts != nil {
+		p := jen.Id("opts").Op("*").Id(m.opts.name)
+		params = append(params, p)
+		batchParams = append(batchParams, p)
+		callArgs = append(callArgs, jen.Id("opts"))
+	}
+	var body []jen.Code
+	if len(enc) > 2 {
+		fn := "args" + m.name
+		var fparams []jen.Code
+		fparams = append(fparams, jen.Id("x").Op("*").Id("cmd"))
+		for _, s := range m.c.params {
+			fparams = append(fparams, jen.Id(s.name).Add(s.typ.code()))
+		}
+		if m.opts != nil {
+			fparams = append(fparams, jen.Id("opts").Op("*").Id(m.opts.name))
+		}
+		cmds.Func().Id(fn).Params(fparams...).Block(enc...)
+		cmds.Line()
+		body = []jen.Code{jen.Id(fn).Call(append([]jen.Code{jen.Id("x")}, callArgs...)...)}
+	} else {
+		body = enc
+	}
+
+	var ret jen.Code
+	var exec, pick string
+	var futT jen.Code
+	switch m.res {
+	case resOK:
+		ret, exec, pick, futT = jen.Error(), "execOK", "pickNone", jen.Struct()
+	case resStr:
+		ret, exec, pick, futT = jen.Params(jen.String(), jen.Error()), "execStr", "pickStr", jen.String()
+	case resInt:
+		ret, exec, pick, futT = jen.Params(jen.Int64(), jen.Error()), "execInt", "pickInt", jen.Int64()
+	case resFloat:
+		ret, exec, pick, futT = jen.Params(jen.Float64(), jen.Error()), "execFloat", "pickFloat", jen.Float64()
+	case resBool:
+		ret, exec, pick, futT = jen.Params(jen.Bool(), jen.Error()), "execBool", "pickBool", jen.Bool()
+	default:
+		ret, futT = jen.Params(m.rt.code(), jen.Error()), m.rt.code()
+	}
+	execCall := jen.Id(exec)
+	pickCall := jen.Id(pick)
+	if m.res == resAny {
+		execCall = jen.Id("execAny").Types(m.rt.code())
+		pickCall = jen.Id("pickAny").Types(m.rt.code())
+	}
+
+	newX := func(recv string) jen.Code {
+		return jen.Id("x").Op(":=").Id(recv).Dot("newCmd").Call(jen.Op("&").Id(m.info))
+	}
+	cbody := append([]jen.Code{newX("c")}, body...)
+	cbody = append(cbody, jen.Return(execCall.Call(jen.Id("ctx"), jen.Id("c"), jen.Id("x"), jen.Id(m.dec))))
+	for _, l := range g.methodDoc(m) {
+		cmds.Comment(l)
+	}
+	cmds.Func().Params(jen.Id("c").Op("*").Id("Client")).Id(m.name).Params(params...).Add(ret).Block(cbody...)
+	cmds.Line()
+
+	bbody := append([]jen.Code{newX("b")}, body...)
+	bbody = append(bbody, jen.Return(jen.Id("queue").Call(jen.Id("b"), jen.Id("x"), jen.Id(m.dec), pickCall)))
+	batch.Commentf("%s queues %s; see Client.%s.", m.name, m.cmd.Name, m.name)
+	if dep := g.deprecation(m.cmd); dep != "" {
+		batch.Comment("")
+		batch.Comment(dep)
+	}
+	batch.Func().Params(jen.Id("b").Op("*").Id("Batch")).Id(m.name).Params(batchParams...).
+		Op("*").Id("Future").Types(futT).Block(bbody...)
+	batch.Line()
+	return nil
+}
+
+// sentence lowers the first letter of a summary so that it can follow the
+// method name: "Returns the value" -> "returns the value".
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	r := []rune(s)
+	if len(r) > 1 && unicode.IsUpper(r[0]) && unicode.IsLower(r[1]) {
+		r[0] = unicode.ToLower(r[0])
+	}
+	s = string(r)
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+var backticked = regexp.MustCompile("`!?([A-Z][A-Z_ -]*[A-Z])`")
+
+// goRefs rewrites spec text for Go readers: a `COMMAND` of the spec becomes
+// its method name, an `!ARGUMENT` (the spec's mark for arguments) its token.
+func (g *generator) goRefs(s string) string {
+	return backticked.ReplaceAllStringFunc(s, func(m string) string {
+		name := strings.Trim(m, "`")
+		if arg, ok := strings.CutPrefix(name, "!"); ok {
+			return arg
+		}
+		if g.cfg.Spec.Lookup(name) != nil {
+			if n, err := MethodName(name); err == nil {
+				return n
+			}
+		}
+		return name
+	})
+}
+
+func (g *generator) deprecation(c *spec.Command) string {
+	deprecated := c.DeprecatedSince != ""
+	for _, f := range c.DocFlags {
+		if f == "deprecated" {
+			deprecated = true
+		}
+	}
+	if !deprecated {
+		return ""
+	}
+	s := "Deprecated: "
+	if c.DeprecatedSince != "" {
+		s += "deprecated since " + c.DeprecatedSince
+	} else {
+		s += "deprecated"
+	}
+	if c.ReplacedBy != "" {
+		s += "; use " + g.goRefs(c.ReplacedBy) + " instead"
+	}
+	return s + "."
+}
+
+func (g *generator) methodDoc(m *method) []string {
+	c := m.cmd
+	var out []string
+	summary := sentence(c.Summary)
+	if summary == "" {
+		summary = "runs " + c.Name + "."
+	}
+	out = append(out, wrap(m.name+" "+g.goRefs(summary), 100)...)
+	if m.base != "" {
+		var sel []string
+		for _, s := range m.forced {
+			if s == strings.ToUpper(s) {
+				sel = append(sel, s)
+			} else {
+				sel = append(sel, "the "+s+" argument")
+			}
+		}
+		out = append(out, "")
+		out = append(out, wrap(fmt.Sprintf("This form sends %s, which changes the reply; %s is the form without.",
+			strings.Join(sel, " and "), m.base), 100)...)
+	}
+	if rawArgs(c) {
+		out = append(out, "", "The spec does not describe the arguments of "+c.Name+" (COMMAND DOCS lists none), so they are",
+			"passed as they are, after the key when the command has one.")
+	}
+	for _, s := range m.c.params {
+		if s.a.hasDefault {
+			tok := s.a.Default
+			if tok == "" {
+				tok = `""`
+			}
+			out = append(out, "", fmt.Sprintf("An empty %s sends %s.", s.name, tok))
+		}
+	}
+	var facts []string
+	if c.Since != "" {
+		facts = append(facts, "Since "+c.Since+".")
+	}
+	if c.Complexity != "" {
+		facts = append(facts, "Complexity: "+strings.TrimSuffix(c.Complexity, ".")+".")
+	}
+	if len(c.Servers) > 0 && len(c.Servers) < len(g.cfg.Spec.Servers) {
+		facts = append(facts, "Only on "+strings.Join(c.Servers, ", ")+".")
+	}
+	if len(facts) > 0 {
+		out = append(out, "")
+		out = append(out, wrap(strings.Join(facts, " "), 100)...)
+	}
+	if dep := g.deprecation(c); dep != "" {
+		out = append(out, "", dep)
+	}
+	return out
+}
+
+// wrap breaks s into lines of at most width characters.
+func wrap(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = w
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// Encoding.
+
+var x = func() *jen.Statement { return jen.Id("x") }
+
+// tokenCall sends a token; a token of several words (NO ONE) is sent as
+// several arguments.
+func tokenCall(tok string) jen.Code {
+	words := strings.Fields(tok)
+	if len(words) <= 1 {
+		return x().Dot("arg").Call(jen.Lit(tok))
+	}
+	args := []jen.Code{x()}
+	for _, w := range words {
+		args = append(args, jen.Lit(w))
+	}
+	return jen.Id("argTokens").Call(args...)
+}
+
+func (g *generator) encArgs(list []*arg, c *container, ex exprFn, inOneof bool) []jen.Code {
+	var out []jen.Code
+	for _, a := range list {
+		out = append(out, g.encArg(a, c, ex, a.Optional || inOneof)...)
+	}
+	return out
+}
+
+func branchName(a *arg) string {
+	if isWordToken(a.Token) {
+		return a.Token
+	}
+	return a.Name
+}
+
+func (g *generator) encArg(a *arg, c *container, ex exprFn, opt bool) []jen.Code {
+	if a.countOf != nil {
+		s := c.slots[a.countOf]
+		return []jen.Code{x().Dot("argInt").Call(jen.Int64().Call(jen.Len(ex(s))))}
+	}
+	f := formOf(a, opt)
+	s := c.slots[a]
+	var tok []jen.Code
+	if a.Token != "" && a.Type != "pure-token" {
+		tok = []jen.Code{tokenCall(a.Token)}
+	}
+	switch f {
+	case fNone:
+		return []jen.Code{tokenCall(a.Token)}
+	case fFlat:
+		if a.Type == "oneof" {
+			var names []string
+			var sets []jen.Code
+			for _, ch := range a.Children {
+				names = append(names, branchName(ch))
+				sets = append(sets, g.setExpr(ch, c, ex, true))
+			}
+			out := []jen.Code{jen.Id("oneOf").Call(append([]jen.Code{x(), jen.Lit(a.Name), jen.False(),
+				jen.Lit(strings.Join(names, ", "))}, sets...)...)}
+			return append(out, g.encArgs(a.Children, c, ex, true)...)
+		}
+		return append(tok, g.encArgs(a.Children, c, ex, false)...)
+	case fValue:
+		return append(tok, g.encValue(a, ex(s), true)...)
+	case fPtr:
+		return []jen.Code{jen.If(ex(s).Op("!=").Nil()).Block(append(tok, g.encValue(a, jen.Op("*").Add(ex(s)), true)...)...)}
+	case fZero:
+		return []jen.Code{jen.If(g.setExpr(a, c, ex, opt)).Block(append(tok, g.encValue(a, ex(s), false)...)...)}
+	case fBool:
+		return []jen.Code{jen.If(ex(s)).Block(tokenCall(a.Token))}
+	case fOptBool:
+		yes, no, _ := isBoolPair(a)
+		return []jen.Code{jen.If(ex(s).Op("!=").Nil()).Block(append(tok,
+			jen.Id("argBoolToken").Call(x(), jen.Op("*").Add(ex(s)), jen.Lit(yes), jen.Lit(no)))...)}
+	case fSlice:
+		var out []jen.Code
+		if !opt {
+			out = append(out, jen.Id("needOne").Call(x(), jen.Lit(a.Name), jen.Len(ex(s))))
+		}
+		if a.Token != "" && !a.MultipleToken {
+			if opt {
+				out = append(out, jen.If(jen.Len(ex(s)).Op(">").Lit(0)).Block(tokenCall(a.Token)))
+			} else {
+				out = append(out, tokenCall(a.Token))
+			}
+		}
+		var each []jen.Code
+		if a.Token != "" && a.MultipleToken {
+			each = append(each, tokenCall(a.Token))
+		}
+		if a.Type == "pure-token" {
+			each = []jen.Code{tokenCall(a.Token)}
+		} else {
+			each = append(each, g.encValue(a, jen.Id("e"), true)...)
+		}
+		v := "_"
+		if a.Type != "pure-token" {
+			v = "e"
+		}
+		out = append(out, jen.For(jen.List(jen.Id("_"), jen.Id(v)).Op(":=").Range().Add(ex(s))).Block(each...))
+		return out
+	case fPtrStruct:
+		return []jen.Code{jen.If(ex(s).Op("!=").Nil()).Block(append(tok, ex(s).Dot("args").Call(x()))...)}
+	}
+	panic("encArg: unknown form")
+}
+
+// setExpr is true when the optional argument a is given.
+func (g *generator) setExpr(a *arg, c *container, ex exprFn, opt bool) jen.Code {
+	f := formOf(a, opt)
+	if f == fFlat {
+		var parts []jen.Code
+		for _, ch := range a.Children {
+			parts = append(parts, g.setExpr(ch, c, ex, true))
+		}
+		return orOp(parts)
+	}
+	s := c.slots[a]
+	if s == nil {
+		return jen.True()
+	}
+	switch f {
+	case fPtr, fPtrStruct, fOptBool:
+		return ex(s).Op("!=").Nil()
+	case fBool:
+		return ex(s)
+	case fSlice:
+		return jen.Len(ex(s)).Op(">").Lit(0)
+	case fZero:
+		switch {
+		case a.Type == "oneof" && isEnum(a):
+			return ex(s).Op("!=").Lit("")
+		case a.Type == "oneof":
+			s.val.decl.needSet = true
+			return ex(s).Dot("set").Call()
+		case a.scalar == scUnixSeconds || a.scalar == scUnixMillis:
+			return jen.Op("!").Add(ex(s)).Dot("IsZero").Call()
+		}
+		return ex(s).Op("!=").Lit("")
+	}
+	return jen.True()
+}
+
+func orOp(parts []jen.Code) jen.Code {
+	s := jen.Add(parts[0])
+	for _, p := range parts[1:] {
+		s = s.Op("||").Add(p)
+	}
+	return s
+}
+
+// encValue sends one value of a.
+func (g *generator) encValue(a *arg, v jen.Code, required bool) []jen.Code {
+	name := jen.Lit(a.Name)
+	switch a.Type {
+	case "oneof":
+		if yes, no, ok := isBoolPair(a); ok {
+			return []jen.Code{jen.Id("argBoolToken").Call(x(), v, jen.Lit(yes), jen.Lit(no))}
+		}
+		if isEnum(a) {
+			if required {
+				return []jen.Code{jen.Id("argEnum").Call(x(), name, jen.String().Call(v))}
+			}
+			return []jen.Code{x().Dot("arg").Call(jen.String().Call(v))}
+		}
+		return []jen.Code{jen.Add(v).Dot("args").Call(x(), jen.Lit(required))}
+	case "block":
+		return []jen.Code{jen.Add(v).Dot("args").Call(x())}
+	case "pure-token":
+		return []jen.Code{tokenCall(a.Token)}
+	}
+	if a.hasDefault {
+		send := x().Dot("arg").Call(v)
+		if a.scalar == scKey {
+			send = x().Dot("argKey").Call(v)
+		}
+		return []jen.Code{jen.If(jen.Add(v).Op("==").Lit("")).Block(tokenCall(a.Default)).Else().Block(send)}
+	}
+	switch a.scalar {
+	case scKey:
+		return []jen.Code{x().Dot("argKey").Call(v)}
+	case scString:
+		return []jen.Code{x().Dot("arg").Call(v)}
+	case scInt:
+		return []jen.Code{x().Dot("argInt").Call(v)}
+	case scDouble:
+		return []jen.Code{jen.Id("argDouble").Call(x(), name, v)}
+	case scSeconds:
+		return []jen.Code{jen.Id("argSeconds").Call(x(), name, v)}
+	case scMillis:
+		return []jen.Code{jen.Id("argMillis").Call(x(), name, v)}
+	case scSecondsFloat:
+		return []jen.Code{jen.Id("argSecondsFloat").Call(x(), name, v)}
+	case scUnixSeconds:
+		return []jen.Code{jen.Id("argUnixSeconds").Call(x(), name, v)}
+	case scUnixMillis:
+		return []jen.Code{jen.Id("argUnixMillis").Call(x(), name, v)}
+	}
+	panic("encValue: " + a.Name)
+}

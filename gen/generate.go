@@ -1,0 +1,319 @@
+package gen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/format"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/respire-go/respire/gen/spec"
+)
+
+// Config says what to generate from.
+type Config struct {
+	Spec    *spec.Spec
+	Replies *Replies
+	// AllowMissing skips commands that have no reply entry instead of
+	// failing; Skipped lists them. For bringing up a new spec only.
+	AllowMissing bool
+	// Package is the package name of the output (default "respire").
+	Package string
+}
+
+// Output is the generated files, by base name, and what was left out.
+type Output struct {
+	Files   map[string][]byte
+	Skipped []string // commands without a reply entry (AllowMissing)
+	Methods int
+	Types   int
+}
+
+// MissingError lists the commands of the spec that have no reply entry.
+type MissingError struct{ Commands []string }
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%d command(s) of the spec have no entry in the replies file; add them (see spec/REPLIES.md): %s",
+		len(e.Commands), strings.Join(e.Commands, ", "))
+}
+
+// method is one generated method (a command, or one variant of it).
+type method struct {
+	name     string
+	base     string // the base method of a variant, "" for the base
+	cmd      *spec.Command
+	info     string
+	c        *container
+	args     []*arg
+	opts     *typeDecl
+	res      resKind
+	rt       *gtype
+	dec      string
+	forced   []string
+	omitted  []string
+	variant  *Variant
+	argsFunc bool
+}
+
+type generator struct {
+	cfg      Config
+	reg      *registry
+	rep      *replies
+	methods  []*method
+	excluded []excludedCmd
+	infos    []*spec.Command
+	skipped  []string
+	emitted  map[string]bool
+}
+
+type excludedCmd struct {
+	name, reason string
+	servers      []string
+	group        string
+}
+
+// Generate builds the generated files.
+func Generate(cfg Config) (*Output, error) {
+	if cfg.Package == "" {
+		cfg.Package = "respire"
+	}
+	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}}
+	g.rep = newReplies(cfg.Replies, g.reg)
+	if err := g.build(); err != nil {
+		return nil, err
+	}
+	if err := g.reg.assignNames(); err != nil {
+		return nil, err
+	}
+	files, err := g.emit()
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Files: files, Skipped: g.skipped, Methods: len(g.methods), Types: len(g.reg.decls)}, nil
+}
+
+// build turns every command into methods.
+func (g *generator) build() error {
+	s := g.cfg.Spec
+	containers := map[string]bool{}
+	for _, c := range s.Commands {
+		if c.Container != "" {
+			containers[c.Container] = true
+		}
+	}
+	var missing []string
+	var errs []error
+	known := map[string]bool{}
+	for i := range s.Commands {
+		cmd := &s.Commands[i]
+		known[cmd.Name] = true
+		e := g.cfg.Replies.Entries[cmd.Name]
+		switch {
+		case e == nil && containers[cmd.Name]:
+			continue // not callable on its own
+		case e == nil && g.cfg.AllowMissing:
+			g.skipped = append(g.skipped, cmd.Name)
+			continue
+		case e == nil:
+			missing = append(missing, cmd.Name)
+			continue
+		case e.Reply == nil:
+			g.excluded = append(g.excluded, excludedCmd{cmd.Name, e.Excluded, cmd.Servers, cmd.Group})
+			continue
+		}
+		if err := g.buildCommand(cmd, e); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %s: %w", g.cfg.Replies.File, e.Line, cmd.Name, err))
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingError{Commands: missing}
+	}
+	for _, name := range sortedKeys(g.cfg.Replies.Entries) {
+		if !known[name] {
+			e := g.cfg.Replies.Entries[name]
+			errs = append(errs, fmt.Errorf("%s:%d: %s is not a command of the spec", g.cfg.Replies.File, e.Line, name))
+		}
+	}
+	if err := g.checkNames(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// clientMethods and batchMethods are the hand-written methods that a
+// generated one must not collide with.
+var clientMethods = map[string]bool{"Do": true, "Close": true, "Stats": true, "NewBatch": true}
+var batchMethods = map[string]bool{"Exec": true, "Len": true}
+
+func (g *generator) checkNames() error {
+	seen := map[string]string{}
+	var errs []error
+	for _, m := range g.methods {
+		if clientMethods[m.name] || batchMethods[m.name] {
+			errs = append(errs, fmt.Errorf("%s: method name %s is taken by a hand-written method", m.cmd.Name, m.name))
+		}
+		if prev, dup := seen[m.name]; dup {
+			errs = append(errs, fmt.Errorf("%s and %s both make a method %s", prev, m.cmd.Name, m.name))
+		}
+		seen[m.name] = m.cmd.Name
+	}
+	return errors.Join(errs...)
+}
+
+func infoVar(name string) string {
+	r := strings.NewReplacer(" ", "_", "-", "_", "|", "_", ".", "_")
+	return "cmd" + r.Replace(name)
+}
+
+func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
+	baseName, err := MethodName(cmd.Name)
+	if err != nil {
+		return err
+	}
+	args := buildArgs(cmd)
+	g.infos = append(g.infos, cmd)
+	var all []string
+	for _, v := range e.Variants {
+		for _, sel := range v.Selectors {
+			if _, err := findSelector(args, sel); err != nil {
+				return fmt.Errorf("variant %s: %w", strings.Join(v.Selectors, "+"), err)
+			}
+		}
+		all = append(all, v.Selectors...)
+	}
+	base, err := g.buildMethod(cmd, baseName, "", args, nil, all, e.Reply, nil, nil)
+	if err != nil {
+		return err
+	}
+	for i := range e.Variants {
+		v := &e.Variants[i]
+		var others []string
+		for j, w := range e.Variants {
+			if j != i {
+				for _, s := range w.Selectors {
+					if !slices.Contains(v.Selectors, s) {
+						others = append(others, s)
+					}
+				}
+			}
+		}
+		name := v.Method
+		if name == "" {
+			name = baseName
+			for _, s := range v.Selectors {
+				parts := strings.Split(s, ".")
+				name += fieldName(parts[len(parts)-1])
+			}
+		}
+		if _, err := g.buildMethod(cmd, name, baseName, args, v.Selectors, others, v.Reply, v, base.opts); err != nil {
+			return fmt.Errorf("variant %s: %w", strings.Join(v.Selectors, "+"), err)
+		}
+	}
+	return nil
+}
+
+// buildMethod builds one method; a variant whose optional arguments are
+// those of the base method shares baseOpts.
+func (g *generator) buildMethod(cmd *spec.Command, name, base string, args []*arg, force, omit []string, reply *Type, v *Variant, baseOpts *typeDecl) (*method, error) {
+	shaped, err := applyVariant(args, force, omit)
+	if err != nil {
+		return nil, err
+	}
+	c, err := layout(g.reg, name, cmd.Name, shaped, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	m := &method{name: name, base: base, cmd: cmd, info: infoVar(cmd.Name), c: c, args: shaped,
+		forced: force, omitted: omit, variant: v}
+	m.res, m.rt, m.dec, err = g.rep.result(reply, name+"Reply")
+	if err != nil {
+		return nil, err
+	}
+	if len(c.opts) > 0 {
+		sig := "opts:" + optsSig(c)
+		if baseOpts != nil && baseOpts.sig == sig {
+			m.opts = baseOpts
+		} else {
+			m.opts = g.reg.add(&typeDecl{kind: declOptions, name: name + "Options", sig: sig, fields: c, users: []string{name}})
+		}
+	}
+	g.methods = append(g.methods, m)
+	return m, nil
+}
+
+func optsSig(c *container) string {
+	var b strings.Builder
+	for _, s := range c.opts {
+		fmt.Fprintf(&b, "%s:%d:%s;", s.name, s.form, s.typ.sig())
+	}
+	return b.String()
+}
+
+// emit renders all files.
+func (g *generator) emit() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	render := func(name string, f *jen.File) error {
+		var buf bytes.Buffer
+		if err := f.Render(&buf); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		src, err := format.Source(buf.Bytes())
+		if err != nil {
+			return fmt.Errorf("%s: gofmt: %w", name, err)
+		}
+		files[name] = src
+		return nil
+	}
+	newFile := func(doc string) *jen.File {
+		f := jen.NewFile(g.cfg.Package)
+		f.HeaderComment("Code generated by respgen. DO NOT EDIT.")
+		f.PackageComment(doc)
+		f.ImportName(respPkg, "resp")
+		return f
+	}
+
+	cmds := newFile("")
+	g.emitInfos(cmds)
+	batch := newFile("")
+	for _, m := range g.methods {
+		if err := g.emitMethod(cmds, batch, m); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+	}
+	types := newFile("")
+	if err := g.emitTypes(types); err != nil {
+		return nil, err
+	}
+	decs := newFile("")
+	g.emitReaders(decs)
+
+	// Drop the package comments we do not want (jen needs a non-nil file).
+	for name, f := range map[string]*jen.File{"zz_commands.go": cmds, "zz_batch.go": batch, "zz_types.go": types, "zz_decoders.go": decs} {
+		if err := render(name, f); err != nil {
+			return nil, err
+		}
+	}
+	files["zz_excluded.md"] = g.excludedDoc()
+	return files, nil
+}
+
+func (g *generator) excludedDoc() []byte {
+	var b bytes.Buffer
+	b.WriteString("<!-- Code generated by respgen. DO NOT EDIT. -->\n\n")
+	b.WriteString("# Commands without a generated method\n\n")
+	b.WriteString("These commands of `spec/commands.json` have no typed method on `Client` or `Batch`,\n")
+	b.WriteString("because they change the state of the connection they run on, which the client\n")
+	b.WriteString("shares between callers. The reasons come from `spec/replies.txt`. `Client.Do` can\n")
+	b.WriteString("still send them, at the caller's risk.\n\n")
+	b.WriteString("| Command | Group | Reason |\n|---|---|---|\n")
+	ex := slices.Clone(g.excluded)
+	sort.Slice(ex, func(i, j int) bool { return ex[i].name < ex[j].name })
+	for _, e := range ex {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.name, e.group, strings.ReplaceAll(e.reason, "|", "\\|"))
+	}
+	return b.Bytes()
+}

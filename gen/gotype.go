@@ -1,0 +1,143 @@
+package gen
+
+import (
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+const (
+	respPkg = "github.com/respire-go/respire/transport/resp"
+)
+
+// gkind is the kind of a Go type used in generated code.
+type gkind int
+
+const (
+	gString gkind = iota
+	gInt64
+	gFloat64
+	gBool
+	gDuration
+	gTime
+	gReply // respire.Reply
+	gNamed // a generated type (typeDecl)
+	gSlice
+	gPtr
+	gMap
+	gNull // respire.Null[T]
+)
+
+// gtype is a Go type in generated code.
+type gtype struct {
+	kind gkind
+	decl *typeDecl
+	elem *gtype // slice, ptr, map value, null
+	key  *gtype // map
+}
+
+var (
+	tString   = &gtype{kind: gString}
+	tInt64    = &gtype{kind: gInt64}
+	tFloat64  = &gtype{kind: gFloat64}
+	tBool     = &gtype{kind: gBool}
+	tDuration = &gtype{kind: gDuration}
+	tTime     = &gtype{kind: gTime}
+	tReply    = &gtype{kind: gReply}
+)
+
+func sliceOf(t *gtype) *gtype { return &gtype{kind: gSlice, elem: t} }
+func ptrTo(t *gtype) *gtype   { return &gtype{kind: gPtr, elem: t} }
+func named(d *typeDecl) *gtype {
+	return &gtype{kind: gNamed, decl: d}
+}
+
+// code renders t.
+func (t *gtype) code() *jen.Statement {
+	switch t.kind {
+	case gString:
+		return jen.String()
+	case gInt64:
+		return jen.Int64()
+	case gFloat64:
+		return jen.Float64()
+	case gBool:
+		return jen.Bool()
+	case gDuration:
+		return jen.Qual("time", "Duration")
+	case gTime:
+		return jen.Qual("time", "Time")
+	case gReply:
+		return jen.Id("Reply")
+	case gNamed:
+		return jen.Id(t.decl.name)
+	case gSlice:
+		return jen.Index().Add(t.elem.code())
+	case gPtr:
+		return jen.Op("*").Add(t.elem.code())
+	case gMap:
+		return jen.Map(t.key.code()).Add(t.elem.code())
+	case gNull:
+		return jen.Id("Null").Types(t.elem.code())
+	}
+	panic("gtype: unknown kind")
+}
+
+// sig is a structural signature of t: equal signatures, equal types.
+func (t *gtype) sig() string {
+	switch t.kind {
+	case gString:
+		return "string"
+	case gInt64:
+		return "int64"
+	case gFloat64:
+		return "float64"
+	case gBool:
+		return "bool"
+	case gDuration:
+		return "duration"
+	case gTime:
+		return "time"
+	case gReply:
+		return "Reply"
+	case gNamed:
+		return "{" + t.decl.sig + "}"
+	case gSlice:
+		return "[]" + t.elem.sig()
+	case gPtr:
+		return "*" + t.elem.sig()
+	case gMap:
+		return "map[" + t.key.sig() + "]" + t.elem.sig()
+	case gNull:
+		return "Null[" + t.elem.sig() + "]"
+	}
+	return "?"
+}
+
+// ident is a name fragment for t, used to name readers and decoders
+// ("ListStr", "MapStrFloat", "NullInt").
+func (t *gtype) ident() string {
+	switch t.kind {
+	case gString:
+		return "Str"
+	case gInt64:
+		return "Int"
+	case gFloat64:
+		return "Float"
+	case gBool:
+		return "Bool"
+	case gReply:
+		return "Reply"
+	case gNamed:
+		return t.decl.name
+	case gSlice:
+		return "List" + t.elem.ident()
+	case gPtr:
+		return "Ptr" + t.elem.ident()
+	case gMap:
+		return "Map" + t.key.ident() + t.elem.ident()
+	case gNull:
+		return "Null" + t.elem.ident()
+	}
+	return strings.ToUpper(t.sig())
+}

@@ -1,0 +1,755 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// This file parses the reply notation of spec/replies.txt; the grammar is
+// documented in spec/REPLIES.md.
+
+// Kind is the kind of a reply type.
+type Kind int
+
+// The kinds of reply types.
+const (
+	KindOK     Kind = iota // ok
+	KindStatus             // status
+	KindStr                // str
+	KindInt                // int
+	KindFloat              // float
+	KindBool               // bool
+	KindAny                // any
+	KindNull               // T?
+	KindList               // [T]
+	KindMap                // {K:V}
+	KindTuple              // (a:T, ...)
+	KindRecord             // <a:T, ...>
+	KindUnion              // A | B
+	KindNamed              // Name
+)
+
+var scalarKinds = map[string]Kind{
+	"ok": KindOK, "status": KindStatus, "str": KindStr, "int": KindInt,
+	"float": KindFloat, "bool": KindBool, "any": KindAny,
+}
+
+// Type is a parsed reply type.
+type Type struct {
+	Kind   Kind
+	Elem   *Type   // KindNull, KindList; the value of KindMap
+	Key    *Type   // KindMap
+	Fields []Field // KindTuple, KindRecord
+	Alts   []*Type // KindUnion
+	Name   string  // KindNamed
+	Line   int
+}
+
+// Field is a field of a tuple or record.
+type Field struct {
+	Name string
+	Type *Type
+}
+
+// String returns the type in canonical notation.
+func (t *Type) String() string {
+	var b strings.Builder
+	t.write(&b)
+	return b.String()
+}
+
+func (t *Type) write(b *strings.Builder) {
+	switch t.Kind {
+	case KindOK, KindStatus, KindStr, KindInt, KindFloat, KindBool, KindAny:
+		for k, v := range scalarKinds {
+			if v == t.Kind {
+				b.WriteString(k)
+			}
+		}
+	case KindNull:
+		if t.Elem.Kind == KindUnion {
+			b.WriteByte('(')
+			t.Elem.write(b)
+			b.WriteByte(')')
+		} else {
+			t.Elem.write(b)
+		}
+		b.WriteByte('?')
+	case KindList:
+		b.WriteByte('[')
+		t.Elem.write(b)
+		b.WriteByte(']')
+	case KindMap:
+		b.WriteByte('{')
+		t.Key.write(b)
+		b.WriteByte(':')
+		t.Elem.write(b)
+		b.WriteByte('}')
+	case KindTuple, KindRecord:
+		open, close := "(", ")"
+		if t.Kind == KindRecord {
+			open, close = "<", ">"
+		}
+		b.WriteString(open)
+		for i, f := range t.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if isIdent(f.Name) {
+				b.WriteString(f.Name)
+			} else {
+				fmt.Fprintf(b, "%q", f.Name)
+			}
+			b.WriteByte(':')
+			f.Type.write(b)
+		}
+		b.WriteString(close)
+	case KindUnion:
+		for i, a := range t.Alts {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			a.write(b)
+		}
+	case KindNamed:
+		b.WriteString(t.Name)
+	}
+}
+
+// Entry is the reply of one command.
+type Entry struct {
+	Command  string
+	Line     int
+	Reply    *Type     // nil when excluded
+	Excluded string    // the reason, for "NAME: - reason"
+	Variants []Variant // "; SEL => TYPE" parts
+}
+
+// Variant is a reply shape selected by arguments.
+type Variant struct {
+	Selectors []string // tokens or argument names (paths with '.')
+	Method    string   // "as Name", or ""
+	Reply     *Type
+	Line      int
+}
+
+// TypeDef is a "type Name = TYPE" line.
+type TypeDef struct {
+	Name string
+	Type *Type
+	Line int
+}
+
+// Replies is a parsed replies file.
+type Replies struct {
+	File    string
+	Entries map[string]*Entry
+	Types   map[string]*TypeDef
+}
+
+// LoadReplies reads and parses a replies file.
+func LoadReplies(path string) (*Replies, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReplies(path, string(data))
+}
+
+// ParseError is a notation error at a line of the file.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// ParseReplies parses the text of a replies file; file names it in errors.
+// All errors are reported, one per line, joined.
+func ParseReplies(file, text string) (*Replies, error) {
+	r := &Replies{File: file, Entries: map[string]*Entry{}, Types: map[string]*TypeDef{}}
+	var errs []error
+	fail := func(line int, format string, args ...any) {
+		errs = append(errs, &ParseError{file, line, fmt.Sprintf(format, args...)})
+	}
+	for _, st := range statements(text) {
+		if name, rest, ok := typeDefHead(st.text); ok {
+			t, err := parseType(rest, st.line+strings.Count(st.text[:len(st.text)-len(rest)], "\n"))
+			if err != nil {
+				fail(err.line, "type %s: %s", name, err.msg)
+				continue
+			}
+			if prev, dup := r.Types[name]; dup {
+				fail(st.line, "type %s is already declared at line %d", name, prev.Line)
+				continue
+			}
+			r.Types[name] = &TypeDef{Name: name, Type: t, Line: st.line}
+			continue
+		}
+		e, perr := parseEntry(st.text, st.line)
+		if perr != nil {
+			fail(perr.line, "%s", perr.msg)
+			continue
+		}
+		if prev, dup := r.Entries[e.Command]; dup {
+			fail(st.line, "%s has a second entry (the first is at line %d)", e.Command, prev.Line)
+			continue
+		}
+		r.Entries[e.Command] = e
+	}
+	errs = append(errs, r.check()...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+// check resolves named types and rejects recursion.
+func (r *Replies) check() []error {
+	var errs []error
+	fail := func(line int, format string, args ...any) {
+		errs = append(errs, &ParseError{r.File, line, fmt.Sprintf(format, args...)})
+	}
+	var walk func(t *Type, stack []string)
+	walk = func(t *Type, stack []string) {
+		switch t.Kind {
+		case KindNamed:
+			d, ok := r.Types[t.Name]
+			if !ok {
+				fail(t.Line, "unknown type %s", t.Name)
+				return
+			}
+			for _, s := range stack {
+				if s == t.Name {
+					fail(t.Line, "type %s refers to itself", t.Name)
+					return
+				}
+			}
+			walk(d.Type, append(stack, t.Name))
+		case KindNull, KindList:
+			walk(t.Elem, stack)
+		case KindMap:
+			walk(t.Key, stack)
+			walk(t.Elem, stack)
+		case KindTuple, KindRecord:
+			for _, f := range t.Fields {
+				walk(f.Type, stack)
+			}
+		case KindUnion:
+			for _, a := range t.Alts {
+				walk(a, stack)
+			}
+		}
+	}
+	for _, name := range sortedKeys(r.Types) {
+		walk(r.Types[name].Type, []string{name})
+	}
+	for _, name := range sortedKeys(r.Entries) {
+		e := r.Entries[name]
+		if e.Reply != nil {
+			walk(e.Reply, nil)
+		}
+		for _, v := range e.Variants {
+			walk(v.Reply, nil)
+		}
+	}
+	if len(errs) > 1 {
+		// Report each problem once even when a type is used several times.
+		seen := map[string]bool{}
+		out := errs[:0]
+		for _, e := range errs {
+			if s := e.Error(); !seen[s] {
+				seen[s] = true
+				out = append(out, e)
+			}
+		}
+		errs = out
+	}
+	return errs
+}
+
+// Resolve follows named types.
+func (r *Replies) Resolve(t *Type) *Type {
+	for t.Kind == KindNamed {
+		t = r.Types[t.Name].Type
+	}
+	return t
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+type statement struct {
+	text string
+	line int
+}
+
+// statements splits the file into entries: comments removed, a statement
+// continuing onto the next lines while a bracket is open.
+func statements(text string) []statement {
+	var out []statement
+	var cur strings.Builder
+	start, depth := 0, 0
+	for n, line := range strings.Split(text, "\n") {
+		line = stripComment(line)
+		if strings.TrimSpace(line) == "" && depth == 0 {
+			continue
+		}
+		if depth == 0 {
+			start = n + 1
+			cur.Reset()
+		} else {
+			cur.WriteByte('\n')
+		}
+		cur.WriteString(strings.TrimSpace(line))
+		if !isExclusion(cur.String()) {
+			depth = bracketDepth(cur.String())
+		} else {
+			depth = 0
+		}
+		if depth <= 0 {
+			out = append(out, statement{cur.String(), start})
+			depth = 0
+		}
+	}
+	if depth > 0 {
+		out = append(out, statement{cur.String(), start})
+	}
+	return out
+}
+
+// stripComment removes a '#' comment that is not inside double quotes.
+func stripComment(line string) string {
+	inQuote := false
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			inQuote = !inQuote
+		case '\\':
+			if inQuote {
+				i++
+			}
+		case '#':
+			if !inQuote {
+				return line[:i]
+			}
+		}
+	}
+	return line
+}
+
+func isExclusion(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i >= 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "-")
+}
+
+// bracketDepth counts brackets still open in s ("=>" is not a bracket).
+func bracketDepth(s string) int {
+	depth, inQuote := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			inQuote = !inQuote
+		case inQuote:
+			if c == '\\' {
+				i++
+			}
+		case c == '=' && i+1 < len(s) && s[i+1] == '>':
+			i++
+		case c == '(' || c == '[' || c == '{' || c == '<':
+			depth++
+		case c == ')' || c == ']' || c == '}' || c == '>':
+			depth--
+		}
+	}
+	return depth
+}
+
+// typeDefHead recognizes "type Name = ...".
+func typeDefHead(s string) (name, rest string, ok bool) {
+	after, found := strings.CutPrefix(s, "type ")
+	if !found {
+		return "", "", false
+	}
+	name, rest, found = strings.Cut(after, "=")
+	if !found || strings.HasPrefix(rest, ">") {
+		return "", "", false
+	}
+	name = strings.TrimSpace(name)
+	if !isTypeName(name) {
+		return "", "", false
+	}
+	return name, rest, true
+}
+
+func isTypeName(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdentByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+type notationError struct {
+	line int
+	msg  string
+}
+
+func (e *notationError) Error() string { return e.msg }
+
+// parseEntry parses "NAME: TYPE [; SEL => TYPE]..." and "NAME: - reason".
+func parseEntry(s string, line int) (*Entry, *notationError) {
+	head, body, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, &notationError{line, fmt.Sprintf("want NAME: TYPE, NAME: - reason or type Name = TYPE, got %q", s)}
+	}
+	name := strings.Join(strings.Fields(head), " ")
+	if name == "" || name != strings.ToUpper(name) {
+		return nil, &notationError{line, fmt.Sprintf("command name %q must be uppercase, as in the spec", name)}
+	}
+	for _, c := range name {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == ' ' || c == '|' || c == '.') {
+			return nil, &notationError{line, fmt.Sprintf("command name %q has a character %q that no command has", name, c)}
+		}
+	}
+	e := &Entry{Command: name, Line: line}
+	body = strings.TrimSpace(body)
+	if reason, ok := strings.CutPrefix(body, "-"); ok {
+		e.Excluded = strings.TrimSpace(reason)
+		if e.Excluded == "" {
+			return nil, &notationError{line, name + ": an exclusion needs a reason: NAME: - reason"}
+		}
+		return e, nil
+	}
+	line += strings.Count(head, "\n")
+	parts := splitTop(body, ';')
+	t, err := parseType(parts[0], line)
+	if err != nil {
+		return nil, &notationError{err.line, name + ": " + err.msg}
+	}
+	e.Reply = t
+	line += strings.Count(parts[0], "\n")
+	for _, p := range parts[1:] {
+		v, err := parseVariant(p, line)
+		line += strings.Count(p, "\n")
+		if err != nil {
+			return nil, &notationError{err.line, name + ": " + err.msg}
+		}
+		e.Variants = append(e.Variants, v)
+	}
+	return e, nil
+}
+
+// splitTop splits s at sep outside brackets and quotes.
+func splitTop(s string, sep byte) []string {
+	var out []string
+	depth, inQuote, last := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case c == '=' && i+1 < len(s) && s[i+1] == '>':
+			i++
+		case strings.IndexByte("([{<", c) >= 0:
+			depth++
+		case strings.IndexByte(")]}>", c) >= 0:
+			depth--
+		case c == sep && depth == 0:
+			out = append(out, s[last:i])
+			last = i + 1
+		}
+	}
+	return append(out, s[last:])
+}
+
+// parseVariant parses "SEL[+SEL...] [as Name] => TYPE".
+func parseVariant(s string, line int) (Variant, *notationError) {
+	lhs, rhs, ok := strings.Cut(s, "=>")
+	if !ok {
+		return Variant{}, &notationError{line, fmt.Sprintf("variant %q: want SEL => TYPE", strings.TrimSpace(s))}
+	}
+	v := Variant{Line: line}
+	words := strings.Fields(lhs)
+	if len(words) == 3 && words[1] == "as" {
+		if !isTypeName(words[2]) {
+			return v, &notationError{line, fmt.Sprintf("variant: %q after as is not an exported Go name", words[2])}
+		}
+		v.Method = words[2]
+		words = words[:1]
+	}
+	if len(words) != 1 {
+		return v, &notationError{line, fmt.Sprintf("variant %q: want SEL[+SEL...] [as Name] => TYPE", strings.TrimSpace(lhs))}
+	}
+	for _, sel := range strings.Split(words[0], "+") {
+		if !isIdent(sel) {
+			return v, &notationError{line, fmt.Sprintf("variant selector %q is not a token or an argument name", sel)}
+		}
+		v.Selectors = append(v.Selectors, sel)
+	}
+	t, err := parseType(rhs, line+strings.Count(lhs, "\n"))
+	if err != nil {
+		return v, err
+	}
+	v.Reply = t
+	return v, nil
+}
+
+// The type parser: a small recursive descent over bytes.
+
+type typeParser struct {
+	s    string
+	i    int
+	line int
+}
+
+func parseType(s string, line int) (*Type, *notationError) {
+	p := &typeParser{s: s, line: line}
+	t, err := p.union()
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i < len(p.s) {
+		return nil, p.errorf("unexpected %q after the type", p.s[p.i:])
+	}
+	return t, nil
+}
+
+func (p *typeParser) errorf(format string, args ...any) *notationError {
+	return &notationError{p.at(), fmt.Sprintf(format, args...)}
+}
+
+// at is the file line of the parser's position.
+func (p *typeParser) at() int { return p.line + strings.Count(p.s[:min(p.i, len(p.s))], "\n") }
+
+func (p *typeParser) space() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == '\r' || p.s[p.i] == '\n') {
+		p.i++
+	}
+}
+
+func (p *typeParser) peek() byte {
+	p.space()
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+func (p *typeParser) expect(c byte) *notationError {
+	if p.peek() != c {
+		if p.i >= len(p.s) {
+			return p.errorf("missing %q at the end", c)
+		}
+		return p.errorf("want %q, got %q", c, p.s[p.i:])
+	}
+	p.i++
+	return nil
+}
+
+func (p *typeParser) union() (*Type, *notationError) {
+	t, err := p.postfix()
+	if err != nil {
+		return nil, err
+	}
+	if p.peek() != '|' {
+		return t, nil
+	}
+	u := &Type{Kind: KindUnion, Alts: []*Type{t}, Line: p.at()}
+	for p.peek() == '|' {
+		p.i++
+		a, err := p.postfix()
+		if err != nil {
+			return nil, err
+		}
+		u.Alts = append(u.Alts, a)
+	}
+	return u, nil
+}
+
+func (p *typeParser) postfix() (*Type, *notationError) {
+	t, err := p.primary()
+	if err != nil {
+		return nil, err
+	}
+	for p.peek() == '?' {
+		p.i++
+		if t.Kind == KindNull {
+			return nil, p.errorf("%s? is already nullable", t.Elem)
+		}
+		t = &Type{Kind: KindNull, Elem: t, Line: p.at()}
+	}
+	return t, nil
+}
+
+func (p *typeParser) word() string {
+	p.space()
+	j := p.i
+	for j < len(p.s) && isIdentByte(p.s[j]) {
+		j++
+	}
+	w := p.s[p.i:j]
+	p.i = j
+	return w
+}
+
+func (p *typeParser) primary() (*Type, *notationError) {
+	switch c := p.peek(); c {
+	case 0:
+		return nil, p.errorf("missing type")
+	case '[':
+		p.i++
+		elem, err := p.union()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(']'); err != nil {
+			return nil, err
+		}
+		return &Type{Kind: KindList, Elem: elem, Line: p.at()}, nil
+	case '{':
+		p.i++
+		k, err := p.union()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(':'); err != nil {
+			return nil, err
+		}
+		v, err := p.union()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect('}'); err != nil {
+			return nil, err
+		}
+		switch k.Kind {
+		case KindStr, KindStatus, KindInt, KindFloat, KindBool:
+		default:
+			return nil, p.errorf("map key %s must be str, int, float or bool", k)
+		}
+		return &Type{Kind: KindMap, Key: k, Elem: v, Line: p.at()}, nil
+	case '<':
+		p.i++
+		return p.fields(KindRecord, '>')
+	case '(':
+		p.i++
+		// "(name:" starts a tuple; anything else is a parenthesized type.
+		save := p.i
+		w := p.word()
+		isTuple := w != "" && p.peek() == ':' || p.peek() == '"'
+		p.i = save
+		if isTuple {
+			return p.fields(KindTuple, ')')
+		}
+		t, err := p.union()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(')'); err != nil {
+			return nil, err
+		}
+		return t, nil
+	case '-':
+		return nil, p.errorf("an exclusion is written NAME: - reason, alone on its line")
+	default:
+		w := p.word()
+		if w == "" {
+			return nil, p.errorf("unexpected %q", p.s[p.i:])
+		}
+		if k, ok := scalarKinds[w]; ok {
+			return &Type{Kind: k, Line: p.at()}, nil
+		}
+		if isTypeName(w) {
+			return &Type{Kind: KindNamed, Name: w, Line: p.at()}, nil
+		}
+		return nil, p.errorf("unknown type %q (types are ok, status, str, int, float, bool, any, or a Name declared with type)", w)
+	}
+}
+
+// fields parses "name:T, ..." up to close.
+func (p *typeParser) fields(kind Kind, close byte) (*Type, *notationError) {
+	t := &Type{Kind: kind, Line: p.at()}
+	seen := map[string]bool{}
+	for {
+		if p.peek() == close && len(t.Fields) > 0 {
+			p.i++ // trailing comma
+			return t, nil
+		}
+		var name string
+		if p.peek() == '"' {
+			j := strings.IndexByte(p.s[p.i+1:], '"')
+			if j < 0 {
+				return nil, p.errorf("unterminated quoted field name")
+			}
+			name = p.s[p.i+1 : p.i+1+j]
+			p.i += j + 2
+		} else {
+			name = p.word()
+		}
+		if name == "" {
+			return nil, p.errorf("want a field name, got %q", p.s[p.i:])
+		}
+		if seen[name] {
+			return nil, p.errorf("field %s appears twice", name)
+		}
+		seen[name] = true
+		if err := p.expect(':'); err != nil {
+			return nil, err
+		}
+		ft, err := p.union()
+		if err != nil {
+			return nil, err
+		}
+		if ft.Kind == KindOK {
+			return nil, p.errorf("field %s: ok is only a whole reply", name)
+		}
+		t.Fields = append(t.Fields, Field{Name: name, Type: ft})
+		switch p.peek() {
+		case ',':
+			p.i++
+		case close:
+			p.i++
+			return t, nil
+		default:
+			if p.i >= len(p.s) {
+				return nil, p.errorf("missing %q at the end", close)
+			}
+			return nil, p.errorf("want ',' or %q, got %q", close, p.s[p.i:])
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package gen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// resKind is where a method's result travels in the result struct.
+type resKind int
+
+const (
+	resOK resKind = iota
+	resStr
+	resInt
+	resFloat
+	resBool
+	resAny
+)
+
+// replies turns reply notation into Go types, readers and decoders.
+type replies struct {
+	r       *Replies
+	reg     *registry
+	readers map[string]jen.Code // generated reader funcs by name
+	order   []string
+	decs    map[string]jen.Code // generated decoder vars by name
+	decOrd  []string
+}
+
+func newReplies(r *Replies, reg *registry) *replies {
+	return &replies{r: r, reg: reg, readers: map[string]jen.Code{}, decs: map[string]jen.Code{}}
+}
+
+// named returns the struct of a named notation type.
+func (g *replies) named(name string) (*typeDecl, error) {
+	if d, ok := g.reg.byName[name]; ok {
+		return d, nil
+	}
+	td := g.r.Types[name]
+	t := td.Type
+	if t.Kind != KindTuple && t.Kind != KindRecord {
+		return nil, nil // an alias: callers resolve it
+	}
+	return g.structDecl(name, t)
+}
+
+func (g *replies) structDecl(name string, t *Type) (*typeDecl, error) {
+	if d, ok := g.reg.byName[name]; ok {
+		if d.rt != t {
+			return nil, fmt.Errorf("reply type %s is declared twice", name)
+		}
+		return d, nil
+	}
+	d := &typeDecl{kind: declReply, name: name, cand: name, rt: t, sig: "reply:" + name}
+	g.reg.byName[name] = d
+	g.reg.add(d)
+	used := map[string]bool{}
+	for _, f := range t.Fields {
+		gt, err := g.goType(f.Type, name+fieldName(f.Name))
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", name, f.Name, err)
+		}
+		d.rfields = append(d.rfields, replyField{name: unique(used, fieldName(f.Name)), key: f.Name, t: f.Type, gt: gt})
+	}
+	return d, nil
+}
+
+// goType is the Go type of a reply type inside an aggregate (or at the top,
+// for composite types). ctx names anonymous tuples and records.
+func (g *replies) goType(t *Type, ctx string) (*gtype, error) {
+	switch t.Kind {
+	case KindStatus, KindStr:
+		return tString, nil
+	case KindInt:
+		return tInt64, nil
+	case KindFloat:
+		return tFloat64, nil
+	case KindBool:
+		return tBool, nil
+	case KindAny:
+		return tReply, nil
+	case KindOK:
+		return nil, fmt.Errorf("ok is only a whole reply")
+	case KindNamed:
+		d, err := g.named(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			return g.goType(g.r.Types[t.Name].Type, t.Name)
+		}
+		return named(d), nil
+	case KindTuple, KindRecord:
+		d, err := g.structDecl(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return named(d), nil
+	case KindList:
+		e, err := g.goType(t.Elem, ctx+"Item")
+		if err != nil {
+			return nil, err
+		}
+		return sliceOf(e), nil
+	case KindMap:
+		k, err := g.goType(t.Key, ctx+"Key")
+		if err != nil {
+			return nil, err
+		}
+		v, err := g.goType(t.Elem, ctx+"Value")
+		if err != nil {
+			return nil, err
+		}
+		return &gtype{kind: gMap, key: k, elem: v}, nil
+	case KindNull:
+		e, err := g.goType(t.Elem, ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch e.kind {
+		case gString, gInt64, gFloat64, gBool:
+			return &gtype{kind: gNull, elem: e}, nil
+		case gNamed:
+			return ptrTo(e), nil
+		}
+		return e, nil // slices, maps and Reply keep null as nil
+	case KindUnion:
+		var first *gtype
+		for i, a := range t.Alts {
+			at, err := g.goType(a, fmt.Sprintf("%s%d", ctx, i))
+			if err != nil {
+				return nil, err
+			}
+			if first == nil {
+				first = at
+			} else if at.sig() != first.sig() {
+				return tReply, nil
+			}
+		}
+		return first, nil
+	}
+	return nil, fmt.Errorf("unknown reply type %v", t)
+}
+
+// result decides how a method returns t: its result kind, Go type and
+// decoder name.
+func (g *replies) result(t *Type, ctx string) (resKind, *gtype, string, error) {
+	null := false
+	if t.Kind == KindNull {
+		null, t = true, t.Elem
+	}
+	for t.Kind == KindNamed {
+		if d := g.r.Types[t.Name].Type; d.Kind != KindTuple && d.Kind != KindRecord {
+			t = d
+			if t.Kind == KindNull {
+				null, t = true, t.Elem
+			}
+			continue
+		}
+		break
+	}
+	suffix := ""
+	if null {
+		suffix = "Null"
+	}
+	switch t.Kind {
+	case KindOK:
+		return resOK, nil, "decOK" + suffix, nil
+	case KindStatus, KindStr:
+		return resStr, tString, "decStr" + suffix, nil
+	case KindInt:
+		return resInt, tInt64, "decInt" + suffix, nil
+	case KindFloat:
+		return resFloat, tFloat64, "decFloat" + suffix, nil
+	case KindBool:
+		return resBool, tBool, "decBool" + suffix, nil
+	case KindAny:
+		return resAny, tReply, "decReply" + suffix, nil
+	}
+	gt, err := g.goType(t, ctx)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	switch gt.kind {
+	case gString:
+		return resStr, gt, "decStr" + suffix, nil
+	case gInt64:
+		return resInt, gt, "decInt" + suffix, nil
+	case gFloat64:
+		return resFloat, gt, "decFloat" + suffix, nil
+	case gBool:
+		return resBool, gt, "decBool" + suffix, nil
+	case gReply:
+		return resAny, gt, "decReply" + suffix, nil
+	}
+	name := "dec" + gt.ident() + suffix
+	if _, ok := g.decs[name]; !ok {
+		rd := g.reader(gt)
+		fn := "decodeWith"
+		if null {
+			fn = "decodeNullWith"
+		}
+		g.decs[name] = jen.Id(name).Op("=").Id(fn).Call(jen.Id(rd))
+		g.decOrd = append(g.decOrd, name)
+	}
+	return resAny, gt, name, nil
+}
+
+// flat reports a tuple struct whose fields are all single values, which
+// RESP2 may flatten into an enclosing array.
+func flat(d *typeDecl) bool {
+	if d.kind != declReply || d.rt.Kind != KindTuple {
+		return false
+	}
+	for _, f := range d.rfields {
+		switch f.gt.kind {
+		case gString, gInt64, gFloat64, gBool, gNull:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+var respMsg = jen.Qual(respPkg, "Msg")
+
+// reader returns the name of the reader of gt, generating it if needed.
+func (g *replies) reader(gt *gtype) string {
+	switch gt.kind {
+	case gString:
+		return "readStr"
+	case gInt64:
+		return "readInt"
+	case gFloat64:
+		return "readFloat"
+	case gBool:
+		return "readBool"
+	case gReply:
+		return "readReply"
+	}
+	// Generated readers are named rd..., apart from the hand-written read...
+	// helpers of the package.
+	name := "rd" + gt.ident()
+	if _, ok := g.readers[name]; ok {
+		return name
+	}
+	g.readers[name] = nil // reserve against recursion
+	g.order = append(g.order, name)
+	sig := func(body ...jen.Code) jen.Code {
+		return jen.Func().Id(name).Params(jen.Id("m").Add(respMsg), jen.Id("i").Int()).
+			Params(gt.code(), jen.Int(), jen.Error()).Block(body...)
+	}
+	var code jen.Code
+	switch gt.kind {
+	case gSlice:
+		if gt.elem.kind == gNamed && flat(gt.elem.decl) {
+			g.reader(gt.elem)
+			code = sig(jen.Return(jen.Id("readTupleList").Call(jen.Id("m"), jen.Id("i"),
+				jen.Lit(len(gt.elem.decl.rfields)), jen.Id("fields"+gt.elem.decl.name))))
+		} else {
+			code = sig(jen.Return(jen.Id("readList").Call(jen.Id("m"), jen.Id("i"), jen.Id(g.reader(gt.elem)))))
+		}
+	case gMap:
+		code = sig(jen.Return(jen.Id("readMap").Call(jen.Id("m"), jen.Id("i"), jen.Id(g.reader(gt.key)), jen.Id(g.reader(gt.elem)))))
+	case gNull:
+		code = sig(jen.Return(jen.Id("readNull").Call(jen.Id("m"), jen.Id("i"), jen.Id(g.reader(gt.elem)))))
+	case gPtr:
+		code = sig(jen.Return(jen.Id("readPtr").Call(jen.Id("m"), jen.Id("i"), jen.Id(g.reader(gt.elem)))))
+	case gNamed:
+		code = g.structReader(gt.decl, sig)
+	}
+	g.readers[name] = code
+	return name
+}
+
+// structReader generates the reader of a tuple or record struct and its
+// fields function.
+func (g *replies) structReader(d *typeDecl, sig func(...jen.Code) jen.Code) jen.Code {
+	fields := "fields" + d.name
+	if d.rt.Kind == KindTuple {
+		var body []jen.Code
+		for _, f := range d.rfields {
+			body = append(body, jen.Id("v").Dot(f.name).Op("=").Add(g.fieldRead("t", f.gt)))
+		}
+		body = append(body, jen.Return())
+		fn := jen.Func().Id(fields).Params(jen.Id("t").Op("*").Id("tuple")).Params(jen.Id("v").Id(d.name)).Block(body...)
+		return jen.Add(sig(jen.Return(jen.Id("readTuple").Call(jen.Id("m"), jen.Id("i"), jen.Id(fields))))).Line().Line().Add(fn)
+	}
+	var cases []jen.Code
+	for _, f := range d.rfields {
+		cases = append(cases, jen.Case(jen.Lit(f.key)).Block(jen.Id("v").Dot(f.name).Op("=").Add(g.fieldRead("r", f.gt))))
+	}
+	cases = append(cases, jen.Default().Block(jen.Id("r").Dot("skip").Call()))
+	fn := jen.Func().Id(fields).Params(jen.Id("r").Op("*").Id("record"), jen.Id("v").Op("*").Id(d.name)).Block(
+		jen.Switch(jen.String().Parens(jen.Id("r").Dot("key").Call())).Block(cases...))
+	return jen.Add(sig(jen.Return(jen.Id("readRecord").Call(jen.Id("m"), jen.Id("i"), jen.Id(fields))))).Line().Line().Add(fn)
+}
+
+// fieldRead reads one field through the tuple or record cursor cur.
+func (g *replies) fieldRead(cur string, gt *gtype) jen.Code {
+	switch gt.kind {
+	case gString:
+		return jen.Id(cur).Dot("str").Call()
+	case gInt64:
+		return jen.Id(cur).Dot("int").Call()
+	case gFloat64:
+		return jen.Id(cur).Dot("float").Call()
+	case gBool:
+		return jen.Id(cur).Dot("bool").Call()
+	}
+	fn := "field"
+	if cur == "r" {
+		fn = "recField"
+	}
+	return jen.Id(fn).Call(jen.Id(cur), jen.Id(g.reader(gt)))
+}

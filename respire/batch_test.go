@@ -1,0 +1,72 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests need no server: argument errors stop a batch before anything
+// is sent, and NewClient does not dial.
+func TestBatchArgumentErrorSendsNothing(t *testing.T) {
+	c, err := NewClient(Options{Addr: "127.0.0.1:1", FailFast: true})
+	require.NoError(t, err)
+	defer c.Close()
+	b := c.NewBatch()
+	get := b.Get("k")
+	_, err = get.Result()
+	assert.ErrorIs(t, err, ErrNotExecuted)
+	half := 1500 * time.Millisecond
+	bad := b.Set("k", "v", &SetOptions{EX: &half, KeepTTL: true})
+	assert.Equal(t, 2, b.Len())
+
+	err = b.Exec(context.Background())
+	var ae *ArgError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "SET", ae.Command)
+	assert.ErrorAs(t, bad.Err(), &ae)
+	assert.ErrorAs(t, get.Err(), &ae, "every future of a batch that was not sent has its error")
+	assert.ErrorIs(t, b.Exec(context.Background()), ErrBatchDone)
+	late := b.Incr("n")
+	assert.ErrorIs(t, late.Err(), ErrBatchDone)
+}
+
+func TestEmptyBatch(t *testing.T) {
+	c, err := NewClient(Options{Addr: "127.0.0.1:1"})
+	require.NoError(t, err)
+	defer c.Close()
+	assert.NoError(t, c.NewBatch().Exec(context.Background()))
+}
+
+func TestArgumentValidation(t *testing.T) {
+	c, err := NewClient(Options{Addr: "127.0.0.1:1", FailFast: true})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	ex := 10 * time.Second
+	var ae *ArgError
+	for name, err := range map[string]error{
+		"two branches": c.Set(ctx, "k", "v", &SetOptions{NX: true, XX: true}),
+		"EX and KEEPTTL": c.Set(ctx, "k", "v", &SetOptions{EX: &ex, KeepTTL: true}),
+		"fraction":     func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }(),
+		"no keys":      func() error { _, err := c.Del(ctx); return err }(),
+		"no choice":    func() error { _, err := c.GeoSearch(ctx, "k", GeoSearchFrom{}, GeoSearchBy{}, nil); return err }(),
+		"missing enum": func() error { _, err := c.LMove(ctx, "a", "b", "", SideLeft); return err }(),
+		"NaN":          func() error { _, err := c.IncrByFloat(ctx, "k", nan()); return err }(),
+		"before 1970":  func() error { _, err := c.ExpireAt(ctx, "k", time.Unix(-5, 0), nil); return err }(),
+	} {
+		if assert.True(t, errors.As(err, &ae), "%s: %v", name, err) {
+			assert.NotEmpty(t, ae.Command, name)
+			assert.NotEmpty(t, ae.Argument, name)
+		}
+	}
+}
+
+func nan() float64 {
+	zero := 0.0
+	return zero / zero
+}
