@@ -15,10 +15,14 @@ import (
 // commands automatically. It is safe for concurrent use; create one and
 // share it.
 type Client struct {
-	opts  Options
-	mux   *transport.Mux
-	conns uint32
-	rr    atomic.Uint32
+	opts     Options
+	mux      *transport.Mux
+	blocking *transport.BlockingPool
+	hub      *transport.PubSub
+	cache    *clientCache // nil unless Options.ClientCache
+	conns    uint32
+	rr       atomic.Uint32
+	srvBit   atomic.Pointer[serverBitCache]
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -29,7 +33,10 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	cfg := opts.transportConfig()
 	c := &Client{opts: opts, mux: transport.NewMux(cfg)}
+	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
+	c.hub = transport.NewPubSub(cfg)
 	c.conns = uint32(c.mux.Config().Connections)
+	c.cache = newClientCache(&opts, cfg)
 	return c, nil
 }
 
@@ -46,13 +53,22 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
+	if err := c.connectCache(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
 }
 
 // Close closes the connections. Commands in flight and later commands fail
 // with an error wrapping ErrClosed. Close waits for the client's goroutines
 // to end. It is safe to call more than once.
-func (c *Client) Close() error { return c.mux.Close() }
+func (c *Client) Close() error {
+	c.closeCache()
+	c.hub.Close()
+	c.blocking.Close()
+	return c.mux.Close()
+}
 
 // Stats returns transport counters (socket reads, bytes, replies), for
 // measuring how many replies each read carries.
@@ -67,10 +83,14 @@ var cmdDo = cmdInfo{name: ""}
 //
 //	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")
 func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
+	return c.do(ctx, &cmdDo, args)
+}
+
+func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, error) {
 	if len(args) == 0 {
 		return Reply{}, newArgError("Do", "args", "no command given")
 	}
-	x := newCmd(&cmdDo)
+	x := newCmd(info)
 	name, _ := args[0].(string)
 	for i, a := range args {
 		switch v := a.(type) {
@@ -122,8 +142,11 @@ func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
 			x.Route = c.rr.Add(1)
 		}
 	}
-	if err := c.mux.Do(ctx, &x.Request); err != nil {
+	if err := c.send(ctx, x); err != nil {
 		return Reply{}, c.wrapErr(name, err)
+	}
+	if c.cache != nil {
+		c.afterUnknown(ctx)
 	}
 	if x.replyErr != nil {
 		err := x.replyErr

@@ -73,6 +73,7 @@ type cmd struct {
 	start    int
 	nargs    int
 	keyed    bool
+	keys     []string // added with argKey, for the client-side cache
 	argErr   error
 	dec      decoder
 	res      result
@@ -102,6 +103,8 @@ func (x *cmd) Recycle() {
 	x.replyErr = nil
 	x.dec = nil
 	x.res = result{}
+	clear(x.keys)
+	x.keys = x.keys[:0]
 	if cap(x.buf) > 64<<10 {
 		x.buf = make([]byte, hdrRoom, 256)
 	}
@@ -162,6 +165,7 @@ func (x *cmd) argKey(k string) {
 		x.keyed = true
 		x.Route = routeOf(k)
 	}
+	x.keys = append(x.keys, k)
 	x.arg(k)
 }
 
@@ -202,6 +206,13 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 		x.Recycle()
 		return err
 	}
+	if x.info.flags&flagBlocking != 0 {
+		err := c.execBlocking(ctx, x, dec)
+		if err == nil && c.cache != nil {
+			c.afterWrite(ctx, x)
+		}
+		return err
+	}
 	x.dec = dec
 	x.seal()
 	if !x.keyed && c.conns > 1 {
@@ -210,6 +221,9 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 	name := x.info.name
 	if err := c.mux.Do(ctx, &x.Request); err != nil {
 		return c.wrapErr(name, err)
+	}
+	if c.cache != nil {
+		c.afterWrite(ctx, x)
 	}
 	if x.replyErr != nil {
 		err := x.replyErr
@@ -221,7 +235,16 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 
 // newCmd takes a command for c. It is a method so that generated code reads
 // the same on every client type.
-func (c *Client) newCmd(info *cmdInfo) *cmd { return newCmd(info) }
+//
+// A command the connected server lacks (by the spec) fails with an
+// *UnsupportedError before anything is sent.
+func (c *Client) newCmd(info *cmdInfo) *cmd {
+	x := newCmd(info)
+	if err := c.unsupported(info); err != nil {
+		x.fail(err)
+	}
+	return x
+}
 
 // release gives x back after its result was read.
 func (c *Client) release(x *cmd) { x.Recycle() }

@@ -75,6 +75,20 @@ type Options struct {
 	// Limits bound what a broken or hostile server can make the client
 	// hold; zero fields take the defaults of package resp.
 	Limits resp.Limits
+	// BlockingPoolSize bounds the dedicated connections on which blocking
+	// commands (BLPOP, XREAD BLOCK, WAIT, ...) run, one at a time each, so
+	// they never hold up other commands. They are dialed when needed and
+	// kept while idle. A blocking command that finds them all busy waits
+	// for one until its context ends. Default 32.
+	BlockingPoolSize int
+	// PubSubBuffer is the number of messages a Subscription holds for its
+	// reader; when it is full, further messages are dropped and counted in
+	// a Gap. Default 1024. SubscriptionOptions.Buffer overrides it.
+	PubSubBuffer int
+	// ClientCache, when set, turns on server-assisted client-side caching
+	// for reads made through Client.Cached; see CacheOptions. It needs
+	// RESP3.
+	ClientCache *CacheOptions
 }
 
 func optErr(field, format string, args ...any) error {
@@ -88,6 +102,9 @@ func (o *Options) validate() error {
 	default:
 		return optErr("Protocol", "%d is not 2 or 3", o.Protocol)
 	}
+	if err := o.ClientCache.validate(o.Protocol); err != nil {
+		return err
+	}
 	switch o.Network {
 	case "", "tcp", "tcp4", "tcp6", "unix":
 	default:
@@ -98,6 +115,12 @@ func (o *Options) validate() error {
 	}
 	if o.Connections < 0 {
 		return optErr("Connections", "%d is negative", o.Connections)
+	}
+	if o.BlockingPoolSize < 0 {
+		return optErr("BlockingPoolSize", "%d is negative", o.BlockingPoolSize)
+	}
+	if o.PubSubBuffer < 0 {
+		return optErr("PubSubBuffer", "%d is negative", o.PubSubBuffer)
 	}
 	if o.Filler < FillerDefault || o.Filler > FillerOff {
 		return optErr("Filler", "unknown mode %d", o.Filler)

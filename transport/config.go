@@ -33,6 +33,11 @@ type Config struct {
 	// Filler starts a goroutine per connection that keeps reading from the
 	// socket while replies are parsed.
 	Filler bool
+	// NoDirectRead keeps a background goroutine reading at all times. By
+	// default (without filler, push handler or tracking) a caller whose
+	// reply is next reads it itself when no other goroutine is reading,
+	// which saves a goroutine hand-off per call for sequential callers.
+	NoDirectRead bool
 	// FailFast makes calls fail at once with ErrUnavailable while the
 	// connection is down, instead of waiting (bounded by their context) for
 	// the reconnect.
@@ -53,6 +58,10 @@ type Config struct {
 	OnPush func(m resp.Msg)
 	// OnConnect, when set, runs after each successful handshake.
 	OnConnect func(info ConnInfo)
+	// Tracking, when set, turns on CLIENT TRACKING on every connection and
+	// routes invalidation pushes to it; a connection that negotiates RESP2
+	// then fails its handshake with ErrTrackingNeedsRESP3.
+	Tracking *Tracking
 }
 
 // ConnInfo describes an established connection.

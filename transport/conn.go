@@ -36,6 +36,13 @@ type conn struct {
 	kick chan struct{}
 	dead chan struct{} // closed when broken
 
+	// direct lets callers read their own replies (see direct.go); reading
+	// (under mu) tells whether a goroutine holds the read role, and rkick
+	// wakes the background reader to take it.
+	direct  bool
+	reading bool
+	rkick   chan struct{}
+
 	inflight atomic.Int64
 	replies  atomic.Uint64
 	sends    atomic.Uint64
@@ -54,7 +61,9 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		info:     info,
 		kick:     make(chan struct{}, 1),
 		dead:     make(chan struct{}),
+		rkick:    make(chan struct{}, 1),
 		onBroken: onBroken,
+		direct:   !cfg.Filler && cfg.OnPush == nil && cfg.Tracking == nil && !cfg.NoDirectRead,
 	}
 	c.ping.Init(pingHandler{})
 	wg.Add(2)
@@ -145,32 +154,50 @@ func (c *conn) writeLoop() {
 }
 
 func (c *conn) readLoop() {
+	if c.direct {
+		c.backgroundReader()
+		return
+	}
 	for {
 		m, err := c.rd.Next()
 		if err != nil {
 			c.fail(err)
 			return
 		}
-		st := c.rd.Stats()
-		c.readCalls.Store(st.Reads)
-		c.readBytes.Store(st.Bytes)
-		if m[m.Value(0)].Type == resp.TypePush {
-			if c.cfg.OnPush != nil {
-				c.cfg.OnPush(m)
-			}
-			continue
-		}
-		c.mu.Lock()
-		r := c.pending.pop()
-		c.mu.Unlock()
-		if r == nil {
-			c.fail(&resp.ProtocolError{Reason: "reply received with no request pending"})
+		if _, ok := c.dispatch(m); !ok {
 			return
 		}
-		c.inflight.Add(-1)
-		c.replies.Add(1)
-		r.deliver(m)
 	}
+}
+
+// dispatch handles one message read from the connection: a push goes
+// aside, a reply to the oldest pending request. It returns the request it
+// answered (nil for a push), and false when the message broke the
+// connection.
+func (c *conn) dispatch(m resp.Msg) (*Request, bool) {
+	st := c.rd.Stats()
+	c.readCalls.Store(st.Reads)
+	c.readBytes.Store(st.Bytes)
+	if m[m.Value(0)].Type == resp.TypePush {
+		if c.cfg.Tracking != nil && c.cfg.Tracking.handlePush(m) {
+			return nil, true
+		}
+		if c.cfg.OnPush != nil {
+			c.cfg.OnPush(m)
+		}
+		return nil, true
+	}
+	c.mu.Lock()
+	r := c.pending.pop()
+	c.mu.Unlock()
+	if r == nil {
+		c.fail(&resp.ProtocolError{Reason: "reply received with no request pending"})
+		return nil, false
+	}
+	c.inflight.Add(-1)
+	c.replies.Add(1)
+	r.deliver(m)
+	return r, true
 }
 
 // fail breaks the connection: every pending request fails with an error
@@ -195,6 +222,11 @@ func (c *conn) fail(cause error) {
 	err := c.err
 	c.mu.Unlock()
 
+	if c.cfg.Tracking != nil {
+		// Invalidations may be lost with the connection: forget everything
+		// before a new connection can serve reads.
+		c.cfg.Tracking.lost()
+	}
 	close(c.dead)
 	_ = c.nc.Close()
 	for r := pend.pop(); r != nil; r = pend.pop() {
@@ -229,7 +261,9 @@ func (c *conn) sendPing() {
 	c.ping.state.Store(stateWaiting)
 	if c.send(&c.ping) != nil {
 		c.ping.state.Store(stateIdle)
+		return
 	}
+	c.ensureReader()
 }
 
 var pingCmd = resp.AppendCommand(nil, "PING")

@@ -70,8 +70,14 @@ type hsStep struct {
 func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnInfo, error) {
 	var steps []hsStep
 	proto := cfg.Protocol
-	if proto != 2 {
+	// HELLO is sent for RESP2 too (HELLO 2): it authenticates, names the
+	// connection and tells the server's name and version in one round trip.
+	helloOK := false
+	{
 		args := []string{"HELLO", "3"}
+		if proto == 2 {
+			args[1] = "2"
+		}
 		if cfg.Password != "" {
 			user := cfg.Username
 			if user == "" {
@@ -89,10 +95,14 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 		var se *ServerError
 		switch {
 		case reply.Type == resp.TypeMap || reply.Type == resp.TypeArray:
+			helloOK = true
 			info.Protocol = 3
+			if proto == 2 {
+				info.Protocol = 2
+			}
 			readHello(reply, &info)
-		case errors.As(reply.err(), &se) && proto == 0 && helloRefused(se):
-			proto = 2
+		case errors.As(reply.err(), &se) && proto != 3 && helloRefused(se):
+			// An old server or a proxy: AUTH and CLIENT SETNAME below.
 		default:
 			if e := reply.err(); e != nil {
 				return info, &HandshakeError{Step: "HELLO", Err: e}
@@ -100,7 +110,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 			return info, &HandshakeError{Step: "HELLO", Err: errors.New("unexpected reply " + reply.Type.String())}
 		}
 	}
-	if proto == 2 {
+	if !helloOK {
 		info.Protocol = 2
 		if cfg.Password != "" {
 			if cfg.Username != "" {
@@ -115,6 +125,12 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 	}
 	if cfg.DB != 0 {
 		steps = append(steps, hsStep{"SELECT", []string{"SELECT", strconv.Itoa(cfg.DB)}})
+	}
+	if cfg.Tracking != nil {
+		if info.Protocol != 3 {
+			return info, &HandshakeError{Step: "CLIENT TRACKING", Err: ErrTrackingNeedsRESP3}
+		}
+		steps = append(steps, hsStep{"CLIENT TRACKING", cfg.Tracking.command()})
 	}
 	if len(steps) == 0 {
 		return info, nil

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -18,7 +19,12 @@ type Mux struct {
 	cancel context.CancelFunc
 	closed atomic.Bool
 	wg     sync.WaitGroup
+	info   atomic.Pointer[ConnInfo]
 }
+
+// ServerInfo describes the server as of the newest handshake; nil before
+// the first connection. The value is replaced, never changed, on reconnect.
+func (m *Mux) ServerInfo() *ConnInfo { return m.info.Load() }
 
 // NewMux returns a Mux for cfg. It dials nothing until the first request or
 // Connect.
@@ -77,6 +83,9 @@ func (m *Mux) Do(ctx context.Context, r *Request) error {
 			s.drop(c)
 			continue
 		}
+		if c.direct {
+			return c.waitDirect(ctx, r)
+		}
 		return wait(ctx, r)
 	}
 }
@@ -101,8 +110,10 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		return fmt.Errorf("not sent: %w", err)
 	}
+	var c *conn
 	for {
-		c, err := s.get(ctx, m.cfg.FailFast)
+		var err error
+		c, err = s.get(ctx, m.cfg.FailFast)
 		if err != nil {
 			for _, r := range rs {
 				r.handler.Recycle()
@@ -121,18 +132,46 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		break
 	}
-	for i, r := range rs {
-		if err := wait(ctx, r); err != nil {
-			// wait has given r back; give back the ones that completed and
-			// abandon the rest.
-			for _, done := range rs[:i] {
-				done.handler.Recycle()
-			}
-			for _, rest := range rs[i+1:] {
-				abandon(rest)
+	// Replies come in order, so once the last is in, all are: wait for it
+	// alone (reading directly when possible), then collect the rest.
+	last := rs[len(rs)-1]
+	var err error
+	if c.direct {
+		err = c.waitDirect(ctx, last)
+	} else {
+		err = wait(ctx, last)
+	}
+	rest := rs[:len(rs)-1]
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+			// last was abandoned; the others may still be owed.
+			for _, r := range rest {
+				abandon(r)
 			}
 			return err
 		}
+		// The connection failed last, so it failed or answered all the
+		// others before it.
+		for _, r := range rest {
+			<-r.done
+			r.state.Store(stateIdle)
+			r.handler.Recycle()
+		}
+		return err
+	}
+	var first error
+	for _, r := range rest {
+		<-r.done
+		r.state.Store(stateIdle)
+		if r.err != nil && first == nil {
+			first = r.err
+		}
+	}
+	if first != nil {
+		for _, r := range rs {
+			r.handler.Recycle()
+		}
+		return first
 	}
 	return nil
 }
@@ -356,6 +395,7 @@ func (s *slot) dialLoop() {
 				_ = nc.Close()
 				return
 			}
+			m.info.Store(&info)
 			c := newConn(&m.cfg, nc, rd, info, &m.wg, s.drop)
 			s.cur.Store(c)
 			s.lastErr = nil

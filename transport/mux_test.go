@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -268,4 +269,65 @@ func TestFifoWraps(t *testing.T) {
 		}
 	}
 	assert.Nil(t, q.pop())
+}
+
+// TestDirectReadStress mixes sequential and concurrent callers, some of
+// whose contexts end early, over both read modes: every answered caller
+// gets its own reply and nobody hangs.
+func TestDirectReadStress(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		return "$" + strconv.Itoa(len(args[1])) + "\r\n" + args[1] + "\r\n"
+	})
+	for _, noDirect := range []bool{false, true} {
+		m := NewMux(Config{Addr: p.ln.Addr().String(), NoDirectRead: noDirect})
+		var wg sync.WaitGroup
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 300 {
+					want := strconv.Itoa(g) + ":" + strconv.Itoa(i)
+					ctx := context.Background()
+					var cancel context.CancelFunc = func() {}
+					switch i % 7 {
+					case 3:
+						ctx, cancel = context.WithTimeout(ctx, time.Duration(i%5)*time.Microsecond)
+					case 5:
+						ctx, cancel = context.WithCancel(ctx)
+					}
+					r := newTestReq("ECHO", want)
+					err := m.Do(ctx, &r.Request)
+					cancel()
+					if err != nil {
+						if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+							t.Errorf("unexpected error %v", err)
+							return
+						}
+						continue
+					}
+					if r.got != want {
+						t.Errorf("got %q, want %q", r.got, want)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		// Batches read directly too.
+		rs := []*Request{}
+		var trs []*testReq
+		for i := range 50 {
+			tr := newTestReq("ECHO", strconv.Itoa(i))
+			trs = append(trs, tr)
+			rs = append(rs, &tr.Request)
+		}
+		require.NoError(t, m.DoMulti(context.Background(), rs))
+		for i, tr := range trs {
+			require.Equal(t, strconv.Itoa(i), tr.got)
+		}
+		require.NoError(t, m.Close())
+	}
 }

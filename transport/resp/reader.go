@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Buffer sizing. The read buffer starts at initialBufSize and doubles while a
@@ -62,6 +63,9 @@ type Reader struct {
 
 	err   error // sticky
 	rdErr error // error returned by rd together with data, reported later
+	// inMsg is set while a value is partly parsed, so that Next resumes it
+	// after a read deadline instead of starting over.
+	inMsg bool
 
 	lastBytes int // size of the last returned value
 	lastNodes int
@@ -98,7 +102,7 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.base, r.start, r.pos, r.end, r.scanned = 0, 0, 0, 0, 0
 	r.nodes, r.spans, r.stack = r.nodes[:0], r.spans[:0], r.stack[:0]
 	r.pendingBulk, r.bulkLen = false, 0
-	r.err, r.rdErr = nil, nil
+	r.err, r.rdErr, r.inMsg = nil, nil, false
 	r.lastBytes, r.lastNodes = 0, 0
 	r.stats = ReaderStats{}
 	if len(r.buf) > maxRetainBuf || r.buf == nil {
@@ -108,6 +112,10 @@ func (r *Reader) Reset(rd io.Reader) {
 		r.nodes, r.spans = nil, nil
 	}
 }
+
+// Buffered returns the number of bytes read from the stream and not yet
+// returned as part of a value.
+func (r *Reader) Buffered() int { return r.end - r.pos }
 
 // Stats returns the counters of r.
 func (r *Reader) Stats() ReaderStats { return r.stats }
@@ -122,12 +130,18 @@ func (r *Reader) Stats() ReaderStats { return r.stats }
 // values; a stream that ends inside a value gives an error wrapping
 // io.ErrUnexpectedEOF. Malformed or over-limit input gives a *ProtocolError
 // (errors.Is(err, ErrProtocol)). Every error is sticky: once Next fails, it
-// keeps failing with the same error until Reset.
+// keeps failing with the same error until Reset, except a read deadline
+// (os.ErrDeadlineExceeded from the underlying reader): that error is
+// returned as it is and the next call resumes the same value, so a caller
+// may bound a read in time without losing its place in the stream.
 func (r *Reader) Next() (Msg, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	r.beginMessage()
+	if !r.inMsg {
+		r.beginMessage()
+		r.inMsg = true
+	}
 	empty := 0
 	for {
 		done, err := r.parse()
@@ -148,6 +162,9 @@ func (r *Reader) Next() (Msg, error) {
 				continue
 			}
 			err = io.ErrNoProgress
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, err
 		}
 		if errors.Is(err, io.EOF) && r.end > r.start {
 			err = fmt.Errorf("resp: stream ended inside a value at byte %d: %w",
@@ -179,6 +196,7 @@ func (r *Reader) beginMessage() {
 // finishMessage points the nodes' Data at the buffer, now that it no longer
 // moves, and returns the message.
 func (r *Reader) finishMessage() Msg {
+	r.inMsg = false
 	base := r.buf[r.start:r.pos]
 	for i, s := range r.spans {
 		if s.n >= 0 {

@@ -1,0 +1,165 @@
+// Command load runs Respire and its peers through the scenario shapes of
+// the load harness (get-1k-seq ... get-8k-pipe32) against one server,
+// interleaving clients and repeating rounds, and verifies every reply byte
+// for byte. Per cell it reports ops/s, p50/p99 latency, client CPU per op,
+// allocations per op, the server's commands per read and, for Respire, the
+// bytes each parse pass found; redis-benchmark on the same server and shapes
+// is the ceiling. It prints a Markdown table and writes JSON.
+//
+//	go run ./cmd/load                      # starts Redis 8.0 itself
+//	go run ./cmd/load -addr 127.0.0.1:6379 -duration 5s -rounds 5
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/respire-go/respire/benchmarks/internal/clients"
+	"github.com/respire-go/respire/benchmarks/internal/server"
+	"github.com/respire-go/respire/tests/harness"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		addr     = flag.String("addr", "", "server to use (host:port); by default the tool starts one through the test harness")
+		flavor   = flag.String("flavor", string(server.FlavorFromEnv()), "server flavor to start: redis-7.0, redis-8.0, valkey-8.1 (default from "+server.FlavorEnv+")")
+		duration = flag.Duration("duration", 2*time.Second, "measured time per cell")
+		warmup   = flag.Duration("warmup", 300*time.Millisecond, "unmeasured time per cell before measuring")
+		rounds   = flag.Int("rounds", 3, "rounds over every client and shape")
+		clist    = flag.String("clients", strings.Join(clients.Names, ","), "clients, comma-separated")
+		slist    = flag.String("shapes", shapeNames(), "shapes, comma-separated")
+		jsonPath = flag.String("json", "load.json", "write the results as JSON here (empty: do not)")
+		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
+	)
+	flag.Parse()
+
+	rep := &Report{Meta: Meta{
+		Started:    time.Now().UTC(),
+		GoVersion:  runtime.Version(),
+		GOOS:       runtime.GOOS,
+		GOARCH:     runtime.GOARCH,
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		NumCPU:     runtime.NumCPU(),
+		Duration:   duration.String(),
+		Warmup:     warmup.String(),
+		Rounds:     *rounds,
+		Clients:    split(*clist),
+		Shapes:     split(*slist),
+	}}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		rep.Meta.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	var sel []shape
+	for _, name := range rep.Meta.Shapes {
+		s, err := shapeByName(name)
+		if err != nil {
+			return err
+		}
+		sel = append(sel, s)
+	}
+
+	ctx := context.Background()
+	if *addr == "" {
+		srv, err := server.Start(harness.Flavor(*flavor))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		*addr = srv.Addr
+		rep.Meta.Server = srv.Flavor + " " + srv.Version
+	} else {
+		if err := server.Seed(*addr); err != nil {
+			return err
+		}
+		rep.Meta.Server = "server at " + *addr
+	}
+	obs, err := server.NewObserver(*addr)
+	if err != nil {
+		return err
+	}
+	defer obs.Close()
+
+	names := rep.Meta.Clients
+	rep.Meta.RedisBenchmark = "off"
+	if *rbench != "off" {
+		if p, err := exec.LookPath(*rbench); err != nil {
+			rep.Meta.RedisBenchmark = "not found (install redis-tools)"
+		} else {
+			out, _ := exec.Command(p, "--version").Output()
+			rep.Meta.RedisBenchmark = strings.TrimSpace(string(out))
+			*rbench = p
+			names = append(names, ceilingName)
+		}
+	}
+
+	var failed error
+	for round := range *rounds {
+		// Rotate the order every round so that no client always runs
+		// right after the same neighbour.
+		order := slices.Concat(names[round%len(names):], names[:round%len(names)])
+		for _, s := range sel {
+			for _, name := range order {
+				cfg := cellConfig{Client: name, Shape: s, Addr: *addr, Duration: *duration, Warmup: *warmup}
+				var m Measurement
+				var err error
+				if name == ceilingName {
+					m, err = redisBenchmark(ctx, *rbench, cfg, obs)
+				} else {
+					m, err = runCell(ctx, cfg, obs)
+				}
+				c := rep.cell(name, s.Name)
+				if err != nil {
+					c.Error = err.Error()
+					failed = errors.Join(failed, fmt.Errorf("%s %s: %w", name, s.Name, err))
+					fmt.Fprintf(os.Stderr, "round %d %-14s %-16s ERROR %v\n", round+1, s.Name, name, err)
+					continue
+				}
+				c.Rounds = append(c.Rounds, m)
+				fmt.Fprintf(os.Stderr, "round %d %-14s %-16s %10.0f ops/s  p50 %7.1fµs  p99 %7.1fµs\n",
+					round+1, s.Name, name, m.OpsPerSec, m.P50us, m.P99us)
+			}
+		}
+	}
+	rep.summarize()
+	rep.writeMarkdown(os.Stdout)
+	if *jsonPath != "" {
+		if err := rep.writeJSON(*jsonPath); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "wrote", *jsonPath)
+	}
+	return failed
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func shapeNames() string {
+	names := make([]string, len(shapes))
+	for i, s := range shapes {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is everything one run of the tool measured; it is what the JSON
+// file holds.
+type Report struct {
+	Meta  Meta    `json:"meta"`
+	Cells []*Cell `json:"cells"`
+}
+
+// Meta describes the run.
+type Meta struct {
+	Started        time.Time `json:"started"`
+	GoVersion      string    `json:"go_version"`
+	GOOS           string    `json:"goos"`
+	GOARCH         string    `json:"goarch"`
+	GOMAXPROCS     int       `json:"gomaxprocs"`
+	NumCPU         int       `json:"num_cpu"`
+	Server         string    `json:"server"`
+	Duration       string    `json:"duration_per_cell"`
+	Warmup         string    `json:"warmup_per_cell"`
+	Rounds         int       `json:"rounds"`
+	Clients        []string  `json:"clients"`
+	Shapes         []string  `json:"shapes"`
+	RedisBenchmark string    `json:"redis_benchmark"`
+	LoadAverage    string    `json:"load_average,omitempty"`
+}
+
+// Cell holds the rounds of one client on one shape and their medians.
+type Cell struct {
+	Client string        `json:"client"`
+	Shape  string        `json:"shape"`
+	Rounds []Measurement `json:"rounds"`
+	Median Measurement   `json:"median"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// summarize sets each cell's Median, field by field.
+func (r *Report) summarize() {
+	for _, c := range r.Cells {
+		if len(c.Rounds) == 0 {
+			continue
+		}
+		med := func(f func(Measurement) float64) float64 {
+			v := make([]float64, len(c.Rounds))
+			for i, m := range c.Rounds {
+				v[i] = f(m)
+			}
+			return median(v)
+		}
+		c.Median = Measurement{
+			Ops:                int64(med(func(m Measurement) float64 { return float64(m.Ops) })),
+			Seconds:            med(func(m Measurement) float64 { return m.Seconds }),
+			OpsPerSec:          med(func(m Measurement) float64 { return m.OpsPerSec }),
+			P50us:              med(func(m Measurement) float64 { return m.P50us }),
+			P99us:              med(func(m Measurement) float64 { return m.P99us }),
+			CPUusPerOp:         med(func(m Measurement) float64 { return m.CPUusPerOp }),
+			CtxSwPerOp:         med(func(m Measurement) float64 { return m.CtxSwPerOp }),
+			AllocsOp:           med(func(m Measurement) float64 { return m.AllocsOp }),
+			BytesOp:            med(func(m Measurement) float64 { return m.BytesOp }),
+			SrvCmdsPerRead:     med(func(m Measurement) float64 { return m.SrvCmdsPerRead }),
+			ClientBytesPerRead: med(func(m Measurement) float64 { return m.ClientBytesPerRead }),
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func (r *Report) cell(client, shape string) *Cell {
+	for _, c := range r.Cells {
+		if c.Client == client && c.Shape == shape {
+			return c
+		}
+	}
+	c := &Cell{Client: client, Shape: shape}
+	r.Cells = append(r.Cells, c)
+	return c
+}
+
+// baseline is the client the ratio column compares with.
+const baseline = "respire-nofiller"
+
+// writeMarkdown prints one table per shape, medians over the rounds.
+func (r *Report) writeMarkdown(w io.Writer) {
+	m := r.Meta
+	fmt.Fprintf(w, "## Load: %s, %s %s/%s, GOMAXPROCS=%d (NumCPU %d)\n\n", m.Server, m.GoVersion, m.GOOS, m.GOARCH, m.GOMAXPROCS, m.NumCPU)
+	fmt.Fprintf(w, "%d rounds × %s per cell (after %s warm-up), clients interleaved; medians over rounds. redis-benchmark: %s.", m.Rounds, m.Duration, m.Warmup, m.RedisBenchmark)
+	if m.LoadAverage != "" {
+		fmt.Fprintf(w, " Load average at start: %s.", m.LoadAverage)
+	}
+	fmt.Fprintf(w, "\nLatency is per command, per pipeline for pipe32. `×%s` is this client's ops/s divided by %s's.\n\n", baseline, baseline)
+	for _, shape := range m.Shapes {
+		fmt.Fprintf(w, "### %s\n\n", shape)
+		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | srv cmds/read | client B/read |\n", baseline)
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		var base float64
+		for _, c := range r.Cells {
+			if c.Shape == shape && c.Client == baseline && c.Error == "" {
+				base = c.Median.OpsPerSec
+			}
+		}
+		for _, c := range r.Cells {
+			if c.Shape != shape {
+				continue
+			}
+			if c.Error != "" {
+				fmt.Fprintf(w, "| %s | error: %s ||||||||||\n", c.Client, strings.ReplaceAll(c.Error, "|", "/"))
+				continue
+			}
+			x := c.Median
+			ratio := "–"
+			if base > 0 {
+				ratio = fmt.Sprintf("%.2f", x.OpsPerSec/base)
+			}
+			allocs, bytes, bpr := fmt.Sprintf("%.2f", x.AllocsOp), fmt.Sprintf("%.0f", x.BytesOp), "–"
+			if c.Client == ceilingName {
+				allocs, bytes = "–", "–"
+			}
+			if x.ClientBytesPerRead > 0 {
+				bpr = fmt.Sprintf("%.0f", x.ClientBytesPerRead)
+			}
+			csw := fmt.Sprintf("%.2f", x.CtxSwPerOp)
+			if c.Client == ceilingName {
+				csw = "–"
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %.2f | %s |\n",
+				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, x.SrvCmdsPerRead, bpr)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func (r *Report) writeJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}

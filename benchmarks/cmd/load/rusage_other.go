@@ -1,0 +1,13 @@
+//go:build !unix
+
+package main
+
+import "time"
+
+// usage is not measured on this platform; CPU and context switches read 0.
+type usage struct {
+	cpu time.Duration
+	csw int64
+}
+
+func selfUsage() usage { return usage{} }

@@ -1,0 +1,53 @@
+// Package clients puts Respire and its peers (go-redis, rueidis, redigo)
+// behind one small interface, each configured the way a typical user would
+// configure it for a server shared by up to 64 goroutines. The benchmarks
+// and the load tool measure them only through this interface, so every
+// client pays the same (one interface call per operation) overhead.
+package clients
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Client is what a benchmark does with a client.
+type Client interface {
+	Get(ctx context.Context, key string) (string, error)
+	Set(ctx context.Context, key, value string) error
+	Incr(ctx context.Context, key string) (int64, error)
+	// GetPipe sends one GET per key as one pipeline and stores the values
+	// in vals (len(vals) == len(keys)).
+	GetPipe(ctx context.Context, keys, vals []string) error
+	Close() error
+}
+
+// ReadStatser is implemented by clients that count their socket reads
+// (Respire): Bytes/Reads is the number of bytes each parse pass found.
+type ReadStatser interface {
+	ReadStats() (reads, bytes int64)
+}
+
+// PoolSize is the connection pool size given to pooled peers (go-redis,
+// redigo): enough for the 64 goroutines of the conc64 shapes.
+const PoolSize = 64
+
+// Names lists the clients, in the order benchmarks run them.
+var Names = []string{"respire-nofiller", "respire-filler", "goredis", "rueidis", "redigo"}
+
+// New connects client name to addr.
+func New(ctx context.Context, name, addr string) (Client, error) {
+	switch name {
+	case "respire-nofiller":
+		return newRespire(ctx, addr, false)
+	case "respire-filler":
+		return newRespire(ctx, addr, true)
+	case "goredis":
+		return newGoRedis(ctx, addr)
+	case "rueidis":
+		return newRueidis(addr)
+	case "redigo":
+		return newRedigo(addr)
+	}
+	return nil, fmt.Errorf("unknown client %q (known: %s)", name, strings.Join(Names, ", "))
+}

@@ -1,0 +1,529 @@
+package cache
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Policy chooses which entry a full shard evicts.
+type Policy uint8
+
+const (
+	// S3FIFO is the default. New entries enter a small FIFO; those hit
+	// again while there move to a main FIFO, where a 2-bit hit counter
+	// buys extra rounds. Keys evicted from the small FIFO are remembered
+	// (hashes only) so that they enter the main FIFO when they come back.
+	// A hit bumps the counter under the shard's read lock. On a Zipf
+	// trace it keeps 3 to 7 more points of hit ratio than CLOCK and LRU
+	// when the cache holds 10% or less of the keys (see BenchmarkPolicy),
+	// at a hit-path cost within a few ns of CLOCK's.
+	S3FIFO Policy = iota
+	// CLOCK (second chance): a hit sets a reference bit under the shard's
+	// read lock; eviction gives referenced entries one more round.
+	CLOCK
+	// LRU moves an entry to the back of its list on every hit, which
+	// needs the shard's write lock: hits on one shard serialize.
+	LRU
+)
+
+func (p Policy) String() string {
+	switch p {
+	case CLOCK:
+		return "clock"
+	case LRU:
+		return "lru"
+	case S3FIFO:
+		return "s3fifo"
+	}
+	return "unknown"
+}
+
+// Config configures a Store.
+type Config struct {
+	// MaxBytes bounds the bytes the store accounts for. It must be
+	// positive.
+	MaxBytes int64
+	// Policy is the eviction policy; the zero value is S3FIFO.
+	Policy Policy
+	// Shards is the number of shards, rounded up to a power of two. Zero
+	// chooses 64, fewer when that would leave a shard less than 64 KiB.
+	Shards int
+}
+
+// Value is a cached reply. Str holds a string value (so that a cached GET
+// returns it without allocating), Int and Float numbers; Any holds anything
+// else and must never be modified once stored; Miss records that the key
+// did not exist.
+type Value struct {
+	Str   string
+	Int   int64
+	Float float64
+	Any   any
+	Miss  bool
+}
+
+// Stats are the store's counters.
+type Stats struct {
+	Hits, Misses  int64
+	Evictions     int64 // entries dropped to make room
+	Invalidations int64 // keys invalidated that held entries
+	Flushes       int64
+	Bytes         int64 // bytes in use, as accounted
+	MaxBytes      int64
+	Entries       int64
+}
+
+// Store is a sharded, byte-bounded cache of values per key. It is safe for
+// concurrent use.
+type Store struct {
+	shards []shard
+	mask   uint64
+	seed   maphash.Seed
+	policy Policy
+	max    int64
+	base   time.Time
+	// epoch changes on every Flush; a Fill begun in an older epoch
+	// stores nothing.
+	epoch   atomic.Uint64
+	flushes atomic.Int64
+}
+
+// New returns an empty store.
+func New(cfg Config) *Store {
+	if cfg.MaxBytes <= 0 {
+		panic("cache: MaxBytes must be positive")
+	}
+	n := cfg.Shards
+	if n <= 0 {
+		n = 64
+		for n > 1 && cfg.MaxBytes/int64(n) < 64<<10 {
+			n /= 2
+		}
+	}
+	n = 1 << bits.Len(uint(n-1))
+	s := &Store{
+		shards: make([]shard, n),
+		mask:   uint64(n - 1),
+		seed:   maphash.MakeSeed(),
+		policy: cfg.Policy,
+		max:    cfg.MaxBytes,
+		base:   time.Now(),
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.s = s
+		sh.max = cfg.MaxBytes / int64(n)
+		sh.keys = make(map[string]*keyNode)
+		sh.pending = make(map[string]*pending)
+	}
+	return s
+}
+
+// Now returns the store's clock: monotonic nanoseconds since New. Expiry
+// deadlines given to Fill.Put are on this clock.
+func (s *Store) Now() int64 { return int64(time.Since(s.base)) }
+
+// Deadline converts a point in time to the store's clock.
+func (s *Store) Deadline(t time.Time) int64 { return int64(t.Sub(s.base)) }
+
+func (s *Store) shardOf(key string) *shard {
+	return &s.shards[maphash.String(s.seed, key)&s.mask]
+}
+
+// GetString is the hit path of a plain string read (GET): it returns the
+// value cached for key, and whether the key was cached as missing. ok is
+// false when nothing valid is cached.
+func (s *Store) GetString(key string) (v string, miss, ok bool) {
+	sh := s.shardOf(key)
+	sh.mu.RLock()
+	var e *entry
+	if kn := sh.keys[key]; kn != nil {
+		e = kn.plain
+	}
+	// The clock is read only for entries that expire; the read lock keeps
+	// e alive meanwhile.
+	if e == nil || (e.expire != 0 && s.Now() >= e.expire) {
+		sh.mu.RUnlock()
+		sh.misses.Add(1)
+		return "", false, false
+	}
+	v, miss = e.val.Str, e.val.Miss
+	sh.hit(e)
+	return v, miss, true
+}
+
+// Get returns the value cached for key under variant sub ("" or nil is the
+// plain string value).
+func (s *Store) Get(key string, sub []byte) (Value, bool) {
+	sh := s.shardOf(key)
+	sh.mu.RLock()
+	var e *entry
+	if kn := sh.keys[key]; kn != nil {
+		if len(sub) == 0 {
+			e = kn.plain
+		} else {
+			e = kn.subs[string(sub)]
+		}
+	}
+	if e == nil || (e.expire != 0 && s.Now() >= e.expire) {
+		sh.mu.RUnlock()
+		sh.misses.Add(1)
+		return Value{}, false
+	}
+	v := e.val
+	sh.hit(e)
+	return v, true
+}
+
+// Fill is a read in flight for one key, begun with Begin. Exactly one of
+// Done (after any number of Put) must be called.
+type Fill struct {
+	sh    *shard
+	key   string
+	p     *pending
+	gen   uint64
+	epoch uint64
+}
+
+// pending counts the fills in flight for a key and its invalidations.
+type pending struct {
+	gen  uint64
+	refs int
+}
+
+// Begin registers a read of key that is about to be sent. Call it before
+// the command leaves the process.
+func (s *Store) Begin(key string) Fill {
+	sh := s.shardOf(key)
+	sh.mu.Lock()
+	p := sh.pending[key]
+	if p == nil {
+		p = &pending{}
+		sh.pending[key] = p
+	}
+	p.refs++
+	f := Fill{sh: sh, key: key, p: p, gen: p.gen, epoch: s.epoch.Load()}
+	sh.mu.Unlock()
+	return f
+}
+
+// Valid reports whether no invalidation of the key and no flush happened
+// since Begin.
+func (f *Fill) Valid() bool {
+	f.sh.mu.RLock()
+	ok := f.valid()
+	f.sh.mu.RUnlock()
+	return ok
+}
+
+func (f *Fill) valid() bool {
+	return f.p != nil && f.p.gen == f.gen && f.sh.s.epoch.Load() == f.epoch
+}
+
+// Put stores v as the key's variant sub if the fill is still valid, and
+// reports whether it did. size is the bytes v holds beyond its headers
+// (the string's length, a map's keys and values); expire is a deadline on
+// the store's clock, or 0 for none. A value too large for its shard is not
+// stored.
+func (f *Fill) Put(sub string, v Value, size int64, expire int64) bool {
+	sh := f.sh
+	sh.mu.Lock()
+	ok := f.valid()
+	if ok {
+		ok = sh.put(f.key, sub, v, size, expire)
+	}
+	sh.mu.Unlock()
+	return ok
+}
+
+// Done ends the fill.
+func (f *Fill) Done() {
+	if f.p == nil {
+		return
+	}
+	sh := f.sh
+	sh.mu.Lock()
+	f.p.refs--
+	if f.p.refs == 0 && sh.pending[f.key] == f.p {
+		delete(sh.pending, f.key)
+	}
+	sh.mu.Unlock()
+	f.p = nil
+}
+
+// Invalidate drops every entry of key and spoils the fills of key in
+// flight. key is only read during the call.
+func (s *Store) Invalidate(key []byte) {
+	sh := &s.shards[maphash.Bytes(s.seed, key)&s.mask]
+	sh.mu.Lock()
+	sh.invalidate(string(key))
+	sh.mu.Unlock()
+}
+
+// InvalidateString is Invalidate for a string key.
+func (s *Store) InvalidateString(key string) {
+	sh := s.shardOf(key)
+	sh.mu.Lock()
+	sh.invalidate(key)
+	sh.mu.Unlock()
+}
+
+// Flush drops every entry and spoils every fill in flight.
+func (s *Store) Flush() {
+	s.epoch.Add(1)
+	s.flushes.Add(1)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.clear()
+		sh.mu.Unlock()
+	}
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	st := Stats{MaxBytes: s.max, Flushes: s.flushes.Load()}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		st.Hits += sh.hits.Load()
+		st.Misses += sh.misses.Load()
+		sh.mu.RLock()
+		st.Bytes += sh.used
+		st.Entries += sh.entries
+		st.Evictions += sh.evictions
+		st.Invalidations += sh.invalidations
+		sh.mu.RUnlock()
+	}
+	return st
+}
+
+// Sizes of the bookkeeping, from the Go memory layout: the structs
+// themselves, rounded to their allocation size class, and a map slot
+// (string header, pointer and control byte at the maps' 7/8 load).
+var (
+	entryCost = int64(sizeClass(int(unsafe.Sizeof(entry{}))))
+	keyCost   = int64(sizeClass(int(unsafe.Sizeof(keyNode{}))) + mapSlot)
+	ghostCost = int64(8 + 16) // ring slot and map slot
+)
+
+const mapSlot = 32
+
+// StringSize is the heap size of a string of n bytes.
+func StringSize(n int) int64 { return int64(sizeClass(n)) }
+
+// sizeClass approximates the allocator's size class for n bytes: steps of
+// 16 bytes up to 512, then steps of 1/8 of the next power of two.
+func sizeClass(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	if n <= 512 {
+		return (n + 15) &^ 15
+	}
+	step := (1 << bits.Len(uint(n-1))) / 8
+	return (n + step - 1) / step * step
+}
+
+// padding keeps shards on separate cache lines.
+type padding [64]byte
+
+// shard is one lock's worth of the store.
+type shard struct {
+	mu sync.RWMutex
+	// The hit counters share the lock's cache line: a hit writes both.
+	hits, misses atomic.Int64
+	s            *Store
+	keys         map[string]*keyNode
+	pending      map[string]*pending
+	used         int64
+	max          int64
+	entries      int64
+
+	main       list // CLOCK, LRU, and the main FIFO of S3FIFO
+	small      list // S3FIFO only
+	ghost      ghost
+	smallBytes int64
+
+	evictions, invalidations int64
+	_                        padding
+}
+
+// keyNode holds the entries of one key.
+type keyNode struct {
+	plain *entry
+	subs  map[string]*entry
+}
+
+// entry is one cached value.
+type entry struct {
+	val        Value
+	key        string
+	sub        string
+	expire     int64
+	size       int64 // accounted bytes
+	freq       atomic.Uint32
+	inSmall    bool
+	linked     bool // in one of the shard's lists
+	prev, next *entry
+}
+
+// hit records a hit on e and releases the read lock.
+func (sh *shard) hit(e *entry) {
+	switch sh.s.policy {
+	case CLOCK:
+		if e.freq.Load() == 0 {
+			e.freq.Store(1)
+		}
+	case S3FIFO:
+		if f := e.freq.Load(); f < 3 {
+			e.freq.Store(f + 1)
+		}
+	case LRU:
+		sh.mu.RUnlock()
+		sh.hits.Add(1)
+		sh.mu.Lock()
+		// e may have been removed (or the shard cleared) meanwhile.
+		if e.linked {
+			sh.main.unlink(e)
+			sh.main.pushBack(e)
+		}
+		sh.mu.Unlock()
+		return
+	}
+	sh.mu.RUnlock()
+	sh.hits.Add(1)
+}
+
+func (sh *shard) put(key, sub string, v Value, size int64, expire int64) bool {
+	kn := sh.keys[key]
+	if kn != nil {
+		var old *entry
+		if sub == "" {
+			old = kn.plain
+		} else {
+			old = kn.subs[sub]
+		}
+		if old != nil {
+			sh.remove(old)
+		}
+	}
+	cost := entryCost + StringSize(len(sub)) + size
+	if sub != "" {
+		cost += mapSlot
+	}
+	for {
+		need := cost
+		kn = sh.keys[key]
+		if kn == nil {
+			need += keyCost + StringSize(len(key))
+		}
+		if need > sh.max {
+			return false
+		}
+		if sh.used+need <= sh.max {
+			break
+		}
+		victim := sh.victim()
+		if victim == nil {
+			return false
+		}
+		sh.remove(victim)
+		sh.evictions++
+	}
+	if kn == nil {
+		key = cloneString(key)
+		kn = &keyNode{}
+		sh.keys[key] = kn
+		sh.used += keyCost + StringSize(len(key))
+	} else {
+		key = sh.keyOf(kn, key)
+	}
+	e := &entry{val: v, key: key, sub: sub, expire: expire, size: cost}
+	if sub == "" {
+		kn.plain = e
+	} else {
+		if kn.subs == nil {
+			kn.subs = make(map[string]*entry, 1)
+		}
+		kn.subs[sub] = e
+	}
+	sh.used += cost
+	sh.entries++
+	sh.admit(e)
+	return true
+}
+
+// keyOf returns the store's own copy of key, shared by its entries.
+func (sh *shard) keyOf(kn *keyNode, key string) string {
+	if kn.plain != nil {
+		return kn.plain.key
+	}
+	for _, e := range kn.subs {
+		return e.key
+	}
+	return cloneString(key)
+}
+
+func cloneString(s string) string {
+	if s == "" {
+		return ""
+	}
+	return string([]byte(s))
+}
+
+// remove unlinks e and frees its bytes, and its key's when it was the last.
+func (sh *shard) remove(e *entry) {
+	kn := sh.keys[e.key]
+	if kn == nil {
+		return
+	}
+	if e.sub == "" {
+		if kn.plain != e {
+			return
+		}
+		kn.plain = nil
+	} else {
+		if kn.subs[e.sub] != e {
+			return
+		}
+		delete(kn.subs, e.sub)
+	}
+	sh.unlinkPolicy(e)
+	sh.used -= e.size
+	sh.entries--
+	if kn.plain == nil && len(kn.subs) == 0 {
+		delete(sh.keys, e.key)
+		sh.used -= keyCost + StringSize(len(e.key))
+	}
+}
+
+func (sh *shard) invalidate(key string) {
+	if p := sh.pending[key]; p != nil {
+		p.gen++
+	}
+	kn := sh.keys[key]
+	if kn == nil {
+		return
+	}
+	sh.invalidations++
+	if kn.plain != nil {
+		sh.remove(kn.plain)
+	}
+	for _, e := range kn.subs {
+		sh.remove(e)
+	}
+}
+
+func (sh *shard) clear() {
+	clear(sh.keys)
+	sh.main.drop()
+	sh.small.drop()
+	sh.smallBytes = 0
+	sh.ghost.reset()
+	sh.used = 0
+	sh.entries = 0
+}

@@ -1,0 +1,58 @@
+package respire
+
+import (
+	"context"
+
+	"github.com/respire-go/respire/transport"
+)
+
+// ErrPoolExhausted is wrapped by the error of a blocking command (BLPOP,
+// XREAD BLOCK, WAIT, ...) that found all Options.BlockingPoolSize
+// connections busy until its context ended. The error also wraps the
+// context's error and names the pool size.
+var ErrPoolExhausted = transport.ErrPoolExhausted
+
+// execBlocking is exec for commands the spec flags as blocking: they run on
+// a connection of the blocking pool, never on the multiplexed ones. The
+// contract is exec's.
+func (c *Client) execBlocking(ctx context.Context, x *cmd, dec decoder) error {
+	x.dec = dec
+	x.seal()
+	name := x.info.name
+	if err := c.blocking.Do(ctx, &x.Request); err != nil {
+		return c.wrapErr(name, err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return err
+	}
+	return nil
+}
+
+// cmdDoBlocking describes the commands given to DoBlocking.
+var cmdDoBlocking = cmdInfo{name: "", flags: flagBlocking}
+
+// DoBlocking is Do for a command that may block on the server and that the
+// typed methods do not cover, such as a module's blocking command: it runs
+// on a connection of the blocking pool (Options.BlockingPoolSize), so it
+// holds up no other command. Typed methods of blocking commands (BLPop,
+// XRead with Block, ...) use the pool by themselves. A null reply, such as
+// the server's timeout reply of BLPOP, gives Nil.
+//
+// When every connection of the pool is busy, DoBlocking waits for one until
+// ctx ends, then fails with an error wrapping ErrPoolExhausted. When ctx
+// ends while the command blocks, DoBlocking returns at once and the
+// connection is closed, not reused.
+func (c *Client) DoBlocking(ctx context.Context, args ...any) (Reply, error) {
+	return c.do(ctx, &cmdDoBlocking, args)
+}
+
+// send runs x, sealed, on the blocking pool or the multiplexed connections,
+// as the command's flags say.
+func (c *Client) send(ctx context.Context, x *cmd) error {
+	if x.info.flags&flagBlocking != 0 {
+		return c.blocking.Do(ctx, &x.Request)
+	}
+	return c.mux.Do(ctx, &x.Request)
+}

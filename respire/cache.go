@@ -1,0 +1,300 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/transport"
+)
+
+// CacheOptions turn on server-assisted client-side caching: reads made
+// through [Client.Cached] are kept in process memory and served from there
+// until the server says the key changed (CLIENT TRACKING), its TTL on the
+// server runs out, or the local TTL does.
+//
+// Cached reads use a connection of their own, with tracking on, so that
+// the server's invalidations arrive in order with the replies they
+// concern, and no large reply or slow consumer on the other connections
+// delays them. Writes made through the client drop the keys they touch
+// before they return, so that once a write's reply is received no read in
+// the process sees the old value. Caching needs RESP3: it is an error with
+// Protocol 2, and a handshake error when the server only speaks RESP2.
+type CacheOptions struct {
+	// MaxBytes bounds the memory of the cache for the whole client: keys,
+	// values and bookkeeping. Default 64 MiB.
+	MaxBytes int64
+	// TTL is the local time to live of an entry when Cached is given 0.
+	// Zero means no local limit: an entry lives until it is invalidated,
+	// it expires on the server, or it is evicted.
+	TTL time.Duration
+	// CacheMisses keeps "no such key" answers too, so that repeated reads
+	// of a missing key are served locally; the server tracks missing keys
+	// and invalidates them when they are created.
+	CacheMisses bool
+	// Broadcast uses the server's BCAST mode: the server reports changes to
+	// every key starting with one of Prefixes (all keys when there are
+	// none), read or not. Keys outside the prefixes are read from the
+	// server each time. Without Broadcast (OPTIN mode) the server tracks
+	// exactly the keys read through the cache.
+	Broadcast bool
+	Prefixes  []string
+	// Policy is the eviction policy; the zero value is S3-FIFO, chosen by
+	// measurement (see package cache).
+	Policy cache.Policy
+	// Connections is the number of tracking connections that serve cached
+	// reads. Default 1.
+	Connections int
+}
+
+// CacheStats are the counters of the client-side cache.
+type CacheStats = cache.Stats
+
+// ErrCacheDisabled is returned by the methods of Cached when the client has
+// no Options.ClientCache.
+var ErrCacheDisabled = errors.New("respire: client-side cache is not enabled (Options.ClientCache)")
+
+func (o *CacheOptions) validate(proto int) error {
+	if o == nil {
+		return nil
+	}
+	if proto == 2 {
+		return optErr("ClientCache", "client-side caching needs RESP3 (Protocol is 2)")
+	}
+	if o.MaxBytes < 0 {
+		return optErr("ClientCache.MaxBytes", "%d is negative", o.MaxBytes)
+	}
+	if o.TTL < 0 {
+		return optErr("ClientCache.TTL", "%v is negative", o.TTL)
+	}
+	if o.Connections < 0 {
+		return optErr("ClientCache.Connections", "%d is negative", o.Connections)
+	}
+	if o.Policy > cache.LRU {
+		return optErr("ClientCache.Policy", "unknown policy %d", o.Policy)
+	}
+	if len(o.Prefixes) > 0 && !o.Broadcast {
+		return optErr("ClientCache.Prefixes", "prefixes need Broadcast")
+	}
+	return nil
+}
+
+// How the cache stays coherent
+//
+// Cached reads run on tracking connections of their own (a Mux with
+// transport.Tracking, OPTIN or BCAST), so their invalidations arrive on the
+// same connection as their replies, in order, and are applied by the
+// reader goroutine as soon as they are parsed.
+//
+//  1. A read that misses registers a fill for its keys (cache.Store.Begin)
+//     before anything is sent, then sends CLIENT CACHING YES, the read and
+//     PTTL of each key in one write (clientCache.run).
+//  2. Any change the server makes to a key after it ran the read produces
+//     an invalidation that the reader goroutine applies before it parses
+//     the PTTL reply; an invalidation (or flush, or lost connection) that
+//     reaches the store between Begin and the store of the value spoils the
+//     fill, and the value is returned but not kept. One that arrives later
+//     drops the stored value. So the cache never holds a value older than
+//     the last invalidation it has applied.
+//  3. Writes through this client run on other connections, so their
+//     invalidation may arrive after their reply. exec therefore drops the
+//     written keys (and spoils fills in flight for them) after the reply
+//     and before returning; a write whose keys are unknown (scripts,
+//     FLUSHALL, Do) waits for a PING on each tracking connection, which
+//     the server answers after the invalidations it queued before it.
+//  4. The expiry of an entry is the earliest of the local TTL and the
+//     server's PTTL counted from before the read was sent, so it never
+//     outlives the key on the server.
+
+// clientCache is a client's cache: the store and the tracking connections
+// that fill it.
+type clientCache struct {
+	opts  CacheOptions
+	store *cache.Store
+	mux   *transport.Mux
+	conns uint32
+}
+
+// newClientCache returns nil when opts.ClientCache is nil.
+func newClientCache(opts *Options, cfg transport.Config) *clientCache {
+	co := opts.ClientCache
+	if co == nil {
+		return nil
+	}
+	cc := &clientCache{opts: *co}
+	cc.opts.Prefixes = append([]string(nil), co.Prefixes...)
+	if cc.opts.MaxBytes == 0 {
+		cc.opts.MaxBytes = 64 << 20
+	}
+	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy})
+	cfg.Connections = max(cc.opts.Connections, 1)
+	cfg.Protocol = 3
+	cfg.OnPush = nil
+	cfg.OnConnect = nil
+	cfg.Tracking = &transport.Tracking{
+		Broadcast:  cc.opts.Broadcast,
+		Prefixes:   cc.opts.Prefixes,
+		Invalidate: cc.store.Invalidate,
+		Flush:      cc.store.Flush,
+	}
+	cc.mux = transport.NewMux(cfg)
+	cc.conns = uint32(cc.mux.Config().Connections)
+	return cc
+}
+
+// tracked reports whether the server reports changes to key.
+func (cc *clientCache) tracked(key string) bool {
+	if !cc.opts.Broadcast || len(cc.opts.Prefixes) == 0 {
+		return true
+	}
+	for _, p := range cc.opts.Prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// deadline is the expiry, on the store's clock, of a value read at t0 (the
+// store's clock before the command was sent) whose key had pttl
+// milliseconds to live on the server (-1: no expiry), under local ttl.
+// It is 0 for no expiry; ok is false when the value is already dead.
+func (cc *clientCache) deadline(t0 int64, pttl int64, ttl time.Duration) (int64, bool) {
+	var d int64
+	if pttl >= 0 {
+		// The server measured the TTL after t0, so t0+pttl is no later
+		// than the real expiry.
+		d = t0 + pttl*int64(time.Millisecond)
+		if pttl == 0 {
+			return 0, false
+		}
+	}
+	if ttl > 0 && (d == 0 || t0+int64(ttl) < d) {
+		d = t0 + int64(ttl)
+	}
+	return d, true
+}
+
+// invalidateKeys drops keys written by this client, after the write's
+// reply and before the caller sees it. It also spoils reads of those keys
+// in flight on any connection.
+func (cc *clientCache) invalidateKeys(keys []string) {
+	for _, k := range keys {
+		cc.store.InvalidateString(k)
+	}
+}
+
+// barrier returns once every invalidation the server sent before now, on
+// every tracking connection, has been applied: a PING on each connection
+// is answered after the pushes queued before it.
+func (cc *clientCache) barrier(ctx context.Context) error {
+	for i := uint32(0); i < cc.conns; i++ {
+		x := newCmd(&cacheCmdPING)
+		x.seal()
+		x.dec = cacheDecAny
+		x.Route = i
+		if err := cc.mux.Do(ctx, &x.Request); err != nil {
+			// The connection broke or ctx ended: a broken connection has
+			// flushed the cache; otherwise be safe and flush.
+			cc.store.Flush()
+			return err
+		}
+		x.Recycle()
+	}
+	return nil
+}
+
+// afterWrite keeps the cache coherent with a write x made through the
+// client, which has just been acknowledged: its keys are dropped, and a
+// write whose keys are not known (scripts, FLUSHALL, commands with keys
+// found at run time) waits for the server's invalidations.
+func (c *Client) afterWrite(ctx context.Context, x *cmd) {
+	cc := c.cache
+	if cc == nil || x.info == nil {
+		return
+	}
+	f := x.info.flags
+	if f&flagReadonly != 0 || f&(flagWrite|flagMovableKeys) == 0 {
+		// Reads, and commands that touch no keys (PING, PUBLISH, INFO).
+		// Scripts and functions (movable keys) may write without the
+		// write flag.
+		return
+	}
+	if f&flagMovableKeys != 0 || len(x.keys) == 0 {
+		_ = cc.barrier(ctx)
+		return
+	}
+	cc.invalidateKeys(x.keys)
+}
+
+// afterUnknown is afterWrite for a command whose flags are unknown (Do).
+func (c *Client) afterUnknown(ctx context.Context) {
+	if c.cache != nil {
+		_ = c.cache.barrier(ctx)
+	}
+}
+
+// CacheStats returns the counters of the client-side cache; all zero when
+// it is not enabled.
+func (c *Client) CacheStats() CacheStats {
+	if c.cache == nil {
+		return CacheStats{}
+	}
+	return c.cache.store.Stats()
+}
+
+// FlushCache drops every entry of the client-side cache.
+func (c *Client) FlushCache() {
+	if c.cache != nil {
+		c.cache.store.Flush()
+	}
+}
+
+func (c *Client) connectCache(ctx context.Context) error {
+	if c.cache == nil {
+		return nil
+	}
+	if err := c.cache.mux.Connect(ctx); err != nil {
+		return fmt.Errorf("client-side cache: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) closeCache() {
+	if c.cache != nil {
+		c.cache.mux.Close()
+		c.cache.store.Flush()
+	}
+}
+
+// afterWrites is afterWrite for the commands of a batch or transaction,
+// all acknowledged: known keys are dropped, and one barrier covers every
+// command whose keys are not known. Batch.Exec and Tx.Exec call it after
+// the replies arrive and before the results are handed out.
+func (c *Client) afterWrites(ctx context.Context, xs []*cmd) {
+	cc := c.cache
+	if cc == nil {
+		return
+	}
+	barrier := false
+	for _, x := range xs {
+		if x.info == nil {
+			continue
+		}
+		f := x.info.flags
+		if f&flagReadonly != 0 || f&(flagWrite|flagMovableKeys) == 0 {
+			continue
+		}
+		if f&flagMovableKeys != 0 || len(x.keys) == 0 {
+			barrier = true
+			continue
+		}
+		cc.invalidateKeys(x.keys)
+	}
+	if barrier {
+		_ = cc.barrier(ctx)
+	}
+}

@@ -1,0 +1,246 @@
+package respire
+
+// Hand-written cached reads. GET has its own hit path (a string lookup, no
+// command built); MGET and HMGET are split into the entries of GET and
+// HGET, so that the multi-key forms and the single-key forms share them.
+
+import (
+	"context"
+
+	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+var (
+	cacheCmdGET     = cmdInfo{name: "GET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
+	cacheCmdMGET    = cmdInfo{name: "MGET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, keyStep: 1}
+	cacheCmdHGET    = cmdInfo{name: "HGET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
+	cacheCmdHMGET   = cmdInfo{name: "HMGET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
+	cacheCmdHGETALL = cmdInfo{name: "HGETALL", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1}
+)
+
+// Get returns the value of key, or Nil when it does not exist. A hit
+// costs a map lookup and no allocation.
+func (v Cached) Get(ctx context.Context, key string) (string, error) {
+	if cc := v.c.cache; cc != nil {
+		if s, miss, ok := cc.store.GetString(key); ok {
+			if miss {
+				return "", Nil
+			}
+			return s, nil
+		}
+	}
+	return v.getSlow(ctx, key)
+}
+
+func (v Cached) getSlow(ctx context.Context, key string) (string, error) {
+	x := newCmd(&cacheCmdGET)
+	x.argKey(key)
+	val, err := v.cachedRead(ctx, x, cacheDecStrNull, key, true)
+	return val.Str, err
+}
+
+// HGet returns the value of field in the hash at key, or Nil.
+func (v Cached) HGet(ctx context.Context, key, field string) (string, error) {
+	x := newCmd(&cacheCmdHGET)
+	x.argKey(key)
+	x.arg(field)
+	val, err := v.cachedRead(ctx, x, cacheDecStrNull, key, false)
+	return val.Str, err
+}
+
+// HGetAll returns the fields and values of the hash at key; a missing key
+// gives an empty map. The map is the caller's.
+func (v Cached) HGetAll(ctx context.Context, key string) (map[string]string, error) {
+	x := newCmd(&cacheCmdHGETALL)
+	x.argKey(key)
+	val, err := v.cachedRead(ctx, x, cacheDecStrMap, key, false)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := cloneCached(val.Any).(map[string]string)
+	if m == nil {
+		m = map[string]string{}
+	}
+	return m, nil
+}
+
+// MGet returns the values of keys, invalid where a key does not exist.
+// Each key is cached on its own, as by Get: keys cached already are not
+// sent, and the others are read with one MGET and cached one by one.
+func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error) {
+	cc := v.c.cache
+	if cc == nil {
+		return nil, ErrCacheDisabled
+	}
+	if len(keys) == 0 {
+		return nil, newArgError("MGET", "key", "at least one key is required")
+	}
+	out := make([]Null[string], len(keys))
+	var missing []int
+	for i, k := range keys {
+		if s, miss, ok := cc.store.GetString(k); ok {
+			out[i] = Null[string]{V: s, Valid: !miss}
+			continue
+		}
+		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	x := newCmd(&cacheCmdMGET)
+	var tracked []string
+	var fills []cache.Fill
+	for _, i := range missing {
+		x.argKey(keys[i])
+		if cc.tracked(keys[i]) {
+			tracked = append(tracked, keys[i])
+			fills = append(fills, cc.store.Begin(keys[i]))
+		}
+	}
+	defer func() {
+		for i := range fills {
+			fills[i].Done()
+		}
+	}()
+	x.dec = cacheDecNullStrs
+	pttls := make([]int64, len(tracked))
+	t0, auxOK, err := cc.run(ctx, x, tracked, pttls)
+	if err != nil {
+		return nil, v.c.wrapErr("MGET", err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return nil, err
+	}
+	got, _ := x.res.Any.([]Null[string])
+	x.Recycle()
+	if len(got) != len(missing) {
+		return nil, &UnexpectedReplyError{Command: "MGET", Got: "a reply of another length", Want: "one value per key"}
+	}
+	ti := 0
+	for j, i := range missing {
+		out[i] = got[j]
+		if ti >= len(tracked) || tracked[ti] != keys[i] {
+			continue
+		}
+		f, pttl := &fills[ti], pttls[ti]
+		ti++
+		if !auxOK || (!got[j].Valid && !cc.opts.CacheMisses) {
+			continue
+		}
+		if d, live := cc.deadline(t0, pttl, v.localTTL()); live {
+			f.Put("", cache.Value{Str: got[j].V, Miss: !got[j].Valid}, cache.StringSize(len(got[j].V)), d)
+		}
+	}
+	return out, nil
+}
+
+// HMGet returns the values of fields in the hash at key, invalid where a
+// field does not exist. Each field is cached as by HGet.
+func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null[string], error) {
+	cc := v.c.cache
+	if cc == nil {
+		return nil, ErrCacheDisabled
+	}
+	if len(fields) == 0 {
+		return nil, newArgError("HMGET", "field", "at least one field is required")
+	}
+	if !cc.tracked(key) {
+		x := newCmd(&cacheCmdHMGET)
+		x.argKey(key)
+		for _, f := range fields {
+			x.arg(f)
+		}
+		if err := v.c.exec(ctx, x, cacheDecNullStrs); err != nil {
+			return nil, err
+		}
+		got, _ := x.res.Any.([]Null[string])
+		x.Recycle()
+		return got, nil
+	}
+	out := make([]Null[string], len(fields))
+	subs := make([]string, len(fields))
+	var missing []int
+	for i, f := range fields {
+		// The entry of HGET key f, keyed by its encoded form.
+		h := newCmd(&cacheCmdHGET)
+		h.argKey(key)
+		h.arg(f)
+		h.seal()
+		sub := h.buf[h.start:]
+		if val, ok := cc.store.Get(key, sub); ok {
+			out[i] = Null[string]{V: val.Str, Valid: !val.Miss}
+		} else {
+			subs[i] = string(sub)
+			missing = append(missing, i)
+		}
+		h.Recycle()
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	x := newCmd(&cacheCmdHMGET)
+	x.argKey(key)
+	for _, i := range missing {
+		x.arg(fields[i])
+	}
+	x.dec = cacheDecNullStrs
+	fill := cc.store.Begin(key)
+	defer fill.Done()
+	var pttl [1]int64
+	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:])
+	if err != nil {
+		return nil, v.c.wrapErr("HMGET", err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return nil, err
+	}
+	got, _ := x.res.Any.([]Null[string])
+	x.Recycle()
+	if len(got) != len(missing) {
+		return nil, &UnexpectedReplyError{Command: "HMGET", Got: "a reply of another length", Want: "one value per field"}
+	}
+	d, live := cc.deadline(t0, pttl[0], v.localTTL())
+	for j, i := range missing {
+		out[i] = got[j]
+		if auxOK && live && (got[j].Valid || cc.opts.CacheMisses) {
+			fill.Put(subs[i], cache.Value{Str: got[j].V, Miss: !got[j].Valid}, cache.StringSize(len(got[j].V)), d)
+		}
+	}
+	return out, nil
+}
+
+func cacheDecStrNull(m resp.Msg, r *result) (err error) {
+	if _, null := isNull(m, 0); null {
+		return Nil
+	}
+	r.Str, _, err = readStr(m, 0)
+	return err
+}
+
+func cacheDecStrMap(m resp.Msg, r *result) error {
+	v, _, err := readMap(m, 0, readStr, readStr)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		v = map[string]string{}
+	}
+	r.Any = v
+	return nil
+}
+
+func readNullStr(m resp.Msg, i int) (Null[string], int, error) { return readNull(m, i, readStr) }
+
+func cacheDecNullStrs(m resp.Msg, r *result) error {
+	v, _, err := readList(m, 0, readNullStr)
+	if err != nil {
+		return err
+	}
+	r.Any = v
+	return nil
+}

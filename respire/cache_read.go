@@ -1,0 +1,283 @@
+package respire
+
+// The internal surface of cached reads, which the hand-written methods in
+// cache_cmds.go and the generated cached methods call.
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+var (
+	cacheCmdCaching = cmdInfo{name: "CLIENT CACHING"}
+	cacheCmdPTTL    = cmdInfo{name: "PTTL", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
+	cacheCmdPING    = cmdInfo{name: "PING", flags: flagFast}
+)
+
+// Cached is a view of a Client whose read methods are served from the
+// client-side cache (Options.ClientCache) when they can be, and fill it
+// when they cannot. Get one with Client.Cached; it is a small value, cheap
+// to make for each call.
+type Cached struct {
+	c   *Client
+	ttl time.Duration
+}
+
+// Cached returns the cached view of c. ttl bounds how long an entry read
+// through it is kept locally, whatever the server says; 0 means
+// Options.ClientCache.TTL. An entry never outlives its key's TTL on the
+// server, and is dropped as soon as the server reports a change.
+func (c *Client) Cached(ttl time.Duration) Cached { return Cached{c: c, ttl: ttl} }
+
+func (v Cached) localTTL() time.Duration {
+	if v.ttl > 0 {
+		return v.ttl
+	}
+	return v.c.cache.opts.TTL
+}
+
+// run sends x, a read-only command on keys (all tracked), on the tracking
+// connection chosen by x's route, in one write with what tracking needs:
+//
+//	CLIENT CACHING YES   (OPTIN mode: track the next command's keys)
+//	x                    (the read)
+//	PTTL key             (for each key: its TTL on the server)
+//
+// Any change to a key after x ran on the server is reported by an
+// invalidation that arrives before the PTTL replies, so a TTL changed
+// after the read spoils the fill rather than being missed. It returns the
+// store's clock taken before sending and whether the auxiliary commands
+// all succeeded (pttls then holds the TTLs in milliseconds, -1 for none,
+// -2 for a missing key). On error the transport owns x.
+func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []int64) (t0 int64, auxOK bool, err error) {
+	var arr [8]*transport.Request
+	rs := arr[:0]
+	var caching *cmd
+	if !cc.opts.Broadcast {
+		caching = newCmd(&cacheCmdCaching)
+		caching.arg("YES")
+		caching.dec = cacheDecAny
+		caching.seal()
+		caching.Route = x.Route
+		rs = append(rs, &caching.Request)
+	}
+	x.seal()
+	rs = append(rs, &x.Request)
+	var auxArr [4]*cmd
+	aux := auxArr[:0]
+	for _, k := range keys {
+		p := newCmd(&cacheCmdPTTL)
+		p.arg(k)
+		p.dec = cacheDecInt
+		p.seal()
+		aux = append(aux, p)
+		rs = append(rs, &p.Request)
+	}
+	t0 = cc.store.Now()
+	if err := cc.mux.DoMulti(ctx, rs); err != nil {
+		return t0, false, err
+	}
+	auxOK = true
+	if caching != nil {
+		auxOK = caching.replyErr == nil
+		caching.Recycle()
+	}
+	for i, p := range aux {
+		if p.replyErr != nil {
+			auxOK = false
+		} else {
+			pttls[i] = p.res.Int
+		}
+		p.Recycle()
+	}
+	return t0, auxOK, nil
+}
+
+// cacheDecAny accepts any reply that is not an error.
+func cacheDecAny(resp.Msg, *result) error { return nil }
+
+func cacheDecInt(m resp.Msg, r *result) error {
+	n := &m[m.Value(0)]
+	if n.Type != resp.TypeInteger {
+		return errUnexpected("PTTL", n, "integer")
+	}
+	r.Int = n.Int
+	return nil
+}
+
+// cachedRead serves x, a read-only command on the single key key (added to
+// x with argKey), from the cache, or from the server's reply, which it then
+// caches. plain marks GET, whose value has the key's own slot; any other
+// command is cached under its encoded form, so that different arguments
+// (HGET key f1, HGET key f2) are different entries of key, all dropped
+// when key changes. dec must leave the value in one of the result's
+// fields; Any values must be of a type anySize knows. For plain reads the
+// caller looks the entry up first (Store.GetString), to keep GET's hit
+// path free of building a command.
+//
+// It returns the value as stored: callers must copy an Any value before
+// handing it out (cloneCached). A missing key gives Nil; other errors are
+// returned as they are.
+func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string, plain bool) (cache.Value, error) {
+	c := v.c
+	cc := c.cache
+	if cc == nil {
+		x.Recycle()
+		return cache.Value{}, ErrCacheDisabled
+	}
+	if x.argErr != nil {
+		err := x.argErr
+		x.Recycle()
+		return cache.Value{}, err
+	}
+	if !cc.tracked(key) {
+		if err := c.exec(ctx, x, dec); err != nil {
+			return cache.Value{}, err
+		}
+		val, _, _ := toValue(&x.res)
+		x.Recycle()
+		return val, nil
+	}
+	x.dec = dec
+	x.seal()
+	var sub []byte
+	if !plain {
+		// GET's callers looked up the plain entry already.
+		sub = x.buf[x.start:]
+		if val, ok := cc.store.Get(key, sub); ok {
+			x.Recycle()
+			if val.Miss {
+				return cache.Value{}, Nil
+			}
+			return val, nil
+		}
+	}
+	subKey := string(sub)
+	fill := cc.store.Begin(key)
+	defer fill.Done()
+	name := x.info.name
+	var pttl [1]int64
+	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:])
+	if err != nil {
+		return cache.Value{}, c.wrapErr(name, err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		if errors.Is(err, Nil) && auxOK && cc.opts.CacheMisses {
+			if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
+				fill.Put(subKey, cache.Value{Miss: true}, 0, d)
+			}
+		}
+		return cache.Value{}, err
+	}
+	val, size, ok := toValue(&x.res)
+	x.Recycle()
+	if ok && auxOK {
+		if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
+			fill.Put(subKey, val, size, d)
+		}
+	}
+	return val, nil
+}
+
+// toValue moves a decoded result into a cache value and reports its size
+// beyond the Value itself, and whether it may be cached.
+func toValue(r *result) (cache.Value, int64, bool) {
+	val := cache.Value{Str: r.Str, Int: r.Int, Float: r.Float, Any: r.Any}
+	if r.Bool {
+		val.Int = 1
+	}
+	size, ok := anySize(r.Any)
+	return val, cache.StringSize(len(r.Str)) + size, ok
+}
+
+// anySize is the heap size of the value types cached reads return; ok is
+// false for any other type, which is then not cached.
+func anySize(a any) (int64, bool) {
+	switch v := a.(type) {
+	case nil:
+		return 0, true
+	case string:
+		return 16 + cache.StringSize(len(v)), true
+	case []string:
+		n := cache.StringSize(16 * len(v))
+		for _, s := range v {
+			n += cache.StringSize(len(s))
+		}
+		return n + 24, true
+	case []Null[string]:
+		n := cache.StringSize(32 * len(v))
+		for _, s := range v {
+			n += cache.StringSize(len(s.V))
+		}
+		return n + 24, true
+	case map[string]string:
+		// Buckets of string pairs at the map's 7/8 load, plus the strings.
+		n := int64(48+8) * int64(len(v)) * 8 / 7
+		for k, s := range v {
+			n += cache.StringSize(len(k)) + cache.StringSize(len(s))
+		}
+		return n + 48, true
+	}
+	return 0, false
+}
+
+// cloneCached copies a cached Any value, so that callers may modify what
+// they get without touching the cache.
+func cloneCached(a any) any {
+	switch v := a.(type) {
+	case []string:
+		return slices.Clone(v)
+	case []Null[string]:
+		return slices.Clone(v)
+	case map[string]string:
+		return maps.Clone(v)
+	}
+	return a
+}
+
+// Typed forms of cachedRead for generated methods of single-key read-only
+// commands, one line each:
+//
+//	func (v Cached) StrLen(ctx context.Context, key string) (int64, error) {
+//		x := newCmd(&cmdSTRLEN)
+//		x.argKey(key)
+//		return cachedInt(ctx, v, x, decInt, key)
+//	}
+
+func cachedStr(ctx context.Context, v Cached, x *cmd, dec decoder, key string) (string, error) {
+	val, err := v.cachedRead(ctx, x, dec, key, false)
+	return val.Str, err
+}
+
+func cachedInt(ctx context.Context, v Cached, x *cmd, dec decoder, key string) (int64, error) {
+	val, err := v.cachedRead(ctx, x, dec, key, false)
+	return val.Int, err
+}
+
+func cachedFloat(ctx context.Context, v Cached, x *cmd, dec decoder, key string) (float64, error) {
+	val, err := v.cachedRead(ctx, x, dec, key, false)
+	return val.Float, err
+}
+
+func cachedBool(ctx context.Context, v Cached, x *cmd, dec decoder, key string) (bool, error) {
+	val, err := v.cachedRead(ctx, x, dec, key, false)
+	return val.Int != 0, err
+}
+
+// cachedAny returns a copy of the cached value, so the caller may modify
+// it. T must be a type anySize and cloneCached know for the value to be
+// cached; other types are read from the server every time.
+func cachedAny[T any](ctx context.Context, v Cached, x *cmd, dec decoder, key string) (T, error) {
+	val, err := v.cachedRead(ctx, x, dec, key, false)
+	t, _ := cloneCached(val.Any).(T)
+	return t, err
+}

@@ -1,0 +1,85 @@
+package respire
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/respire-go/respire/transport"
+)
+
+// ErrUnsupported is wrapped by the error of a command that the connected
+// server does not have, found from the spec before anything is sent.
+var ErrUnsupported = errors.New("respire: command not available on this server")
+
+// UnsupportedError names the command and the server that lacks it.
+type UnsupportedError struct {
+	Command     string   // e.g. "HGETEX"
+	Server      string   // e.g. "redis 7.0.15"
+	AvailableOn []string // servers of the spec that have it
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("respire: %s is not available on %s (the spec has it on %s)",
+		e.Command, e.Server, strings.Join(e.AvailableOn, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrUnsupported) hold.
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// specServers are the servers the spec was dumped from, with their bits.
+var specServers = []struct {
+	bit     uint8
+	product string
+	prefix  string
+	name    string
+}{
+	{serverRedis70, "redis", "7.0.", "redis 7.0"},
+	{serverRedis80, "redis", "8.0.", "redis 8.0"},
+	{serverValkey81, "valkey", "8.1.", "valkey 8.1"},
+}
+
+// serverBit maps a handshake's server to a spec server; 0 when the server
+// is not one the spec knows (then nothing is checked and the server
+// answers for itself).
+func serverBit(info transport.ConnInfo) uint8 {
+	for _, s := range specServers {
+		if strings.EqualFold(info.Server, s.product) && strings.HasPrefix(info.Version, s.prefix) {
+			return s.bit
+		}
+	}
+	return 0
+}
+
+// serverBitCache remembers the spec server of one handshake.
+type serverBitCache struct {
+	info *transport.ConnInfo
+	bit  uint8
+}
+
+// unsupported returns the error for a command the connected server lacks,
+// or nil.
+func (c *Client) unsupported(info *cmdInfo) error {
+	if info.servers == 0 {
+		return nil
+	}
+	si := c.mux.ServerInfo()
+	if si == nil {
+		return nil
+	}
+	sb := c.srvBit.Load()
+	if sb == nil || sb.info != si {
+		sb = &serverBitCache{info: si, bit: serverBit(*si)}
+		c.srvBit.Store(sb)
+	}
+	if sb.bit == 0 || info.servers&sb.bit != 0 {
+		return nil
+	}
+	e := &UnsupportedError{Command: info.name, Server: si.Server + " " + si.Version}
+	for _, s := range specServers {
+		if info.servers&s.bit != 0 {
+			e.AvailableOn = append(e.AvailableOn, s.name)
+		}
+	}
+	return e
+}

@@ -1,0 +1,188 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Direct reads.
+//
+// A goroutine parked on a channel while another goroutine reads its reply
+// costs two hand-offs per call (the reader wakes, then wakes the caller).
+// For a lone sequential caller that is most of the latency. So, unless
+// something must consume the socket at all times (the filler, a push
+// handler, client-side tracking), the read role is taken by whoever needs
+// it: a caller waiting for its reply reads and dispatches replies itself
+// when no other goroutine is reading, until its own reply arrives. It then
+// gives the role back and, if replies are still owed to others, wakes the
+// connection's background reader, which reads while anything is pending.
+//
+// Invariant: while a request is pending, some goroutine holds the read role
+// or the background reader has been kicked to take it. c.reading (under
+// c.mu) says whether the role is held.
+//
+// A caller reading for itself must still return promptly when its context
+// ends: a context.AfterFunc sets a past read deadline on the socket, the
+// read returns os.ErrDeadlineExceeded, and resp.Reader resumes the partly
+// read value on the next call. A deadline error seen by a goroutine whose
+// own context is still live (a late AfterFunc of an earlier caller) is
+// cleared and the read retried.
+
+// longAgo is a read deadline in the past, to interrupt a blocked read.
+var longAgo = time.Unix(1, 0)
+
+// takeReadRole claims the read role unless another goroutine holds it or
+// the connection is broken.
+func (c *conn) takeReadRole() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reading || c.err != nil {
+		return false
+	}
+	c.reading = true
+	return true
+}
+
+// releaseReadRole gives the role back, waking the background reader when
+// replies are still owed. Bytes already read while no reply is owed are
+// a reply nobody asked for: a protocol error, found here rather than
+// handed to the next caller as its reply.
+func (c *conn) releaseReadRole() {
+	c.mu.Lock()
+	c.reading = false
+	owed := c.pending.size > 0 && c.err == nil
+	stray := c.pending.size == 0 && c.err == nil && c.rd.Buffered() > 0
+	c.mu.Unlock()
+	if stray {
+		c.fail(&resp.ProtocolError{Reason: "bytes received with no request pending"})
+		return
+	}
+	if owed {
+		c.kickReader()
+	}
+}
+
+func (c *conn) kickReader() {
+	select {
+	case c.rkick <- struct{}{}:
+	default:
+	}
+}
+
+// ensureReader makes sure a goroutine will read the pending replies, for
+// requests whose senders do not read for themselves.
+func (c *conn) ensureReader() {
+	if !c.direct {
+		return
+	}
+	c.mu.Lock()
+	need := !c.reading && c.pending.size > 0
+	c.mu.Unlock()
+	if need {
+		c.kickReader()
+	}
+}
+
+// backgroundReader reads whenever it is kicked and replies are owed, and
+// stops reading when none are.
+func (c *conn) backgroundReader() {
+	for {
+		select {
+		case <-c.rkick:
+		case <-c.dead:
+			return
+		}
+		c.mu.Lock()
+		if c.reading || c.pending.size == 0 || c.err != nil {
+			c.mu.Unlock()
+			continue
+		}
+		c.reading = true
+		c.mu.Unlock()
+		for {
+			m, err := c.rd.Next()
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					// A late deadline set for an earlier direct reader.
+					_ = c.nc.SetReadDeadline(time.Time{})
+					continue
+				}
+				c.fail(err)
+				return
+			}
+			if _, ok := c.dispatch(m); !ok {
+				return
+			}
+			c.mu.Lock()
+			if c.pending.size == 0 {
+				c.reading = false
+				c.mu.Unlock()
+				break
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// waitDirect waits for r's reply, reading it (and any replies before it)
+// itself while no other goroutine reads.
+func (c *conn) waitDirect(ctx context.Context, r *Request) error {
+	for r.state.Load() == stateWaiting {
+		if !c.takeReadRole() {
+			return wait(ctx, r)
+		}
+		if r.state.Load() != stateWaiting {
+			// The previous reader answered r between the check above
+			// and taking the role: nothing more to read for it.
+			c.releaseReadRole()
+			break
+		}
+		var stop func() bool
+		if ctx.Done() != nil {
+			stop = context.AfterFunc(ctx, func() { _ = c.nc.SetReadDeadline(longAgo) })
+		}
+		err := c.readFor(ctx, r)
+		if stop != nil && !stop() {
+			// The deadline was (or is being) set: clear it for whoever
+			// reads next. A late set is handled by that reader.
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+		c.releaseReadRole()
+		if err != nil {
+			if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
+				return fmt.Errorf("waiting for reply: %w", err)
+			}
+			break // answered meanwhile
+		}
+	}
+	return wait(ctx, r)
+}
+
+// readFor reads and dispatches replies until r is answered. It returns the
+// context's error when the context ended first; any other failure breaks
+// the connection, which fails r, and returns nil.
+func (c *conn) readFor(ctx context.Context, r *Request) error {
+	for {
+		m, err := c.rd.Next()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+				_ = c.nc.SetReadDeadline(time.Time{})
+				continue
+			}
+			c.fail(err)
+			return nil
+		}
+		got, ok := c.dispatch(m)
+		if !ok || got == r {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,522 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Kind is the kind of a subscription target.
+type Kind uint8
+
+const (
+	KindChannel Kind = iota // SUBSCRIBE
+	KindPattern             // PSUBSCRIBE
+	KindShard               // SSUBSCRIBE
+)
+
+// kinds holds, per Kind, the commands and the frame words of the server.
+var kinds = [...]struct {
+	sub, unsub       string // commands
+	subbed, unsubbed string // confirmation frames
+	message          string // message frame
+}{
+	KindChannel: {"SUBSCRIBE", "UNSUBSCRIBE", "subscribe", "unsubscribe", "message"},
+	KindPattern: {"PSUBSCRIBE", "PUNSUBSCRIBE", "psubscribe", "punsubscribe", "pmessage"},
+	KindShard:   {"SSUBSCRIBE", "SUNSUBSCRIBE", "ssubscribe", "sunsubscribe", "smessage"},
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kinds) {
+		return kinds[k].sub
+	}
+	return "Kind(?)"
+}
+
+// subscribeChunk bounds the names sent in one command when subscriptions
+// are restored after a reconnect.
+const subscribeChunk = 512
+
+// PubSub is the pub/sub hub of one node. It runs every subscription of a
+// client over one dedicated connection, in RESP3 (push frames) or RESP2
+// (subscribe mode), dialed at the first subscription. Many Subscriptions
+// may want the same channel: the server is asked once, and each message is
+// copied to each of them. The reader goroutine never waits for a
+// subscriber; a full buffer drops and counts (see Gap).
+//
+// When the connection breaks, the hub redials with capped exponential
+// backoff and subscribes again to everything. Each subscription that was
+// receiving gets a Gap marker (GapDisconnect) when the server confirms the
+// first of its subscriptions again, so before any newer message; a message
+// published after the marker was read is delivered.
+type PubSub struct {
+	cfg    Config
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	closed  bool
+	stopRun context.CancelFunc // ends the running connection loop; nil when none runs
+	topics  [len(kinds)]map[string]*topic
+	subs    map[*Subscription]struct{}
+	cur     *psConn // nil while disconnected
+	lastErr error   // of the last failed dial or broken connection
+}
+
+// topic is one channel, pattern or sharded channel the server is asked
+// for, with the subscriptions that want it.
+type topic struct {
+	kind      Kind
+	name      string
+	subs      []*Subscription
+	confirmed bool
+	ready     chan struct{} // closed when confirmed or failed
+	err       error         // why the server refused it
+}
+
+type topicKey struct {
+	kind Kind
+	name string
+}
+
+// psCmd is a command sent on the pub/sub connection whose replies are
+// pending: one confirmation frame per name, or one error.
+type psCmd struct {
+	verb   psVerb
+	kind   Kind
+	topics []*topic // psSub
+	names  []string // psUnsub
+	next   int      // confirmations received
+}
+
+type psVerb uint8
+
+const (
+	psSub psVerb = iota
+	psUnsub
+	psPing
+)
+
+// psConn is one live pub/sub connection.
+type psConn struct {
+	nc      net.Conn
+	rd      *resp.Reader
+	wbuf    []byte       // guarded by PubSub.mu
+	pending ring[*psCmd] // guarded by PubSub.mu
+	kick    chan struct{}
+	dead    chan struct{}
+}
+
+// NewPubSub returns a hub for cfg. It dials nothing until the first
+// subscription.
+func NewPubSub(cfg Config) *PubSub {
+	cfg = cfg.withDefaults()
+	cfg.Tracking = nil // the hub reads no keys
+	h := &PubSub{cfg: cfg, subs: make(map[*Subscription]struct{})}
+	for k := range h.topics {
+		h.topics[k] = make(map[string]*topic)
+	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	return h
+}
+
+// Close closes the connection and every subscription, whose Next then
+// fails with ErrClosed, and waits for the hub's goroutines to end.
+func (h *PubSub) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	c := h.cur
+	subs := h.subs
+	h.subs = make(map[*Subscription]struct{})
+	for s := range subs {
+		s.removed = true
+	}
+	h.mu.Unlock()
+	h.cancel()
+	if c != nil {
+		_ = c.nc.Close()
+	}
+	h.wg.Wait()
+	for s := range subs {
+		s.finish(ErrClosed)
+	}
+	return nil
+}
+
+func (h *PubSub) subscribe(ctx context.Context, s *Subscription, kind Kind, names []string) error {
+	if int(kind) >= len(kinds) {
+		return fmt.Errorf("respire: unknown subscription kind %d", kind)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	type wait struct {
+		t     *topic
+		ready chan struct{}
+	}
+	var waits []wait
+	var added, fresh []*topic
+	h.mu.Lock()
+	switch {
+	case h.closed:
+		h.mu.Unlock()
+		return ErrClosed
+	case s.removed:
+		h.mu.Unlock()
+		return ErrSubscriptionClosed
+	}
+	h.subs[s] = struct{}{}
+	for _, name := range names {
+		t := s.topics[topicKey{kind, name}]
+		if t == nil {
+			t = h.topics[kind][name]
+			if t == nil {
+				t = &topic{kind: kind, name: name, ready: make(chan struct{})}
+				h.topics[kind][name] = t
+				fresh = append(fresh, t)
+			}
+			t.subs = append(t.subs, s)
+			s.topics[topicKey{kind, name}] = t
+			added = append(added, t)
+		}
+		if !t.confirmed {
+			waits = append(waits, wait{t, t.ready})
+		}
+	}
+	if h.cur != nil && len(fresh) > 0 {
+		h.sendSubLocked(h.cur, kind, fresh)
+	}
+	if h.stopRun == nil {
+		var ctx context.Context
+		ctx, h.stopRun = context.WithCancel(h.ctx)
+		h.wg.Add(1)
+		go func() { defer h.wg.Done(); h.run(ctx) }()
+	}
+	h.mu.Unlock()
+
+	var err error
+	for _, w := range waits {
+		select {
+		case <-w.ready:
+			err = w.t.err
+		case <-ctx.Done():
+			h.mu.Lock()
+			last := h.lastErr
+			h.mu.Unlock()
+			if last != nil {
+				err = fmt.Errorf("%w: %s: %w (last error: %v)", ErrUnavailable, h.cfg.Addr, ctx.Err(), last)
+			} else {
+				err = fmt.Errorf("waiting for %s confirmation: %w", kinds[kind].sub, ctx.Err())
+			}
+		case <-h.ctx.Done():
+			return ErrClosed
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
+		h.mu.Lock()
+		var gone []string
+		for _, t := range added {
+			if h.dropLocked(s, t) {
+				gone = append(gone, t.name)
+			}
+		}
+		h.releaseLocked(kind, gone)
+		h.mu.Unlock()
+	}
+	return err
+}
+
+// unsubscribeLocked removes names of kind (all when names is empty) from s.
+func (h *PubSub) unsubscribeLocked(s *Subscription, kind Kind, names []string) {
+	var gone []string
+	if len(names) == 0 {
+		for k, t := range s.topics {
+			if k.kind == kind && h.dropLocked(s, t) {
+				gone = append(gone, t.name)
+			}
+		}
+	}
+	for _, name := range names {
+		if t := s.topics[topicKey{kind, name}]; t != nil && h.dropLocked(s, t) {
+			gone = append(gone, t.name)
+		}
+	}
+	h.releaseLocked(kind, gone)
+}
+
+// releaseLocked tells the server that nobody wants names any more, in one
+// command, and closes the connection when nothing is left.
+func (h *PubSub) releaseLocked(kind Kind, names []string) {
+	if len(names) > 0 && h.cur != nil {
+		h.sendLocked(h.cur, &psCmd{verb: psUnsub, kind: kind, names: names}, kinds[kind].unsub, names...)
+	}
+	h.stopIfIdleLocked()
+}
+
+// dropLocked takes s off t and reports whether t is left without
+// subscribers, in which case the server must be told.
+func (h *PubSub) dropLocked(s *Subscription, t *topic) bool {
+	key := topicKey{t.kind, t.name}
+	if s.topics[key] != t {
+		return false
+	}
+	delete(s.topics, key)
+	if len(s.topics) == 0 {
+		s.lost = false
+	}
+	for i, o := range t.subs {
+		if o == s {
+			last := len(t.subs) - 1
+			t.subs[i] = t.subs[last]
+			t.subs[last] = nil
+			t.subs = t.subs[:last]
+			break
+		}
+	}
+	if len(t.subs) > 0 || h.topics[t.kind][t.name] != t {
+		return false
+	}
+	delete(h.topics[t.kind], t.name)
+	return t.err == nil
+}
+
+// stopIfIdleLocked closes the connection when nothing is subscribed any
+// more; the next subscription dials again. An application that stopped
+// listening keeps no connection open for it.
+func (h *PubSub) stopIfIdleLocked() {
+	if h.stopRun == nil {
+		return
+	}
+	for k := range h.topics {
+		if len(h.topics[k]) > 0 {
+			return
+		}
+	}
+	h.stopRun()
+	h.stopRun = nil
+	h.lastErr = nil
+	if c := h.cur; c != nil {
+		h.cur = nil
+		_ = c.nc.Close()
+	}
+}
+
+func (h *PubSub) sendSubLocked(c *psConn, kind Kind, ts []*topic) {
+	args := make([]string, len(ts))
+	for i, t := range ts {
+		args[i] = t.name
+	}
+	h.sendLocked(c, &psCmd{verb: psSub, kind: kind, topics: ts}, kinds[kind].sub, args...)
+}
+
+// sendLocked queues a command for the writer goroutine.
+func (h *PubSub) sendLocked(c *psConn, cmd *psCmd, name string, args ...string) {
+	c.wbuf = resp.AppendArrayLen(c.wbuf, 1+len(args))
+	c.wbuf = resp.AppendBulkString(c.wbuf, name)
+	for _, a := range args {
+		c.wbuf = resp.AppendBulkString(c.wbuf, a)
+	}
+	c.pending.push(cmd)
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run keeps a connection up until ctx ends: at Close, or when no
+// subscription is left.
+func (h *PubSub) run(ctx context.Context) {
+	backoff := h.cfg.MinBackoff
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		nc, rd, _, err := dial(ctx, &h.cfg)
+		if err == nil {
+			backoff = h.cfg.MinBackoff
+			err = h.serve(ctx, nc, rd)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		h.mu.Lock()
+		h.lastErr = err
+		h.mu.Unlock()
+		// Equal jitter: half the backoff fixed, half random.
+		d := backoff/2 + rand.N(backoff/2+1)
+		backoff = min(2*backoff, h.cfg.MaxBackoff)
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// serve restores the subscriptions on a new connection and reads from it
+// until it breaks.
+func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader) error {
+	c := &psConn{nc: nc, rd: rd, kick: make(chan struct{}, 1), dead: make(chan struct{})}
+	h.mu.Lock()
+	if ctx.Err() != nil {
+		// Closed, or nothing left to subscribe to, while dialing.
+		h.mu.Unlock()
+		_ = nc.Close()
+		return ErrClosed
+	}
+	h.cur = c
+	h.lastErr = nil
+	for k := range h.topics {
+		var chunk []*topic
+		for _, t := range h.topics[k] {
+			chunk = append(chunk, t)
+			if len(chunk) == subscribeChunk {
+				h.sendSubLocked(c, Kind(k), chunk)
+				chunk = nil
+			}
+		}
+		if len(chunk) > 0 {
+			h.sendSubLocked(c, Kind(k), chunk)
+		}
+	}
+	h.mu.Unlock()
+
+	h.wg.Add(1)
+	go func() { defer h.wg.Done(); h.writeLoop(c) }()
+	rd.Reset(&idleReader{nc: nc, idle: h.cfg.HealthCheck, stall: h.cfg.StallTimeout, onIdle: func() { h.ping(c) }})
+	var err error
+	for {
+		var m resp.Msg
+		if m, err = rd.Next(); err != nil {
+			break
+		}
+		if err = h.handle(c, m); err != nil {
+			break
+		}
+	}
+	if errors.Is(err, net.ErrClosed) && ctx.Err() != nil {
+		err = ErrClosed
+	}
+	h.lost(c, err)
+	return err
+}
+
+// lost forgets a broken connection: every topic needs subscribing again,
+// and every subscription that was receiving is owed a gap marker.
+func (h *PubSub) lost(c *psConn, err error) {
+	now := time.Now()
+	h.mu.Lock()
+	c.pending = ring[*psCmd]{}
+	if h.cur != c {
+		// Retired on purpose (no subscription left, or Close): nothing
+		// of the hub's state belongs to it any more.
+		h.mu.Unlock()
+		close(c.dead)
+		_ = c.nc.Close()
+		return
+	}
+	h.cur = nil
+	for k := range h.topics {
+		for _, t := range h.topics[k] {
+			if !t.confirmed {
+				continue
+			}
+			t.confirmed = false
+			t.ready = make(chan struct{})
+			for _, s := range t.subs {
+				if !s.lost {
+					s.lost, s.lostAt, s.lostErr = true, now, err
+				}
+			}
+		}
+	}
+	h.mu.Unlock()
+	close(c.dead)
+	_ = c.nc.Close()
+}
+
+func (h *PubSub) ping(c *psConn) {
+	h.mu.Lock()
+	if h.cur == c {
+		h.sendLocked(c, &psCmd{verb: psPing}, "PING")
+	}
+	h.mu.Unlock()
+}
+
+func (h *PubSub) writeLoop(c *psConn) {
+	var spare []byte
+	for {
+		select {
+		case <-c.kick:
+		case <-c.dead:
+			return
+		}
+		h.mu.Lock()
+		buf := c.wbuf
+		c.wbuf = spare[:0]
+		h.mu.Unlock()
+		if len(buf) == 0 {
+			continue
+		}
+		if _, err := c.nc.Write(buf); err != nil {
+			// The reader finds the connection closed and reconnects.
+			_ = c.nc.Close()
+			return
+		}
+		if cap(buf) <= keepBuf {
+			spare = buf
+		}
+	}
+}
+
+// idleReader reads from a pub/sub connection, which may rightly stay
+// silent for long: after idle without a byte it has a PING sent, and fails
+// with ErrStalled when stall passes without an answer.
+type idleReader struct {
+	nc          net.Conn
+	idle, stall time.Duration
+	onIdle      func()
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	pinged := false
+	for {
+		wait := r.idle
+		if pinged {
+			wait = r.stall
+		}
+		_ = r.nc.SetReadDeadline(time.Now().Add(wait))
+		n, err := r.nc.Read(p)
+		var ne net.Error
+		if n > 0 || err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return n, err
+		}
+		if pinged {
+			return 0, fmt.Errorf("%w: no reply to PING for %v", ErrStalled, r.stall)
+		}
+		pinged = true
+		r.onIdle()
+	}
+}
