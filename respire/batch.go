@@ -3,8 +3,6 @@ package respire
 import (
 	"context"
 	"errors"
-
-	"github.com/respire-go/respire/transport"
 )
 
 // Batch is an explicit pipeline: commands queued on it are sent together,
@@ -138,22 +136,4 @@ func (f *Future[T]) Val() T {
 func (f *Future[T]) Err() error {
 	_, err := f.Result()
 	return err
-}
-
-// execBatch sends xs (their decoders set) in one write and waits for all
-// replies; per-command outcomes are left in x.res and x.replyErr. On error
-// the transport owns xs.
-//
-// TEMPORARY: this is the transport hook the lead provides in command.go;
-// delete it here when it lands there.
-func (c *Client) execBatch(ctx context.Context, xs []*cmd) error {
-	rs := make([]*transport.Request, len(xs))
-	for i, x := range xs {
-		x.seal()
-		rs[i] = &x.Request
-	}
-	if err := c.mux.DoMulti(ctx, rs); err != nil {
-		return c.wrapErr("batch", err)
-	}
-	return nil
 }

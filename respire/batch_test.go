@@ -50,14 +50,14 @@ func TestArgumentValidation(t *testing.T) {
 	ex := 10 * time.Second
 	var ae *ArgError
 	for name, err := range map[string]error{
-		"two branches": c.Set(ctx, "k", "v", &SetOptions{NX: true, XX: true}),
+		"two branches":   c.Set(ctx, "k", "v", &SetOptions{NX: true, XX: true}),
 		"EX and KEEPTTL": c.Set(ctx, "k", "v", &SetOptions{EX: &ex, KeepTTL: true}),
-		"fraction":     func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }(),
-		"no keys":      func() error { _, err := c.Del(ctx); return err }(),
-		"no choice":    func() error { _, err := c.GeoSearch(ctx, "k", GeoSearchFrom{}, GeoSearchBy{}, nil); return err }(),
-		"missing enum": func() error { _, err := c.LMove(ctx, "a", "b", "", SideLeft); return err }(),
-		"NaN":          func() error { _, err := c.IncrByFloat(ctx, "k", nan()); return err }(),
-		"before 1970":  func() error { _, err := c.ExpireAt(ctx, "k", time.Unix(-5, 0), nil); return err }(),
+		"fraction":       func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }(),
+		"no keys":        func() error { _, err := c.Del(ctx); return err }(),
+		"no choice":      func() error { _, err := c.GeoSearch(ctx, "k", GeoSearchFrom{}, GeoSearchBy{}, nil); return err }(),
+		"missing enum":   func() error { _, err := c.LMove(ctx, "a", "b", "", SideLeft); return err }(),
+		"NaN":            func() error { _, err := c.IncrByFloat(ctx, "k", nan()); return err }(),
+		"before 1970":    func() error { _, err := c.ExpireAt(ctx, "k", time.Unix(-5, 0), nil); return err }(),
 	} {
 		if assert.True(t, errors.As(err, &ae), "%s: %v", name, err) {
 			assert.NotEmpty(t, ae.Command, name)

@@ -248,3 +248,23 @@ func (c *Client) newCmd(info *cmdInfo) *cmd {
 
 // release gives x back after its result was read.
 func (c *Client) release(x *cmd) { x.Recycle() }
+
+// execBatch sends xs (their decoders set) in one write and waits for all
+// replies; per-command outcomes are left in x.res and x.replyErr. On error
+// the transport owns xs.
+// Writes among them drop their keys from the client-side cache before the
+// results are handed out.
+func (c *Client) execBatch(ctx context.Context, xs []*cmd) error {
+	rs := make([]*transport.Request, len(xs))
+	for i, x := range xs {
+		x.seal()
+		rs[i] = &x.Request
+	}
+	if err := c.mux.DoMulti(ctx, rs); err != nil {
+		return c.wrapErr("batch", err)
+	}
+	if c.cache != nil {
+		c.afterWrites(ctx, xs)
+	}
+	return nil
+}
