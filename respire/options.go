@@ -55,6 +55,11 @@ type Options struct {
 	Connections int
 	// Filler chooses the read mode; see FillerMode.
 	Filler FillerMode
+	// NoDirectRead keeps a goroutine per connection reading at all times.
+	// By default a caller that is alone in waiting for a reply reads it
+	// from the socket itself, saving two goroutine hand-offs per call; under
+	// concurrency a background reader serves all callers either way.
+	NoDirectRead bool
 	// FailFast makes commands fail at once with ErrUnavailable while the
 	// server cannot be reached. By default they wait for the reconnect,
 	// bounded by their context.
@@ -159,6 +164,7 @@ func (o *Options) transportConfig() transport.Config {
 		Protocol:     o.Protocol,
 		Connections:  o.Connections,
 		Filler:       o.Filler == FillerOn,
+		NoDirectRead: o.NoDirectRead,
 		FailFast:     o.FailFast,
 		DialTimeout:  o.DialTimeout,
 		MinBackoff:   o.MinRetryBackoff,

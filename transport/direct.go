@@ -17,8 +17,8 @@ import (
 // For a lone sequential caller that is most of the latency. So, unless
 // something must consume the socket at all times (the filler, a push
 // handler, client-side tracking), the read role is taken by whoever needs
-// it: a caller waiting for its reply reads and dispatches replies itself
-// when no other goroutine is reading, until its own reply arrives. It then
+// it: a caller waiting for its reply, when it is the only one waiting,
+// reads its reply itself. It then
 // gives the role back and, if replies are still owed to others, wakes the
 // connection's background reader, which reads while anything is pending.
 //
@@ -36,15 +36,23 @@ import (
 // longAgo is a read deadline in the past, to interrupt a blocked read.
 var longAgo = time.Unix(1, 0)
 
-// takeReadRole claims the read role unless another goroutine holds it or
-// the connection is broken.
+// takeReadRole claims the read role for a caller whose request is the only
+// one pending: a lone caller then reads its own reply. With more pending,
+// the background reader serves everyone (it is kicked here if idle), which
+// keeps replies and writes batched under concurrency.
 func (c *conn) takeReadRole() bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.reading || c.err != nil {
+		c.mu.Unlock()
+		return false
+	}
+	if c.pending.size > 1 {
+		c.mu.Unlock()
+		c.kickReader()
 		return false
 	}
 	c.reading = true
+	c.mu.Unlock()
 	return true
 }
 

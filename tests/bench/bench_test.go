@@ -35,13 +35,17 @@ type keepAlive struct{ testing.TB }
 
 func (k *keepAlive) Cleanup(func()) {}
 
+// modes are the read modes: direct (a lone caller reads its own reply;
+// the default), bgreader (a goroutine always reads), filler (a goroutine
+// always reads, fed by a second one reading the socket).
 var modes = []struct {
-	name   string
-	filler respire.FillerMode
-}{{"nofiller", respire.FillerOff}, {"filler", respire.FillerOn}}
+	name     string
+	filler   respire.FillerMode
+	noDirect bool
+}{{"direct", respire.FillerOff, false}, {"bgreader", respire.FillerOff, true}, {"filler", respire.FillerOn, false}}
 
-func client(b *testing.B, filler respire.FillerMode) *respire.Client {
-	c, err := respire.Connect(context.Background(), respire.Options{Addr: server(b).Addr, Filler: filler})
+func client(b *testing.B, filler respire.FillerMode, noDirect bool) *respire.Client {
+	c, err := respire.Connect(context.Background(), respire.Options{Addr: server(b).Addr, Filler: filler, NoDirectRead: noDirect})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +58,7 @@ func BenchmarkGet(b *testing.B) {
 	for _, size := range []int{16, 1024} {
 		val := strings.Repeat("v", size)
 		for _, m := range modes {
-			c := client(b, m.filler)
+			c := client(b, m.filler, m.noDirect)
 			if err := c.Set(ctx, "bench:get", val, nil); err != nil {
 				b.Fatal(err)
 			}
@@ -90,7 +94,7 @@ func BenchmarkSet(b *testing.B) {
 	ctx := context.Background()
 	val := strings.Repeat("v", 1024)
 	for _, m := range modes {
-		c := client(b, m.filler)
+		c := client(b, m.filler, m.noDirect)
 		b.Run("1KiB/seq/"+m.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -117,7 +121,7 @@ func BenchmarkSet(b *testing.B) {
 func BenchmarkIncr(b *testing.B) {
 	ctx := context.Background()
 	for _, m := range modes {
-		c := client(b, m.filler)
+		c := client(b, m.filler, m.noDirect)
 		b.Run("seq/"+m.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
