@@ -2948,6 +2948,13 @@ func (b *Batch) ZScan(key string, cursor int64, opts *ZScanOptions) *Future[ZSca
 	return queue(b, x, decZScanPage, pickAny[ZScanPage])
 }
 
+// ZScanNoScores queues ZSCAN; see Client.ZScanNoScores.
+func (b *Batch) ZScanNoScores(key string, cursor int64, opts *ZScanOptions) *Future[ScanPage] {
+	x := b.newCmd(&cmdZSCAN)
+	argsZScanNoScores(x, key, cursor, opts)
+	return queue(b, x, decScanPage, pickAny[ScanPage])
+}
+
 // ZScore queues ZSCORE; see Client.ZScore.
 func (b *Batch) ZScore(key string, member string) *Future[float64] {
 	x := b.newCmd(&cmdZSCORE)

@@ -7299,9 +7299,6 @@ func argsZScan(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("COUNT")
 		x.argInt(*o.Count)
 	}
-	if o.Noscores {
-		x.arg("NOSCORES")
-	}
 }
 
 // ZScan iterates over members and scores of a sorted set.
@@ -7312,6 +7309,36 @@ func (c *Client) ZScan(ctx context.Context, key string, cursor int64, opts *ZSca
 	x := c.newCmd(&cmdZSCAN)
 	argsZScan(x, key, cursor, opts)
 	return execAny[ZScanPage](ctx, c, x, decZScanPage)
+}
+
+func argsZScanNoScores(x *cmd, key string, cursor int64, opts *ZScanOptions) {
+	var o ZScanOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.argInt(cursor)
+	if o.Match != "" {
+		x.arg("MATCH")
+		x.arg(o.Match)
+	}
+	if o.Count != nil {
+		x.arg("COUNT")
+		x.argInt(*o.Count)
+	}
+	x.arg("NOSCORES")
+}
+
+// ZScanNoScores iterates over members and scores of a sorted set.
+//
+// This form sends NOSCORES, which changes the reply; ZScan is the form without.
+//
+// Since 2.8.0. Complexity: O(1) for every call. O(N) for a complete iteration, including enough
+// command calls for the cursor to return back to 0. N is the number of elements inside the collection.
+func (c *Client) ZScanNoScores(ctx context.Context, key string, cursor int64, opts *ZScanOptions) (ScanPage, error) {
+	x := c.newCmd(&cmdZSCAN)
+	argsZScanNoScores(x, key, cursor, opts)
+	return execAny[ScanPage](ctx, c, x, decScanPage)
 }
 
 // ZScore returns the score of a member in a sorted set.

@@ -1972,14 +1972,12 @@ type ZRevRangeByScoreOptions struct {
 	Limit *Limit
 }
 
-// ZScanOptions are the optional arguments of ZScan. The zero value sends none of them.
+// ZScanOptions are the optional arguments of ZScan and ZScanNoScores. The zero value sends none of them.
 type ZScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
 	// Count sends COUNT count; nil sends nothing.
 	Count *int64
-	// Noscores sends NOSCORES. Only on valkey-8.1.1.
-	Noscores bool
 }
 
 // ZScanPage is a reply: (cursor:int, items:[ScoredMember]).
