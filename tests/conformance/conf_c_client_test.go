@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,6 +74,18 @@ func init() {
 			list, err = e.C.ClientList(e.Ctx, &respire.ClientListOptions{Type: respire.ClientListClientTypePubSub})
 			require.NoError(e, err)
 			require.NotContains(e, list, "name=cfc-name ")
+
+			// The filters of Valkey 8.1.
+			list, err = e.C.ClientList(e.Ctx, &respire.ClientListOptions{User: "default", SkipMe: cBool(false)})
+			if e.Flavor == harness.Valkey81 {
+				require.NoError(e, err)
+				require.Contains(e, list, "id="+strconv.FormatInt(id, 10)+" ")
+				list, err = e.C.ClientList(e.Ctx, &respire.ClientListOptions{SkipMe: cBool(true)})
+				require.NoError(e, err)
+				require.NotContains(e, list, "id="+strconv.FormatInt(id, 10)+" ")
+			} else {
+				e.ServerError(err, "ERR")
+			}
 
 			redir, err := e.C.ClientGetRedir(e.Ctx)
 			require.NoError(e, err)
@@ -153,6 +166,16 @@ func init() {
 				respire.ClientKillFilter{SkipMe: cBool(true)})
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)
+			// MAXAGE came with Redis 7.4; the option is sent as given and
+			// Redis 7.0 refuses it.
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: cInt(1_000_000)},
+				respire.ClientKillFilter{SkipMe: cBool(true)})
+			if e.Flavor == harness.Redis70 {
+				e.ServerError(err, "ERR")
+			} else {
+				require.NoError(e, err)
+				require.Equal(e, int64(0), n)
+			}
 			err = e.C.ClientKillOldFormat(e.Ctx, "192.0.2.1:1")
 			e.ServerError(err, "ERR")
 			require.Contains(e, err.Error(), "No such client")

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
-	"github.com/respire-go/respire/tests/harness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -342,7 +341,6 @@ func init() {
 			help, err := e.C.CommandHelp(e.Ctx)
 			require.NoError(e, err)
 			require.Contains(e, help[0], "COMMAND")
-			_ = harness.Redis70
 		},
 	})
 }

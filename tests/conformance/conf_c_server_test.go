@@ -3,6 +3,8 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,6 +114,15 @@ func init() {
 			last2, err := e.C.LastSave(e.Ctx)
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, last2, last)
+
+			// CANCEL came with Valkey 8.1 (nothing to cancel here).
+			_, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Cancel: true})
+			e.ServerError(err, "ERR")
+			if e.Flavor == harness.Valkey81 {
+				require.Contains(e, err.Error(), "not in progress")
+			} else {
+				require.Contains(e, err.Error(), "syntax error")
+			}
 
 			s, err = e.C.BgRewriteAOF(e.Ctx)
 			require.NoError(e, err)
@@ -386,6 +397,88 @@ func init() {
 			require.Contains(e, err.Error(), "No failover in progress")
 		},
 	}, Case{
+		// A primary (this case's server, A) and a replica (B): ROLE with a
+		// replica, a FAILOVER to B, then A is pointed back and forth.
+		Name:     "c_replication_pair",
+		Commands: []string{"ROLE", "FAILOVER", "REPLICAOF", "SLAVEOF"},
+		Server:   "own",
+		// No wait for more replicas before the (diskless) full sync.
+		Config: harness.Config{Args: []string{"repl-diskless-sync-delay 0"}},
+		Run: func(e *Env) {
+			b := harness.Start(e.T, harness.Config{Flavor: e.Flavor})
+			cb, err := respire.Connect(e.Ctx, respire.Options{Addr: b.Addr, Protocol: e.Proto})
+			require.NoError(e, err)
+			defer cb.Close()
+			hostA, portA := cSplitAddr(e, e.Srv.Addr)
+			hostB, portB := cSplitAddr(e, b.Addr)
+			e.Do("SET", e.Key("k"), "v")
+			s, err := cb.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostA, Port: portA}})
+			require.NoError(e, err)
+			require.Equal(e, "OK", s)
+			require.Eventually(e, func() bool {
+				v, err := b.Do(e.Ctx, "INFO", "replication")
+				return err == nil && strings.Contains(fmt.Sprint(v), "master_link_status:up")
+			}, 15*time.Second, 10*time.Millisecond)
+
+			// ROLE of a primary: master, offset, [[ip, port, offset]].
+			var reps []respire.Reply
+			require.Eventually(e, func() bool {
+				role, err := e.C.Role(e.Ctx)
+				require.NoError(e, err)
+				parts, err := role.Slice()
+				require.NoError(e, err)
+				reps, err = parts[2].Slice()
+				require.NoError(e, err)
+				return len(reps) == 1
+			}, 15*time.Second, 10*time.Millisecond)
+			rep, err := reps[0].Slice()
+			require.NoError(e, err)
+			require.Len(e, rep, 3)
+			ip, _ := rep[0].Text()
+			require.Equal(e, hostB, ip)
+			p, err := rep[1].Int64() // a string in the reply
+			require.NoError(e, err)
+			require.Equal(e, portB, p)
+
+			require.NoError(e, e.C.Failover(e.Ctx, &respire.FailoverOptions{
+				TO: &respire.FailoverTarget{Host: hostB, Port: portB}, Timeout: ptrDuration(10 * time.Second)}))
+			// ROLE of a replica: slave, host, port, state, offset.
+			require.Eventually(e, func() bool {
+				role, err := e.C.Role(e.Ctx)
+				require.NoError(e, err)
+				parts, err := role.Slice()
+				require.NoError(e, err)
+				r0, _ := parts[0].Text()
+				if r0 != "slave" {
+					return false
+				}
+				require.Len(e, parts, 5)
+				h, _ := parts[1].Text()
+				require.Equal(e, hostB, h)
+				p, err := parts[2].Int64()
+				require.NoError(e, err)
+				require.Equal(e, portB, p)
+				return true
+			}, 15*time.Second, 10*time.Millisecond)
+			cWaitInfo(e, "replication", "master_failover_state", "no-failover")
+			err = e.C.Failover(e.Ctx, nil)
+			e.ServerError(err, "ERR")
+			require.Contains(e, err.Error(), "replica")
+
+			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{NoOne: true})
+			require.NoError(e, err)
+			require.Equal(e, "OK", s)
+			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostB, Port: portB}})
+			require.NoError(e, err)
+			require.Equal(e, "OK", s)
+			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostB, Port: portB}})
+			require.NoError(e, err)
+			require.Contains(e, s, "OK Already connected")
+			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{NoOne: true})
+			require.NoError(e, err)
+			require.Equal(e, "OK", s)
+		},
+	}, Case{
 		// A server of its own: the keyspace is emptied, swapped and the
 		// server shut down (and restarted so the statistics can be read).
 		Name:     "c_keyspace_shutdown",
@@ -399,6 +492,12 @@ func init() {
 			require.Error(e, err)
 			var se *respire.Error
 			require.False(e, errors.As(err, &se), "SHUTDOWN replied with a server error: %v", err)
+			var ce *respire.ConnError
+			require.ErrorAs(e, err, &ce) // "connection ... broken: unexpected EOF"
+			require.Eventually(e, func() bool {
+				_, err := e.Srv.Do(e.Ctx, "PING")
+				return err != nil
+			}, 5*time.Second, 5*time.Millisecond, "the server still answers after SHUTDOWN")
 			e.Srv.Restart(e.T)
 			// After the restart (which cleared the statistics): a refused
 			// SHUTDOWN ABORT, which the statistics count.
@@ -432,4 +531,15 @@ func init() {
 			require.NoError(e, e.C.FlushAll(e.Ctx, nil))
 		},
 	})
+}
+
+func ptrDuration(d time.Duration) *time.Duration { return &d }
+
+func cSplitAddr(e *Env, addr string) (string, int64) {
+	e.Helper()
+	h, p, err := net.SplitHostPort(addr)
+	require.NoError(e, err)
+	n, err := strconv.ParseInt(p, 10, 64)
+	require.NoError(e, err)
+	return h, n
 }
