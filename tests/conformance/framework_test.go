@@ -103,7 +103,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-
 // partialAllowed (RESPIRE_CONFORMANCE_PARTIAL=1) lets a run pass while
 // some generated commands have no case yet, listing them; for working on
 // cases. By default every generated command must be exercised.
