@@ -139,7 +139,7 @@ var fragments = map[string]string{
 	"ttls": "TTLs", "expires": "Expires", "persisted": "Persisted", "flag": "Flag",
 	"dict": "Dict", "kvstore": "KVStore", "keyspace": "Keyspace", "expired": "Expired",
 	"deny": "Deny", "allow": "Allow", "busy": "Busy", "internal": "Internal", "obj": "Obj",
-	"inline": "Inline", "err": "Err", "ops": "Ops", "sec": "Sec", "ps": "PS",
+	"inline": "Inline", "err": "Err", "error": "Error", "ops": "Ops", "sec": "Sec", "ps": "PS",
 	"per": "Per", "fast": "Fast", "large": "Large", "ranks": "Ranks", "iteration": "Iteration",
 	"nocontent": "NoContent", "selector": "Selector", "ifeq": "IfEq", "src": "Src", "dst": "Dst", "show": "Show", "enabled": "Enabled", "disabled": "Disabled", "store-dist": "StoreDist", "storedist": "StoreDist",
 }

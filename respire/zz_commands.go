@@ -1022,11 +1022,11 @@ func argsClientUnblock(x *cmd, clientID int64, opts *ClientUnblockOptions) {
 		o = *opts
 	}
 	x.argInt(clientID)
-	oneOf(x, "unblock-type", false, "TIMEOUT, ERROR", o.Timeout, o.ErrOr)
+	oneOf(x, "unblock-type", false, "TIMEOUT, ERROR", o.Timeout, o.Error)
 	if o.Timeout {
 		x.arg("TIMEOUT")
 	}
-	if o.ErrOr {
+	if o.Error {
 		x.arg("ERROR")
 	}
 }

@@ -392,8 +392,8 @@ type ClientTrackingInfo struct {
 type ClientUnblockOptions struct {
 	// Timeout sends TIMEOUT.
 	Timeout bool
-	// ErrOr sends ERROR.
-	ErrOr bool
+	// Error sends ERROR.
+	Error bool
 }
 
 // ClusterFailoverOptions are the optional arguments of ClusterFailover. The zero value sends none of them.
