@@ -143,7 +143,7 @@ func init() {
 			// Unblock with an error: BLPOP returns UNBLOCKED.
 			go func() { _, err := e.C.BLPop(e.Ctx, 20*time.Second, k); done <- err }()
 			id = cBlockedID(e)
-			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{ErrOr: true})
+			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{Error: true})
 			require.NoError(e, err)
 			require.True(e, ok)
 			e.ServerError(<-done, "UNBLOCKED")
