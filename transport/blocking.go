@@ -270,7 +270,7 @@ func (d *Dedicated) Do(ctx context.Context, payload []byte, handle func(m resp.M
 		// and the socket unusable for the next command.
 		d.broken = true
 		if err != nil {
-			return fmt.Errorf("waiting for reply: %w", context.Cause(ctx))
+			return fmt.Errorf("waiting for reply: %w", ctx.Err())
 		}
 		return nil
 	}

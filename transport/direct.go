@@ -129,7 +129,12 @@ func (c *conn) backgroundReader() {
 			c.mu.Lock()
 			if c.pending.size == 0 {
 				c.reading = false
+				stray := c.rd.Buffered() > 0
 				c.mu.Unlock()
+				if stray {
+					c.fail(&resp.ProtocolError{Reason: "bytes received with no request pending"})
+					return
+				}
 				break
 			}
 			c.mu.Unlock()

@@ -203,16 +203,21 @@ func TestBlockingPoolExhausted(t *testing.T) {
 // command is Nil, not an error of the pool, in both protocols.
 func TestBlockingTimeoutIsNil(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
-		srv := startFlavor(t, f, harness.Config{})
+		// Servers time blocked clients out on their cron tick: 10 ms here
+		// rather than the default 100 ms.
+		srv := startFlavor(t, f, harness.Config{Args: []string{"hz 100"}})
 		for _, proto := range []int{2, 3} {
 			c := connect(t, respire.Options{Addr: srv.Addr, Protocol: proto, BlockingPoolSize: 1})
 			ctx := ctxT(t)
 			const tm = 10 * time.Millisecond
 			block := tm
 			for name, call := range map[string]func() error{
-				"BLPOP":    func() error { _, err := c.BLPop(ctx, tm, "nil:a", "nil:b"); return err },
-				"BRPOP":    func() error { _, err := c.BRPop(ctx, tm, "nil:a"); return err },
-				"BLMOVE":   func() error { _, err := c.BLMove(ctx, "nil:a", "nil:b", respire.SideLeft, respire.SideRight, tm); return err },
+				"BLPOP": func() error { _, err := c.BLPop(ctx, tm, "nil:a", "nil:b"); return err },
+				"BRPOP": func() error { _, err := c.BRPop(ctx, tm, "nil:a"); return err },
+				"BLMOVE": func() error {
+					_, err := c.BLMove(ctx, "nil:a", "nil:b", respire.SideLeft, respire.SideRight, tm)
+					return err
+				},
 				"BZPOPMIN": func() error { _, err := c.BZPopMin(ctx, tm, "nil:z"); return err },
 				"BLMPOP":   func() error { _, err := c.BLMPop(ctx, tm, []string{"nil:a"}, respire.SideLeft, nil); return err },
 				"XREAD": func() error {
