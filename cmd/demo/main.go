@@ -122,7 +122,7 @@ func run() error {
 	_, err = c.Incr(ctx, "greeting")
 	var se *respire.Error
 	if errors.As(err, &se) {
-		fmt.Printf("INCR greeting -> server error %s: %s\n", se.Prefix, se.Message)
+		fmt.Printf("INCR greeting -> *respire.Error (prefix %s): %q\n", se.Prefix, se.Message)
 	}
 
 	// 64 goroutines share the client; their commands are pipelined.
