@@ -234,7 +234,9 @@ type Stats struct {
 	// number of bytes each parse pass found.
 	Reads, Bytes int64
 	Replies      uint64
-	// Writes is the number of send calls (one per request or batch).
+	// Sends is the number of send calls (one per request or batch), not
+	// of write system calls. With the filler on, Reads counts the parser's
+	// reads from the filler's queue rather than socket reads.
 	Sends uint64
 }
 
