@@ -2,15 +2,13 @@ package respire
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/testpeer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,69 +17,24 @@ import (
 // script(n), which returns what to write for the GET and its PTTL, so a
 // test can put an invalidation push before or after the reply.
 type fakeTracker struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	gets  atomic.Int64
-	mu    sync.Mutex
-	conns []net.Conn
+	*testpeer.Peer
+	gets atomic.Int64
 }
 
 func newFakeTracker(t *testing.T, script func(n int64, key string) string) *fakeTracker {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	f := &fakeTracker{ln: ln}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f.mu.Lock()
-			f.conns = append(f.conns, c)
-			f.mu.Unlock()
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				defer c.Close()
-				rd := resp.NewReader(c, resp.Limits{})
-				for {
-					m, err := rd.Next()
-					if err != nil {
-						return
-					}
-					v := m.Tree()
-					var out string
-					switch strings.ToUpper(v.Elems[0].Str) {
-					case "HELLO":
-						out = "%1\r\n+proto\r\n:3\r\n"
-					case "GET":
-						out = script(f.gets.Add(1), v.Elems[1].Str)
-					case "PTTL":
-						// Written by the GET's script.
-					case "PING":
-						out = "+PONG\r\n"
-					default:
-						out = "+OK\r\n"
-					}
-					if out != "" {
-						if _, err := c.Write([]byte(out)); err != nil {
-							return
-						}
-					}
-				}
-			}()
+	f := &fakeTracker{}
+	f.Peer = testpeer.Start(t, func(args []string) string {
+		switch strings.ToUpper(args[0]) {
+		case "HELLO":
+			return "%1\r\n+proto\r\n:3\r\n"
+		case "GET":
+			return script(f.gets.Add(1), args[1])
+		case "PTTL":
+			return "" // written by the GET's script
+		case "PING":
+			return "+PONG\r\n"
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		f.mu.Lock()
-		for _, c := range f.conns {
-			c.Close()
-		}
-		f.mu.Unlock()
-		f.wg.Wait()
+		return "+OK\r\n"
 	})
 	return f
 }
@@ -111,7 +64,7 @@ func TestCacheInvalidationDuringRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeTracker(t, tc.script)
-			c, err := Connect(context.Background(), Options{Addr: f.ln.Addr().String(), ClientCache: &CacheOptions{}})
+			c, err := Connect(context.Background(), Options{Addr: f.Addr(), ClientCache: &CacheOptions{}})
 			require.NoError(t, err)
 			defer c.Close()
 			ctx := context.Background()
@@ -140,16 +93,12 @@ func TestCacheConnectionLossDuringRead(t *testing.T) {
 		}
 		if n == 2 {
 			// Break the connection instead of answering.
-			f.mu.Lock()
-			for _, c := range f.conns {
-				c.Close()
-			}
-			f.mu.Unlock()
+			f.CloseConns()
 			return ""
 		}
 		return "$2\r\nv" + strconv.Itoa(int(n)) + "\r\n:-1\r\n"
 	})
-	c, err := Connect(context.Background(), Options{Addr: f.ln.Addr().String(), ClientCache: &CacheOptions{}})
+	c, err := Connect(context.Background(), Options{Addr: f.Addr(), ClientCache: &CacheOptions{}})
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

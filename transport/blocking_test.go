@@ -30,7 +30,7 @@ func blockingPeer(t *testing.T, release <-chan struct{}) *peer {
 
 func TestBlockingCancelDiscardsConnection(t *testing.T) {
 	p := blockingPeer(t, nil)
-	pool := NewBlockingPool(Config{Addr: p.ln.Addr().String()}, 2)
+	pool := NewBlockingPool(Config{Addr: p.Addr()}, 2)
 	defer pool.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,7 +55,7 @@ func TestBlockingCancelDiscardsConnection(t *testing.T) {
 func TestBlockingPoolExhausted(t *testing.T) {
 	release := make(chan struct{})
 	p := blockingPeer(t, release)
-	pool := NewBlockingPool(Config{Addr: p.ln.Addr().String()}, 2)
+	pool := NewBlockingPool(Config{Addr: p.Addr()}, 2)
 	defer pool.Close()
 
 	var wg sync.WaitGroup
@@ -85,7 +85,7 @@ func TestBlockingPoolExhausted(t *testing.T) {
 
 func TestBlockingCloseUnblocksCallers(t *testing.T) {
 	p := blockingPeer(t, nil)
-	pool := NewBlockingPool(Config{Addr: p.ln.Addr().String()}, 1)
+	pool := NewBlockingPool(Config{Addr: p.Addr()}, 1)
 	r := newTestReq("BLOCK")
 	done := make(chan error, 1)
 	go func() { done <- pool.Do(context.Background(), &r.Request) }()
@@ -108,16 +108,12 @@ func TestBlockingIdleConnectionClosedByPeer(t *testing.T) {
 		}
 		return "+" + args[0] + "\r\n"
 	})
-	pool := NewBlockingPool(Config{Addr: p.ln.Addr().String()}, 1)
+	pool := NewBlockingPool(Config{Addr: p.Addr()}, 1)
 	defer pool.Close()
 	r := newTestReq("ONE")
 	require.NoError(t, pool.Do(context.Background(), &r.Request))
 	// The server drops the idle connection, as on a restart.
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
+	p.CloseConns()
 	require.Eventually(t, func() bool {
 		pool.mu.Lock()
 		defer pool.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/internal/testpeer"
 	"github.com/respire-go/respire/transport/resp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,64 +22,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// peer answers each command it reads with reply(args).
-type peer struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	reply func(args []string) string
-	mu    sync.Mutex
-	conns []net.Conn
-}
+// peer is a scripted peer; see internal/testpeer.
+type peer = testpeer.Peer
 
 func newPeer(t *testing.T, reply func(args []string) string) *peer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &peer{ln: ln, reply: reply}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c)
-			p.mu.Unlock()
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
-				defer c.Close()
-				rd := resp.NewReader(c, resp.Limits{})
-				for {
-					m, err := rd.Next()
-					if err != nil {
-						return
-					}
-					v := m.Tree()
-					args := make([]string, len(v.Elems))
-					for i, e := range v.Elems {
-						args[i] = e.Str
-					}
-					if out := p.reply(args); out != "" {
-						if _, err := c.Write([]byte(out)); err != nil {
-							return
-						}
-					}
-				}
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
-	return p
+	return testpeer.Start(t, reply)
 }
 
 const helloReply = "%2\r\n+server\r\n+peer\r\n+proto\r\n:3\r\n"
@@ -110,7 +58,7 @@ func TestPushFramesRoutedAside(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var pushes int
-	m := NewMux(Config{Addr: p.ln.Addr().String(), OnPush: func(resp.Msg) { mu.Lock(); pushes++; mu.Unlock() }})
+	m := NewMux(Config{Addr: p.Addr(), OnPush: func(resp.Msg) { mu.Lock(); pushes++; mu.Unlock() }})
 	defer m.Close()
 	ctx := context.Background()
 	for _, w := range []string{"a", "b", "c"} {
@@ -142,7 +90,7 @@ func TestGarbageFailsCallersAndReconnects(t *testing.T) {
 		mu.Lock()
 		bad = true
 		mu.Unlock()
-		m := NewMux(Config{Addr: p.ln.Addr().String(), Filler: filler, MinBackoff: time.Millisecond})
+		m := NewMux(Config{Addr: p.Addr(), Filler: filler, MinBackoff: time.Millisecond})
 		r := newTestReq("GET", "k")
 		err := m.Do(context.Background(), &r.Request)
 		require.ErrorIs(t, err, resp.ErrProtocol)
@@ -164,7 +112,7 @@ func TestUnsolicitedReplyIsProtocolError(t *testing.T) {
 		}
 		return "+one\r\n+two\r\n" // two replies to one command
 	})
-	m := NewMux(Config{Addr: p.ln.Addr().String(), MinBackoff: time.Millisecond, FailFast: true})
+	m := NewMux(Config{Addr: p.Addr(), MinBackoff: time.Millisecond, FailFast: true})
 	defer m.Close()
 	r := newTestReq("PING")
 	require.NoError(t, m.Do(context.Background(), &r.Request))
@@ -187,7 +135,7 @@ func TestAbandonedRequestRecycledAfterLateReply(t *testing.T) {
 		}
 		return "+" + args[0] + "\r\n"
 	})
-	m := NewMux(Config{Addr: p.ln.Addr().String()})
+	m := NewMux(Config{Addr: p.Addr()})
 	defer m.Close()
 	require.NoError(t, m.Connect(context.Background()))
 	slow := newTestReq("SLOW")
@@ -236,19 +184,19 @@ func TestHelloRefusedFallsBack(t *testing.T) {
 		return "+" + args[0] + "\r\n"
 	})
 	infos := make(chan ConnInfo, 1)
-	m := NewMux(Config{Addr: p.ln.Addr().String(), Password: "pw", OnConnect: func(ci ConnInfo) { infos <- ci }})
+	m := NewMux(Config{Addr: p.Addr(), Password: "pw", OnConnect: func(ci ConnInfo) { infos <- ci }})
 	require.NoError(t, m.Connect(context.Background()))
 	assert.Equal(t, 2, (<-infos).Protocol)
 	m.Close()
 
-	m = NewMux(Config{Addr: p.ln.Addr().String(), Password: "bad"})
+	m = NewMux(Config{Addr: p.Addr(), Password: "bad"})
 	err := m.Connect(context.Background())
 	var se *ServerError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "WRONGPASS", se.Prefix)
 	m.Close()
 
-	m = NewMux(Config{Addr: p.ln.Addr().String(), Protocol: 3})
+	m = NewMux(Config{Addr: p.Addr(), Protocol: 3})
 	err = m.Connect(context.Background())
 	var he *HandshakeError
 	require.True(t, errors.As(err, &he) && he.Step == "HELLO", "%v", err)
@@ -282,7 +230,7 @@ func TestDirectReadStress(t *testing.T) {
 		return "$" + strconv.Itoa(len(args[1])) + "\r\n" + args[1] + "\r\n"
 	})
 	for _, noDirect := range []bool{false, true} {
-		m := NewMux(Config{Addr: p.ln.Addr().String(), NoDirectRead: noDirect})
+		m := NewMux(Config{Addr: p.Addr(), NoDirectRead: noDirect})
 		var wg sync.WaitGroup
 		for g := range 16 {
 			wg.Add(1)

@@ -36,9 +36,7 @@ func newPSPeer(t *testing.T) *psPeer {
 		case "HELLO":
 			p.hellos.Add(1)
 			p.mu.Lock()
-			p.peer.mu.Lock()
-			p.last = p.peer.conns[len(p.peer.conns)-1]
-			p.peer.mu.Unlock()
+			p.last = p.peer.Last()
 			p.mu.Unlock()
 			return helloReply
 		case "PING":
@@ -90,7 +88,7 @@ func nextT(t *testing.T, s *Subscription) Message {
 
 func TestPubSubStalledConnectionIsReplaced(t *testing.T) {
 	p := newPSPeer(t)
-	h := NewPubSub(Config{Addr: p.ln.Addr().String(), HealthCheck: 10 * time.Millisecond,
+	h := NewPubSub(Config{Addr: p.Addr(), HealthCheck: 10 * time.Millisecond,
 		StallTimeout: 30 * time.Millisecond, MinBackoff: time.Millisecond})
 	defer h.Close()
 	s := h.NewSubscription(10)
@@ -118,7 +116,7 @@ func TestPubSubStalledConnectionIsReplaced(t *testing.T) {
 func TestPubSubRefusedSubscription(t *testing.T) {
 	p := newPSPeer(t)
 	p.refuseShard.Store(true)
-	h := NewPubSub(Config{Addr: p.ln.Addr().String()})
+	h := NewPubSub(Config{Addr: p.Addr()})
 	defer h.Close()
 	s := h.NewSubscription(10)
 	err := s.Subscribe(context.Background(), KindShard, "x", "y")
@@ -230,7 +228,7 @@ func TestRingWraps(t *testing.T) {
 
 func TestPubSubConnectionClosedWhenIdle(t *testing.T) {
 	p := newPSPeer(t)
-	h := NewPubSub(Config{Addr: p.ln.Addr().String()})
+	h := NewPubSub(Config{Addr: p.Addr()})
 	defer h.Close()
 	ctx := context.Background()
 	s1 := h.NewSubscription(10)

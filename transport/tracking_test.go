@@ -20,7 +20,7 @@ func TestTrackingNeedsRESP3(t *testing.T) {
 		}
 		return "+OK\r\n"
 	})
-	m := NewMux(Config{Addr: p.ln.Addr().String(), Tracking: &Tracking{}, FailFast: true})
+	m := NewMux(Config{Addr: p.Addr(), Tracking: &Tracking{}, FailFast: true})
 	defer m.Close()
 	err := m.Connect(context.Background())
 	require.ErrorIs(t, err, ErrTrackingNeedsRESP3)
@@ -63,7 +63,7 @@ func TestTrackingPushes(t *testing.T) {
 		Invalidate: func(k []byte) { add("inv " + string(k)) },
 		Flush:      func() { add("flush") },
 	}
-	m := NewMux(Config{Addr: p.ln.Addr().String(), Tracking: tr, OnPush: func(resp.Msg) { add("push") }})
+	m := NewMux(Config{Addr: p.Addr(), Tracking: tr, OnPush: func(resp.Msg) { add("push") }})
 	defer m.Close()
 	ctx := context.Background()
 	do := func(args ...string) {
