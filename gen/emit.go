@@ -178,6 +178,9 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 	}
 	cmds.Func().Params(jen.Id("c").Op("*").Id("Client")).Id(m.name).Params(params...).Add(ret).Block(cbody...)
 	cmds.Line()
+	if m.lease != "" {
+		g.emitLease(cmds, m, params, append([]jen.Code{newX("c")}, body...))
+	}
 
 	bbody := append([]jen.Code{newX("b")}, body...)
 	bbody = append(bbody, jen.Return(jen.Id("queue").Call(jen.Id("b"), jen.Id("x"), jen.Id(m.dec), pickCall)))
@@ -190,6 +193,45 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 		Op("*").Id("Future").Types(futT).Block(bbody...)
 	batch.Line()
 	return nil
+}
+
+// emitLease emits the allocation-free forms of a method whose reply is one
+// bulk string: MLease returns the value in a pooled Lease, MAppend appends
+// it to the caller's buffer (respire/lease.go). prefix builds the command.
+func (g *generator) emitLease(f *jen.File, m *method, params, prefix []jen.Code) {
+	prefix = prefix[:len(prefix):len(prefix)] // each method appends its own return
+	null := m.lease == "decLeaseNull"
+	doc := func(name, what, tail, nullCase string) {
+		s := fmt.Sprintf("%s is %s for hot paths: %s. %s", name, m.name, what, tail)
+		if null {
+			s += " " + nullCase
+		}
+		for _, l := range wrap(s, 100) {
+			f.Comment(l)
+		}
+	}
+	recv := jen.Id("c").Op("*").Id("Client")
+	ctx, rest := params[0], params[1:]
+
+	doc(m.name+"Lease", "the reply comes in a pooled Lease instead of a new string, so that the call does not allocate",
+		"Release the Lease once done with its bytes; see Lease.", "A null reply gives a nil Lease and Nil.")
+	f.Func().Params(recv).Id(m.name+"Lease").Params(params...).Params(jen.Op("*").Id("Lease"), jen.Error()).
+		Block(append(prefix, jen.Return(jen.Id("execLease").Call(jen.Id("ctx"), jen.Id("c"), jen.Id("x"), jen.Id(m.lease))))...)
+	f.Line()
+
+	dst := "dst"
+	for _, s := range m.c.params {
+		if s.name == dst {
+			dst = "dstBuf"
+		}
+	}
+	doc(m.name+"Append", "the reply is appended to "+dst+", which it returns, so that the call does not allocate when "+dst+" has room",
+		"The bytes are copied on the calling goroutine, never after the call returned.",
+		"A null reply gives "+dst+" unchanged and Nil.")
+	aparams := append([]jen.Code{ctx, jen.Id(dst).Index().Byte()}, rest...)
+	f.Func().Params(recv).Id(m.name+"Append").Params(aparams...).Params(jen.Index().Byte(), jen.Error()).
+		Block(append(prefix, jen.Return(jen.Id("execAppend").Call(jen.Id("ctx"), jen.Id("c"), jen.Id("x"), jen.Id(dst), jen.Id(m.lease))))...)
+	f.Line()
 }
 
 // sentence lowers the first letter of a summary so that it can follow the

@@ -57,6 +57,9 @@ type method struct {
 	omitted  []string
 	variant  *Variant
 	argsFunc bool
+	// lease is the decoder of the Lease and Append forms (lease.go), for
+	// a method whose reply is one bulk string read from a key; "" for none.
+	lease string
 }
 
 type generator struct {
@@ -156,10 +159,16 @@ func (g *generator) checkNames() error {
 		if clientMethods[m.name] || batchMethods[m.name] {
 			errs = append(errs, fmt.Errorf("%s: method name %s is taken by a hand-written method", m.cmd.Name, m.name))
 		}
-		if prev, dup := seen[m.name]; dup {
-			errs = append(errs, fmt.Errorf("%s and %s both make a method %s", prev, m.cmd.Name, m.name))
+		names := []string{m.name}
+		if m.lease != "" {
+			names = append(names, m.name+"Lease", m.name+"Append")
 		}
-		seen[m.name] = m.cmd.Name
+		for _, n := range names {
+			if prev, dup := seen[n]; dup {
+				errs = append(errs, fmt.Errorf("%s and %s both make a method %s", prev, m.cmd.Name, n))
+			}
+			seen[n] = m.cmd.Name
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -232,6 +241,9 @@ func (g *generator) buildMethod(cmd *spec.Command, name, base string, args []*ar
 	m.res, m.rt, m.dec, err = g.rep.result(reply, name+"Reply")
 	if err != nil {
 		return nil, err
+	}
+	if hasKeyParam(c) {
+		m.lease = g.rep.leaseDecoder(reply)
 	}
 	if len(c.opts) > 0 {
 		sig := "opts:" + optsSig(c)
@@ -316,4 +328,16 @@ func (g *generator) excludedDoc() []byte {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.name, e.group, strings.ReplaceAll(e.reason, "|", "\\|"))
 	}
 	return b.Bytes()
+}
+
+// hasKeyParam reports a method that takes a key as a parameter: its reply
+// is then data read from the keyspace, worth an allocation-free form, and
+// not text about the server (INFO, CLIENT LIST).
+func hasKeyParam(c *container) bool {
+	for _, s := range c.params {
+		if s.a.scalar == scKey {
+			return true
+		}
+	}
+	return false
 }

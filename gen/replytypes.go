@@ -207,6 +207,29 @@ func (g *replies) result(t *Type, ctx string) (resKind, *gtype, string, error) {
 	return resAny, gt, name, nil
 }
 
+// leaseDecoder returns the decoder of the Lease and Append forms of a
+// method replying t, or "" when t is not one bulk string (str or str?;
+// status replies and strings inside aggregates have no such forms).
+func (g *replies) leaseDecoder(t *Type) string {
+	null := false
+	for {
+		switch t.Kind {
+		case KindNull:
+			null, t = true, t.Elem
+			continue
+		case KindNamed:
+			t = g.r.Types[t.Name].Type
+			continue
+		case KindStr:
+			if null {
+				return "decLeaseNull"
+			}
+			return "decLease"
+		}
+		return ""
+	}
+}
+
 // flat reports a tuple struct whose fields are all single values, which
 // RESP2 may flatten into an enclosing array.
 func flat(d *typeDecl) bool {

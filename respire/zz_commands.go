@@ -690,6 +690,24 @@ func (c *Client) BLMove(ctx context.Context, source string, destination string, 
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// BLMoveLease is BLMove for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) BLMoveLease(ctx context.Context, source string, destination string, whereFrom Side, whereTo Side, timeout time.Duration) (*Lease, error) {
+	x := c.newCmd(&cmdBLMOVE)
+	argsBLMove(x, source, destination, whereFrom, whereTo, timeout)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// BLMoveAppend is BLMove for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) BLMoveAppend(ctx context.Context, dst []byte, source string, destination string, whereFrom Side, whereTo Side, timeout time.Duration) ([]byte, error) {
+	x := c.newCmd(&cmdBLMOVE)
+	argsBLMove(x, source, destination, whereFrom, whereTo, timeout)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 func argsBLMPop(x *cmd, timeout time.Duration, keys []string, where Side, opts *BLMPopOptions) {
 	var o BLMPopOptions
 	if opts != nil {
@@ -771,6 +789,24 @@ func (c *Client) BRPopLPush(ctx context.Context, source string, destination stri
 	x := c.newCmd(&cmdBRPOPLPUSH)
 	argsBRPopLPush(x, source, destination, timeout)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// BRPopLPushLease is BRPopLPush for hot paths: the reply comes in a pooled Lease instead of a new
+// string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
+// null reply gives a nil Lease and Nil.
+func (c *Client) BRPopLPushLease(ctx context.Context, source string, destination string, timeout time.Duration) (*Lease, error) {
+	x := c.newCmd(&cmdBRPOPLPUSH)
+	argsBRPopLPush(x, source, destination, timeout)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// BRPopLPushAppend is BRPopLPush for hot paths: the reply is appended to dst, which it returns, so
+// that the call does not allocate when dst has room. The bytes are copied on the calling goroutine,
+// never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) BRPopLPushAppend(ctx context.Context, dst []byte, source string, destination string, timeout time.Duration) ([]byte, error) {
+	x := c.newCmd(&cmdBRPOPLPUSH)
+	argsBRPopLPush(x, source, destination, timeout)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsBZMPop(x *cmd, timeout time.Duration, keys []string, where ScoreEnd, opts *BZMPopOptions) {
@@ -1640,6 +1676,24 @@ func (c *Client) Dump(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdDUMP)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// DumpLease is Dump for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) DumpLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdDUMP)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// DumpAppend is Dump for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) DumpAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdDUMP)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // Echo returns the given string.
@@ -2727,6 +2781,24 @@ func (c *Client) Get(ctx context.Context, key string) (string, error) {
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// GetLease is Get for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) GetLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdGET)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// GetAppend is Get for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) GetAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdGET)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 // GetBit returns a bit value by offset.
 //
 // Since 2.2.0. Complexity: O(1).
@@ -2744,6 +2816,24 @@ func (c *Client) GetDel(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdGETDEL)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// GetDelLease is GetDel for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) GetDelLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdGETDEL)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// GetDelAppend is GetDel for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) GetDelAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdGETDEL)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsGetEx(x *cmd, key string, opts *GetExOptions) {
@@ -2783,6 +2873,24 @@ func (c *Client) GetEx(ctx context.Context, key string, opts *GetExOptions) (str
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// GetExLease is GetEx for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) GetExLease(ctx context.Context, key string, opts *GetExOptions) (*Lease, error) {
+	x := c.newCmd(&cmdGETEX)
+	argsGetEx(x, key, opts)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// GetExAppend is GetEx for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) GetExAppend(ctx context.Context, dst []byte, key string, opts *GetExOptions) ([]byte, error) {
+	x := c.newCmd(&cmdGETEX)
+	argsGetEx(x, key, opts)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 func argsGetRange(x *cmd, key string, start int64, end int64) {
 	x.argKey(key)
 	x.argInt(start)
@@ -2800,6 +2908,23 @@ func (c *Client) GetRange(ctx context.Context, key string, start int64, end int6
 	return execStr(ctx, c, x, decStr)
 }
 
+// GetRangeLease is GetRange for hot paths: the reply comes in a pooled Lease instead of a new string,
+// so that the call does not allocate. Release the Lease once done with its bytes; see Lease.
+func (c *Client) GetRangeLease(ctx context.Context, key string, start int64, end int64) (*Lease, error) {
+	x := c.newCmd(&cmdGETRANGE)
+	argsGetRange(x, key, start, end)
+	return execLease(ctx, c, x, decLease)
+}
+
+// GetRangeAppend is GetRange for hot paths: the reply is appended to dst, which it returns, so that
+// the call does not allocate when dst has room. The bytes are copied on the calling goroutine, never
+// after the call returned.
+func (c *Client) GetRangeAppend(ctx context.Context, dst []byte, key string, start int64, end int64) ([]byte, error) {
+	x := c.newCmd(&cmdGETRANGE)
+	argsGetRange(x, key, start, end)
+	return execAppend(ctx, c, x, dst, decLease)
+}
+
 // GetSet returns the previous string value of a key after setting it to a new value.
 //
 // Since 1.0.0. Complexity: O(1).
@@ -2810,6 +2935,26 @@ func (c *Client) GetSet(ctx context.Context, key string, value string) (string, 
 	x.argKey(key)
 	x.arg(value)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// GetSetLease is GetSet for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) GetSetLease(ctx context.Context, key string, value string) (*Lease, error) {
+	x := c.newCmd(&cmdGETSET)
+	x.argKey(key)
+	x.arg(value)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// GetSetAppend is GetSet for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) GetSetAppend(ctx context.Context, dst []byte, key string, value string) ([]byte, error) {
+	x := c.newCmd(&cmdGETSET)
+	x.argKey(key)
+	x.arg(value)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsHDel(x *cmd, key string, fields []string) {
@@ -2940,6 +3085,26 @@ func (c *Client) HGet(ctx context.Context, key string, field string) (string, er
 	x.argKey(key)
 	x.arg(field)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// HGetLease is HGet for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) HGetLease(ctx context.Context, key string, field string) (*Lease, error) {
+	x := c.newCmd(&cmdHGET)
+	x.argKey(key)
+	x.arg(field)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// HGetAppend is HGet for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) HGetAppend(ctx context.Context, dst []byte, key string, field string) ([]byte, error) {
+	x := c.newCmd(&cmdHGET)
+	x.argKey(key)
+	x.arg(field)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // HGetAll returns all fields and values in a hash.
@@ -3237,6 +3402,24 @@ func (c *Client) HRandField(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdHRANDFIELD)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// HRandFieldLease is HRandField for hot paths: the reply comes in a pooled Lease instead of a new
+// string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
+// null reply gives a nil Lease and Nil.
+func (c *Client) HRandFieldLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdHRANDFIELD)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// HRandFieldAppend is HRandField for hot paths: the reply is appended to dst, which it returns, so
+// that the call does not allocate when dst has room. The bytes are copied on the calling goroutine,
+// never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) HRandFieldAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdHRANDFIELD)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // HRandFieldCount returns one or more random fields from a hash.
@@ -3596,6 +3779,23 @@ func (c *Client) LCS(ctx context.Context, key1 string, key2 string, opts *LCSOpt
 	return execStr(ctx, c, x, decStr)
 }
 
+// LCSLease is LCS for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease.
+func (c *Client) LCSLease(ctx context.Context, key1 string, key2 string, opts *LCSOptions) (*Lease, error) {
+	x := c.newCmd(&cmdLCS)
+	argsLCS(x, key1, key2, opts)
+	return execLease(ctx, c, x, decLease)
+}
+
+// LCSAppend is LCS for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned.
+func (c *Client) LCSAppend(ctx context.Context, dst []byte, key1 string, key2 string, opts *LCSOptions) ([]byte, error) {
+	x := c.newCmd(&cmdLCS)
+	argsLCS(x, key1, key2, opts)
+	return execAppend(ctx, c, x, dst, decLease)
+}
+
 func argsLCSLen(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	var o LCSOptions
 	if opts != nil {
@@ -3663,6 +3863,26 @@ func (c *Client) LIndex(ctx context.Context, key string, index int64) (string, e
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// LIndexLease is LIndex for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) LIndexLease(ctx context.Context, key string, index int64) (*Lease, error) {
+	x := c.newCmd(&cmdLINDEX)
+	x.argKey(key)
+	x.argInt(index)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// LIndexAppend is LIndex for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) LIndexAppend(ctx context.Context, dst []byte, key string, index int64) ([]byte, error) {
+	x := c.newCmd(&cmdLINDEX)
+	x.argKey(key)
+	x.argInt(index)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 func argsLInsert(x *cmd, key string, where Position, pivot string, element string) {
 	x.argKey(key)
 	argEnum(x, "where", string(where))
@@ -3705,6 +3925,24 @@ func (c *Client) LMove(ctx context.Context, source string, destination string, w
 	x := c.newCmd(&cmdLMOVE)
 	argsLMove(x, source, destination, whereFrom, whereTo)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// LMoveLease is LMove for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) LMoveLease(ctx context.Context, source string, destination string, whereFrom Side, whereTo Side) (*Lease, error) {
+	x := c.newCmd(&cmdLMOVE)
+	argsLMove(x, source, destination, whereFrom, whereTo)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// LMoveAppend is LMove for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) LMoveAppend(ctx context.Context, dst []byte, source string, destination string, whereFrom Side, whereTo Side) ([]byte, error) {
+	x := c.newCmd(&cmdLMOVE)
+	argsLMove(x, source, destination, whereFrom, whereTo)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsLMPop(x *cmd, keys []string, where Side, opts *LMPopOptions) {
@@ -3763,6 +4001,24 @@ func (c *Client) LPop(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdLPOP)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// LPopLease is LPop for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) LPopLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdLPOP)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// LPopAppend is LPop for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) LPopAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdLPOP)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // LPopCount returns the first elements in a list after removing it. Deletes the list if the last
@@ -4166,6 +4422,24 @@ func (c *Client) ObjectEncoding(ctx context.Context, key string) (string, error)
 	x := c.newCmd(&cmdOBJECT_ENCODING)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// ObjectEncodingLease is ObjectEncoding for hot paths: the reply comes in a pooled Lease instead of a
+// new string, so that the call does not allocate. Release the Lease once done with its bytes; see
+// Lease. A null reply gives a nil Lease and Nil.
+func (c *Client) ObjectEncodingLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdOBJECT_ENCODING)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// ObjectEncodingAppend is ObjectEncoding for hot paths: the reply is appended to dst, which it
+// returns, so that the call does not allocate when dst has room. The bytes are copied on the calling
+// goroutine, never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) ObjectEncodingAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdOBJECT_ENCODING)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // ObjectFreq returns the logarithmic access frequency counter of a Redis object.
@@ -4605,6 +4879,24 @@ func (c *Client) RPop(ctx context.Context, key string) (string, error) {
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// RPopLease is RPop for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) RPopLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdRPOP)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// RPopAppend is RPop for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) RPopAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdRPOP)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 // RPopCount returns and removes the last elements of a list. Deletes the list if the last element was
 // popped.
 //
@@ -4629,6 +4921,26 @@ func (c *Client) RPopLPush(ctx context.Context, source string, destination strin
 	x.argKey(source)
 	x.argKey(destination)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// RPopLPushLease is RPopLPush for hot paths: the reply comes in a pooled Lease instead of a new
+// string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
+// null reply gives a nil Lease and Nil.
+func (c *Client) RPopLPushLease(ctx context.Context, source string, destination string) (*Lease, error) {
+	x := c.newCmd(&cmdRPOPLPUSH)
+	x.argKey(source)
+	x.argKey(destination)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// RPopLPushAppend is RPopLPush for hot paths: the reply is appended to dst, which it returns, so that
+// the call does not allocate when dst has room. The bytes are copied on the calling goroutine, never
+// after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) RPopLPushAppend(ctx context.Context, dst []byte, source string, destination string) ([]byte, error) {
+	x := c.newCmd(&cmdRPOPLPUSH)
+	x.argKey(source)
+	x.argKey(destination)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsRPush(x *cmd, key string, elements []string) {
@@ -4930,6 +5242,24 @@ func (c *Client) SetGet(ctx context.Context, key string, value string, opts *Set
 	x := c.newCmd(&cmdSET)
 	argsSetGet(x, key, value, opts)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// SetGetLease is SetGet for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) SetGetLease(ctx context.Context, key string, value string, opts *SetOptions) (*Lease, error) {
+	x := c.newCmd(&cmdSET)
+	argsSetGet(x, key, value, opts)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// SetGetAppend is SetGet for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) SetGetAppend(ctx context.Context, dst []byte, key string, value string, opts *SetOptions) ([]byte, error) {
+	x := c.newCmd(&cmdSET)
+	argsSetGet(x, key, value, opts)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsSetBit(x *cmd, key string, offset int64, value int64) {
@@ -5315,6 +5645,24 @@ func (c *Client) SPop(ctx context.Context, key string) (string, error) {
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// SPopLease is SPop for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) SPopLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdSPOP)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// SPopAppend is SPop for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) SPopAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdSPOP)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 // SPopCount returns one or more random members from a set after removing them. Deletes the set if the
 // last member was popped.
 //
@@ -5348,6 +5696,24 @@ func (c *Client) SRandMember(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdSRANDMEMBER)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// SRandMemberLease is SRandMember for hot paths: the reply comes in a pooled Lease instead of a new
+// string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
+// null reply gives a nil Lease and Nil.
+func (c *Client) SRandMemberLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdSRANDMEMBER)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// SRandMemberAppend is SRandMember for hot paths: the reply is appended to dst, which it returns, so
+// that the call does not allocate when dst has room. The bytes are copied on the calling goroutine,
+// never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) SRandMemberAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdSRANDMEMBER)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // SRandMemberCount get one or multiple random members from a set.
@@ -5433,6 +5799,23 @@ func (c *Client) SubStr(ctx context.Context, key string, start int64, end int64)
 	x := c.newCmd(&cmdSUBSTR)
 	argsSubStr(x, key, start, end)
 	return execStr(ctx, c, x, decStr)
+}
+
+// SubStrLease is SubStr for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease.
+func (c *Client) SubStrLease(ctx context.Context, key string, start int64, end int64) (*Lease, error) {
+	x := c.newCmd(&cmdSUBSTR)
+	argsSubStr(x, key, start, end)
+	return execLease(ctx, c, x, decLease)
+}
+
+// SubStrAppend is SubStr for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned.
+func (c *Client) SubStrAppend(ctx context.Context, dst []byte, key string, start int64, end int64) ([]byte, error) {
+	x := c.newCmd(&cmdSUBSTR)
+	argsSubStr(x, key, start, end)
+	return execAppend(ctx, c, x, dst, decLease)
 }
 
 // SUnion returns the union of multiple sets.
@@ -5603,6 +5986,30 @@ func (c *Client) VGetAttr(ctx context.Context, key string, args ...string) (stri
 	return execStr(ctx, c, x, decStrNull)
 }
 
+// VGetAttrLease is VGetAttr for hot paths: the reply comes in a pooled Lease instead of a new string,
+// so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null
+// reply gives a nil Lease and Nil.
+func (c *Client) VGetAttrLease(ctx context.Context, key string, args ...string) (*Lease, error) {
+	x := c.newCmd(&cmdVGETATTR)
+	x.argKey(key)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// VGetAttrAppend is VGetAttr for hot paths: the reply is appended to dst, which it returns, so that
+// the call does not allocate when dst has room. The bytes are copied on the calling goroutine, never
+// after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) VGetAttrAppend(ctx context.Context, dst []byte, key string, args ...string) ([]byte, error) {
+	x := c.newCmd(&cmdVGETATTR)
+	x.argKey(key)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
 // VInfo runs VINFO.
 //
 // The spec does not describe the arguments of VINFO (COMMAND DOCS lists none), so they are
@@ -5661,6 +6068,30 @@ func (c *Client) VRandMember(ctx context.Context, key string, args ...string) (s
 		x.arg(e)
 	}
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// VRandMemberLease is VRandMember for hot paths: the reply comes in a pooled Lease instead of a new
+// string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
+// null reply gives a nil Lease and Nil.
+func (c *Client) VRandMemberLease(ctx context.Context, key string, args ...string) (*Lease, error) {
+	x := c.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// VRandMemberAppend is VRandMember for hot paths: the reply is appended to dst, which it returns, so
+// that the call does not allocate when dst has room. The bytes are copied on the calling goroutine,
+// never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) VRandMemberAppend(ctx context.Context, dst []byte, key string, args ...string) ([]byte, error) {
+	x := c.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // VRem runs VREM.
@@ -5786,6 +6217,23 @@ func (c *Client) XAdd(ctx context.Context, key string, id string, data []FieldVa
 	return execStr(ctx, c, x, decStr)
 }
 
+// XAddLease is XAdd for hot paths: the reply comes in a pooled Lease instead of a new string, so that
+// the call does not allocate. Release the Lease once done with its bytes; see Lease.
+func (c *Client) XAddLease(ctx context.Context, key string, id string, data []FieldValue, opts *XAddOptions) (*Lease, error) {
+	x := c.newCmd(&cmdXADD)
+	argsXAdd(x, key, id, data, opts)
+	return execLease(ctx, c, x, decLease)
+}
+
+// XAddAppend is XAdd for hot paths: the reply is appended to dst, which it returns, so that the call
+// does not allocate when dst has room. The bytes are copied on the calling goroutine, never after the
+// call returned.
+func (c *Client) XAddAppend(ctx context.Context, dst []byte, key string, id string, data []FieldValue, opts *XAddOptions) ([]byte, error) {
+	x := c.newCmd(&cmdXADD)
+	argsXAdd(x, key, id, data, opts)
+	return execAppend(ctx, c, x, dst, decLease)
+}
+
 func argsXAddNoMkStream(x *cmd, key string, id string, data []FieldValue, opts *XAddOptions) {
 	var o XAddOptions
 	if opts != nil {
@@ -5819,6 +6267,24 @@ func (c *Client) XAddNoMkStream(ctx context.Context, key string, id string, data
 	x := c.newCmd(&cmdXADD)
 	argsXAddNoMkStream(x, key, id, data, opts)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// XAddNoMkStreamLease is XAddNoMkStream for hot paths: the reply comes in a pooled Lease instead of a
+// new string, so that the call does not allocate. Release the Lease once done with its bytes; see
+// Lease. A null reply gives a nil Lease and Nil.
+func (c *Client) XAddNoMkStreamLease(ctx context.Context, key string, id string, data []FieldValue, opts *XAddOptions) (*Lease, error) {
+	x := c.newCmd(&cmdXADD)
+	argsXAddNoMkStream(x, key, id, data, opts)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// XAddNoMkStreamAppend is XAddNoMkStream for hot paths: the reply is appended to dst, which it
+// returns, so that the call does not allocate when dst has room. The bytes are copied on the calling
+// goroutine, never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) XAddNoMkStreamAppend(ctx context.Context, dst []byte, key string, id string, data []FieldValue, opts *XAddOptions) ([]byte, error) {
+	x := c.newCmd(&cmdXADD)
+	argsXAddNoMkStream(x, key, id, data, opts)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) {
@@ -6815,6 +7281,24 @@ func (c *Client) ZRandMember(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdZRANDMEMBER)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStrNull)
+}
+
+// ZRandMemberLease is ZRandMember for hot paths: the reply comes in a pooled Lease instead of a new
+// string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
+// null reply gives a nil Lease and Nil.
+func (c *Client) ZRandMemberLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdZRANDMEMBER)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// ZRandMemberAppend is ZRandMember for hot paths: the reply is appended to dst, which it returns, so
+// that the call does not allocate when dst has room. The bytes are copied on the calling goroutine,
+// never after the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) ZRandMemberAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdZRANDMEMBER)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
 // ZRandMemberCount returns one or more random members from a sorted set.

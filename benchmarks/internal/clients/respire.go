@@ -3,7 +3,6 @@ package clients
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/respire-go/respire/respire"
 )
@@ -38,18 +37,25 @@ func (r *respireClient) Incr(ctx context.Context, key string) (int64, error) {
 	return r.c.Incr(ctx, key)
 }
 
-// GetPipe has no explicit pipeline to use until Batch lands, so it issues
-// the GETs from one goroutine each and waits for all of them: Respire's
-// automatic pipelining puts concurrent commands into shared writes. This is
-// what a Respire user does today; it pays a goroutine start per command.
+// GetPipe sends the GETs as one Batch: one write, one wait, typed
+// deferred results.
 func (r *respireClient) GetPipe(ctx context.Context, keys, vals []string) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(keys))
-	for i := 1; i < len(keys); i++ {
-		wg.Go(func() { vals[i], errs[i] = r.c.Get(ctx, keys[i]) })
+	b := r.c.NewBatch()
+	futs := make([]*respire.Future[string], len(keys))
+	for i, k := range keys {
+		futs[i] = b.Get(k)
 	}
-	vals[0], errs[0] = r.c.Get(ctx, keys[0])
-	wg.Wait()
+	if err := b.Exec(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for i, f := range futs {
+		v, err := f.Result()
+		vals[i] = v
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,6 @@
+//go:build race
+
+package respire
+
+// leaseRaceBuild turns on the misuse checks of Lease in race builds.
+const leaseRaceBuild = true
