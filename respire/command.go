@@ -102,6 +102,10 @@ func (x *cmd) Recycle() {
 	x.argErr = nil
 	x.replyErr = nil
 	x.dec = nil
+	if l, ok := x.res.Any.(*Lease); ok {
+		// Decoded for a caller that left: the buffer goes back to the pool.
+		l.Release()
+	}
 	x.res = result{}
 	clear(x.keys)
 	x.keys = x.keys[:0]
