@@ -79,6 +79,15 @@ func (g *generator) emitInfos(f *jen.File) {
 	}
 	f.Comment("The static description of every generated command, from spec/commands.json.")
 	f.Var().Defs(defs...)
+
+	// A lookup by name, for Do: a command sent by name gets the same
+	// routing (blocking pool, cache, server check) as its typed method.
+	f.Comment("commandsByName finds a command's description by its upper-case name (\"GET\", \"CLIENT KILL\").")
+	f.Var().Id("commandsByName").Op("=").Map(jen.String()).Op("*").Id("cmdInfo").Values(jen.DictFunc(func(d jen.Dict) {
+		for _, c := range g.infos {
+			d[jen.Lit(c.Name)] = jen.Op("&").Id(infoVar(c.Name))
+		}
+	}))
 }
 
 func orList(list []jen.Code) jen.Code {

@@ -133,19 +133,29 @@ func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, erro
 	}
 	x.dec = decodeReply
 	x.seal()
+	// A command the spec knows is routed as its typed method would be:
+	// blocking ones to the pool, and by its first key.
+	keyPos := 1
+	var known *cmdInfo
+	if info == &cmdDo {
+		known = lookupCommand(args)
+	}
+	if known != nil {
+		x.info = known
+		keyPos = known.firstKey
+	}
 	if c.conns > 1 {
-		// Treat a string second word as the key, so that Do keeps the
-		// per-key order of the typed methods.
-		if k, ok := args[min(1, len(args)-1)].(string); ok && len(args) > 1 {
+		if k, ok := argAt(args, keyPos).(string); ok && keyPos > 0 {
 			x.Route = routeOf(k)
 		} else {
 			x.Route = c.rr.Add(1)
 		}
 	}
+	readonly := known != nil && known.flags&flagReadonly != 0
 	if err := c.send(ctx, x); err != nil {
 		return Reply{}, c.wrapErr(name, err)
 	}
-	if c.cache != nil {
+	if c.cache != nil && !readonly {
 		c.afterUnknown(ctx)
 	}
 	if x.replyErr != nil {
@@ -159,6 +169,45 @@ func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, erro
 		return r, Nil
 	}
 	return r, nil
+}
+
+func argAt(args []any, i int) any {
+	if i >= 0 && i < len(args) {
+		return args[i]
+	}
+	return nil
+}
+
+// lookupCommand finds the spec's description of a command given as words
+// ("client", "kill", ...), case-insensitively and without allocating; nil
+// when the spec does not know it.
+func lookupCommand(args []any) *cmdInfo {
+	name, ok := args[0].(string)
+	if !ok || len(name) > 32 {
+		return nil
+	}
+	var buf [72]byte
+	up := appendUpper(buf[:0], name)
+	if len(args) > 1 {
+		if sub, ok := args[1].(string); ok && len(sub) <= 32 {
+			full := appendUpper(append(up, ' '), sub)
+			if info := commandsByName[string(full)]; info != nil {
+				return info
+			}
+		}
+	}
+	return commandsByName[string(up)]
+}
+
+func appendUpper(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if 'a' <= b && b <= 'z' {
+			b -= 'a' - 'A'
+		}
+		dst = append(dst, b)
+	}
+	return dst
 }
 
 func decodeReply(m resp.Msg, r *result) error {
