@@ -192,7 +192,7 @@ func (cc *clientCache) invalidateKeys(keys []string) {
 // is answered after the pushes queued before it.
 func (cc *clientCache) barrier(ctx context.Context) error {
 	for i := uint32(0); i < cc.conns; i++ {
-		x := newCmd(&cacheCmdPING)
+		x := newCmd(&cmdPING)
 		x.seal()
 		x.dec = cacheDecAny
 		x.Route = i

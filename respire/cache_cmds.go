@@ -11,14 +11,6 @@ import (
 	"github.com/respire-go/respire/transport/resp"
 )
 
-var (
-	cacheCmdGET     = cmdInfo{name: "GET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
-	cacheCmdMGET    = cmdInfo{name: "MGET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: -1, keyStep: 1}
-	cacheCmdHGET    = cmdInfo{name: "HGET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
-	cacheCmdHMGET   = cmdInfo{name: "HMGET", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
-	cacheCmdHGETALL = cmdInfo{name: "HGETALL", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1}
-)
-
 // Get returns the value of key, or Nil when it does not exist. A hit
 // costs a map lookup and no allocation.
 func (v Cached) Get(ctx context.Context, key string) (string, error) {
@@ -34,7 +26,7 @@ func (v Cached) Get(ctx context.Context, key string) (string, error) {
 }
 
 func (v Cached) getSlow(ctx context.Context, key string) (string, error) {
-	x := newCmd(&cacheCmdGET)
+	x := newCmd(&cmdGET)
 	x.argKey(key)
 	val, err := v.cachedRead(ctx, x, cacheDecStrNull, key, true)
 	return val.Str, err
@@ -42,7 +34,7 @@ func (v Cached) getSlow(ctx context.Context, key string) (string, error) {
 
 // HGet returns the value of field in the hash at key, or Nil.
 func (v Cached) HGet(ctx context.Context, key, field string) (string, error) {
-	x := newCmd(&cacheCmdHGET)
+	x := newCmd(&cmdHGET)
 	x.argKey(key)
 	x.arg(field)
 	val, err := v.cachedRead(ctx, x, cacheDecStrNull, key, false)
@@ -52,7 +44,7 @@ func (v Cached) HGet(ctx context.Context, key, field string) (string, error) {
 // HGetAll returns the fields and values of the hash at key; a missing key
 // gives an empty map. The map is the caller's.
 func (v Cached) HGetAll(ctx context.Context, key string) (map[string]string, error) {
-	x := newCmd(&cacheCmdHGETALL)
+	x := newCmd(&cmdHGETALL)
 	x.argKey(key)
 	val, err := v.cachedRead(ctx, x, cacheDecStrMap, key, false)
 	if err != nil {
@@ -88,7 +80,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	if len(missing) == 0 {
 		return out, nil
 	}
-	x := newCmd(&cacheCmdMGET)
+	x := newCmd(&cmdMGET)
 	var tracked []string
 	var fills []cache.Fill
 	for _, i := range missing {
@@ -148,7 +140,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 		return nil, newArgError("HMGET", "field", "at least one field is required")
 	}
 	if !cc.tracked(key) {
-		x := newCmd(&cacheCmdHMGET)
+		x := newCmd(&cmdHMGET)
 		x.argKey(key)
 		for _, f := range fields {
 			x.arg(f)
@@ -165,7 +157,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	var missing []int
 	for i, f := range fields {
 		// The entry of HGET key f, keyed by its encoded form.
-		h := newCmd(&cacheCmdHGET)
+		h := newCmd(&cmdHGET)
 		h.argKey(key)
 		h.arg(f)
 		h.seal()
@@ -181,7 +173,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	if len(missing) == 0 {
 		return out, nil
 	}
-	x := newCmd(&cacheCmdHMGET)
+	x := newCmd(&cmdHMGET)
 	x.argKey(key)
 	for _, i := range missing {
 		x.arg(fields[i])

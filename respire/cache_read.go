@@ -15,11 +15,9 @@ import (
 	"github.com/respire-go/respire/transport/resp"
 )
 
-var (
-	cacheCmdCaching = cmdInfo{name: "CLIENT CACHING"}
-	cacheCmdPTTL    = cmdInfo{name: "PTTL", flags: flagReadonly | flagFast, firstKey: 1, lastKey: 1, keyStep: 1}
-	cacheCmdPING    = cmdInfo{name: "PING", flags: flagFast}
-)
+// cacheCmdCaching is CLIENT CACHING YES, which has no generated method
+// (it steers the connection); only the cache sends it.
+var cacheCmdCaching = cmdInfo{name: "CLIENT CACHING"}
 
 // Cached is a view of a Client whose read methods are served from the
 // client-side cache (Options.ClientCache) when they can be, and fill it
@@ -73,7 +71,7 @@ func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []i
 	var auxArr [4]*cmd
 	aux := auxArr[:0]
 	for _, k := range keys {
-		p := newCmd(&cacheCmdPTTL)
+		p := newCmd(&cmdPTTL)
 		p.arg(k)
 		p.dec = cacheDecInt
 		p.seal()
