@@ -1,0 +1,238 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Transactions (MULTI/EXEC).
+//
+// A Tx holds its commands until Exec, which sends MULTI, the commands and
+// EXEC in one write on a connection of the blocking pool (a multiplexed
+// connection cannot carry the per-connection state of a transaction), then
+// reads the replies on the caller's goroutine. EXEC's array reply is split
+// into its elements, and each element goes to its command's decoder as if
+// it were that command's own reply.
+
+// TxFailed is the error of a transaction that the server did not run
+// because a key watched with Client.Watch changed before EXEC. Nothing of
+// the transaction was applied; running it again, with fresh reads, may
+// succeed (Client.WatchRetry does that):
+//
+//	if errors.Is(err, respire.TxFailed) { ... }
+var TxFailed = errors.New("respire: transaction failed: a watched key changed")
+
+// TxAbortedError is the error of a transaction that the server refused as
+// a whole at EXEC (EXECABORT) because it rejected a command when it was
+// queued (an unknown command, a wrong number of arguments, an ACL denial,
+// OOM, ...). Nothing of the transaction was applied. The Future of each
+// rejected command holds the server's reason for it; the other Futures
+// hold the TxAbortedError.
+type TxAbortedError struct {
+	Err      *Error // the server's reply to EXEC, prefix EXECABORT
+	Rejected int    // how many commands the server rejected when queued
+}
+
+func (e *TxAbortedError) Error() string {
+	return fmt.Sprintf("respire: transaction aborted, %d command(s) rejected: %s", e.Rejected, e.Err.Message)
+}
+
+func (e *TxAbortedError) Unwrap() error { return e.Err }
+
+// Tx is a MULTI/EXEC transaction: the commands queued on it run on the
+// server one after the other, with no other client's command in between,
+// when Exec is called. Tx embeds *Batch, so every command method of Batch
+// queues into the transaction and returns a *Future for its typed result:
+//
+//	tx := client.NewTx()
+//	n := tx.Incr("counter")
+//	tx.Expire("counter", time.Minute, nil)
+//	if err := tx.Exec(ctx); err != nil { ... }
+//	v, err := n.Result()
+//
+// Exec replaces Batch.Exec; do not call tx.Batch.Exec, which would send the
+// commands as a plain pipeline. A Tx is not safe for concurrent use and is
+// used once.
+//
+// For optimistic locking (WATCH), get the Tx from Client.Watch instead of
+// NewTx.
+type Tx struct {
+	*Batch
+	held     *transport.Held // the watched connection; nil outside Watch
+	watching bool            // the server holds WATCHed keys for held
+	err      error           // what Exec returned, for Watch
+}
+
+// NewTx returns an empty transaction that runs on c.
+func (c *Client) NewTx() *Tx { return &Tx{Batch: c.NewBatch()} }
+
+// Encoded MULTI and EXEC, sent around the queued commands.
+const (
+	multiPayload = "*1\r\n$5\r\nMULTI\r\n"
+	execPayload  = "*1\r\n$4\r\nEXEC\r\n"
+)
+
+// Exec runs the transaction and waits for its outcome. It returns nil when
+// the server ran the transaction: the replies, errors included, are then in
+// each command's Future. A command that fails while the transaction runs
+// (WRONGTYPE, say) fails alone; the server does not roll back the others.
+//
+// Otherwise nothing was applied (except after a connection error, when the
+// outcome is unknown), every Future holds an error, and Exec returns:
+//   - TxFailed when a watched key changed (only inside Client.Watch);
+//   - a *TxAbortedError wrapping the server's EXECABORT when the server
+//     rejected a command when queued; that command's Future holds its own
+//     error;
+//   - an *ArgError when a command has an invalid argument; nothing is sent;
+//   - the context's or the connection's error, as a *CommandError. An
+//     error wrapping ErrPoolExhausted means that all the connections of the
+//     blocking pool (Options.BlockingPoolSize), which transactions share
+//     with blocking commands, stayed busy until ctx ended.
+//
+// A Tx with no command sends nothing (outside Watch).
+func (tx *Tx) Exec(ctx context.Context) error {
+	b := tx.Batch
+	if b.done {
+		return ErrBatchDone
+	}
+	b.done = true
+	cmds, futs := b.cmds, b.futs
+	b.cmds, b.futs = nil, nil
+	tx.err = tx.exec(ctx, cmds, futs)
+	for _, x := range cmds {
+		x.Recycle()
+	}
+	return tx.err
+}
+
+func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
+	for _, x := range cmds {
+		if x.argErr != nil {
+			return settleAll(futs, x.argErr)
+		}
+	}
+	if len(cmds) == 0 && tx.held == nil {
+		return nil
+	}
+	c := tx.c
+	h := tx.held
+	if h == nil {
+		var err error
+		if h, err = c.blocking.Hold(ctx); err != nil {
+			return settleAll(futs, c.wrapErr("MULTI", err))
+		}
+		defer h.Release()
+	}
+
+	size := len(multiPayload) + len(execPayload)
+	for _, x := range cmds {
+		x.seal()
+		size += len(x.buf) - x.start
+	}
+	payload := make([]byte, 0, size)
+	payload = append(payload, multiPayload...)
+	for _, x := range cmds {
+		payload = append(payload, x.buf[x.start:]...)
+	}
+	payload = append(payload, execPayload...)
+
+	r := txReplies{cmds: cmds, queueErr: make([]error, len(cmds))}
+	if err := h.Do(ctx, payload, len(cmds)+2, r.handle); err != nil {
+		return settleAll(futs, c.wrapErr("EXEC", err))
+	}
+	// Whatever EXEC replied, the server has unwatched the keys.
+	tx.watching = false
+	return r.settle(ctx, c, futs)
+}
+
+// settle hands the outcome of the transaction to the Futures and returns
+// Exec's error.
+func (r *txReplies) settle(ctx context.Context, c *Client, futs []settler) error {
+	cmds := r.cmds
+	switch {
+	case r.multiErr != nil:
+		return settleAll(futs, withCommand(&cmdMulti, r.multiErr))
+	case r.execErr != nil:
+		var se *Error
+		if !errors.As(r.execErr, &se) {
+			return settleAll(futs, r.execErr)
+		}
+		abort := &TxAbortedError{Err: se}
+		for _, e := range r.queueErr {
+			if e != nil {
+				abort.Rejected++
+			}
+		}
+		for i, f := range futs {
+			if e := r.queueErr[i]; e != nil {
+				f.settle(nil, e)
+			} else {
+				f.settle(nil, abort)
+			}
+		}
+		return abort
+	case r.failed:
+		return settleAll(futs, TxFailed)
+	}
+	if c.cache != nil {
+		c.afterWrites(ctx, cmds)
+	}
+	for i, x := range cmds {
+		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
+	}
+	return nil
+}
+
+// settleAll gives every Future the same error, and returns it.
+func settleAll(futs []settler, err error) error {
+	for _, f := range futs {
+		f.settle(nil, err)
+	}
+	return err
+}
+
+// cmdMulti names MULTI in errors.
+var cmdMulti = cmdInfo{name: "MULTI"}
+
+// txReplies takes the replies to MULTI, the queued commands and EXEC.
+type txReplies struct {
+	cmds     []*cmd
+	queueErr []error // per command: its rejection when queued
+	multiErr error
+	execErr  error // an error reply to EXEC, or a malformed one
+	failed   bool  // EXEC replied null: a watched key changed
+}
+
+func (r *txReplies) handle(i int, m resp.Msg) {
+	v := m.Value(0)
+	n := &m[v]
+	switch {
+	case i == 0:
+		if n.IsError() {
+			r.multiErr = newServerError(n)
+		}
+	case i <= len(r.cmds):
+		if n.IsError() {
+			r.queueErr[i-1] = withCommand(r.cmds[i-1].info, newServerError(n))
+		}
+	case n.IsError():
+		r.execErr = newServerError(n)
+	case n.Null || n.Type == resp.TypeNull:
+		r.failed = true
+	case n.Type != resp.TypeArray || n.Int != int64(len(r.cmds)):
+		r.execErr = &UnexpectedReplyError{Command: "EXEC", Got: fmt.Sprintf("%s of %d", n.Type, n.Int),
+			Want: fmt.Sprintf("an array of %d replies", len(r.cmds))}
+	default:
+		// Each element is a valid Msg of its own: its command's reply.
+		j := v + 1
+		for _, x := range r.cmds {
+			next := m.Next(j)
+			x.HandleReply(m[j:next])
+			j = next
+		}
+	}
+}
