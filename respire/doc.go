@@ -11,6 +11,15 @@
 //	if err := c.Set(ctx, "greeting", "hello", nil); err != nil { ... }
 //	v, err := c.Get(ctx, "greeting") // errors.Is(err, respire.Nil) when missing
 //
+// Beyond single commands: NewBatch (an explicit pipeline with typed
+// Futures), NewTx, Watch and WatchRetry (MULTI/EXEC, optimistic locking
+// with TxFailed), NewScript (EVALSHA with a NOSCRIPT fallback), Subscribe,
+// PSubscribe and SSubscribe (pub/sub with gap events when messages may have
+// been lost), Cached (server-assisted client-side caching, with
+// Options.ClientCache), and the Lease and Append forms of bulk-string reads
+// for allocation-free hot paths. Blocking commands run on a pool of
+// dedicated connections. zz_excluded.md lists the commands without a method.
+//
 // Do sends any command and returns a generic Reply. Errors from the server
 // are *Error values with the server's prefix; a missing value is Nil;
 // transport failures wrap ErrClosed, ErrUnavailable, a *ConnError or the
