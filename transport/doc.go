@@ -27,6 +27,7 @@
 // from the socket while the reader parses and dispatches, so that under load
 // each parse pass finds more bytes.
 package transport
+
 //
 // Beside the Mux: BlockingPool runs blocking commands on dedicated
 // connections, one at a time each, on the caller's goroutine, and lends
