@@ -26,11 +26,10 @@
 // With the filler enabled, a second goroutine per connection keeps reading
 // from the socket while the reader parses and dispatches, so that under load
 // each parse pass finds more bytes.
-package transport
-
 //
 // Beside the Mux: BlockingPool runs blocking commands on dedicated
 // connections, one at a time each, on the caller's goroutine, and lends
 // connections for transactions (Hold); PubSub keeps one dedicated
 // connection for subscriptions with per-subscription bounded queues and
 // gap events; Tracking carries invalidations for the client-side cache.
+package transport
