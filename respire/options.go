@@ -182,7 +182,8 @@ func (o *Options) transportConfig() transport.Config {
 //	unix://[[user]:password@]/path/to/socket[?db=N&...]
 //
 // Query options: db, protocol, client_name, connections, dial_timeout,
-// stall_timeout, health_check_interval, fail_fast, filler (on|off).
+// stall_timeout, health_check_interval, fail_fast, filler (on|off),
+// blocking_pool_size, pubsub_buffer.
 // Errors wrap ErrInvalidOption and never contain the password.
 func ParseURL(raw string) (Options, error) {
 	var o Options
@@ -247,6 +248,10 @@ func ParseURL(raw string) (Options, error) {
 			o.HealthCheckInterval, err = time.ParseDuration(v)
 		case "fail_fast":
 			o.FailFast, err = strconv.ParseBool(v)
+		case "blocking_pool_size":
+			o.BlockingPoolSize, err = strconv.Atoi(v)
+		case "pubsub_buffer":
+			o.PubSubBuffer, err = strconv.Atoi(v)
 		case "filler":
 			switch v {
 			case "on":

@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on")
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99")
 	require.NoError(t, err)
 	assert.Equal(t, "cache.example:6380", o.Addr)
 	assert.Equal(t, "alice", o.Username)
@@ -23,6 +23,8 @@ func TestParseURL(t *testing.T) {
 	assert.Equal(t, 2*time.Second, o.DialTimeout)
 	assert.True(t, o.FailFast)
 	assert.Equal(t, FillerOn, o.Filler)
+	assert.Equal(t, 4, o.BlockingPoolSize)
+	assert.Equal(t, 99, o.PubSubBuffer)
 	assert.Nil(t, o.TLSConfig)
 
 	o, err = ParseURL("rediss://:pw@secure.example")
