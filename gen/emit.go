@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -189,6 +190,28 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 	cmds.Line()
 	if m.lease != "" {
 		g.emitLease(cmds, m, params, append([]jen.Code{newX("c")}, body...))
+	}
+	if key := cachedKey(m); key != "" {
+		var cexec jen.Code
+		switch m.res {
+		case resStr:
+			cexec = jen.Id("cachedStr")
+		case resInt:
+			cexec = jen.Id("cachedInt")
+		case resFloat:
+			cexec = jen.Id("cachedFloat")
+		case resBool:
+			cexec = jen.Id("cachedBool")
+		case resAny:
+			cexec = jen.Id("cachedAny").Types(m.rt.code())
+		}
+		if cexec != nil {
+			xb := append([]jen.Code{jen.Id("x").Op(":=").Id("newCmd").Call(jen.Op("&").Id(m.info))}, body...)
+			xb = append(xb, jen.Return(jen.Add(cexec).Call(jen.Id("ctx"), jen.Id("v"), jen.Id("x"), jen.Id(m.dec), jen.Id(key))))
+			cmds.Commentf("%s is Client.%s served from the client-side cache; see Cached.", m.name, m.name)
+			cmds.Func().Params(jen.Id("v").Id("Cached")).Id(m.name).Params(params...).Add(ret).Block(xb...)
+			cmds.Line()
+		}
 	}
 
 	bbody := append([]jen.Code{newX("b")}, body...)
@@ -574,4 +597,32 @@ func (g *generator) encValue(a *arg, v jen.Code, required bool) []jen.Code {
 		return []jen.Code{jen.Id("argUnixMillis").Call(x(), name, v)}
 	}
 	panic("encValue: " + a.Name)
+}
+
+// cachedMethods are the hand-written methods of Cached, which have forms of
+// their own (GET's allocation-free hit path, per-key entries for MGET and
+// HMGET).
+var cachedMethods = map[string]bool{"Get": true, "HGet": true, "HGetAll": true, "MGet": true, "HMGet": true}
+
+// cachedKey returns the Go name of the key parameter when m gets a Cached
+// form: the spec says the command is read-only, not blocking, has exactly
+// one key, at position 1 (and none found by parsing its arguments), and
+// its output is deterministic (no
+// nondeterministic_output tip; module commands carry no tips, so they are
+// left out). "" otherwise.
+func cachedKey(m *method) string {
+	c := m.cmd
+	if cachedMethods[m.name] || c.Group == "module" || c.FirstKey != 1 || c.LastKey != 1 {
+		return ""
+	}
+	if !slices.Contains(c.Flags, "readonly") || slices.Contains(c.Flags, "blocking") ||
+		slices.Contains(c.Flags, "movablekeys") || slices.Contains(c.Tips, "nondeterministic_output") {
+		return ""
+	}
+	for _, s := range m.c.params {
+		if s.a.scalar == scKey && !s.inOpts && !s.variadic {
+			return s.name
+		}
+	}
+	return ""
 }

@@ -963,6 +963,13 @@ func (c *Client) BitCount(ctx context.Context, key string, opts *BitCountOptions
 	return execInt(ctx, c, x, decInt)
 }
 
+// BitCount is Client.BitCount served from the client-side cache; see Cached.
+func (v Cached) BitCount(ctx context.Context, key string, opts *BitCountOptions) (int64, error) {
+	x := newCmd(&cmdBITCOUNT)
+	argsBitCount(x, key, opts)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 // BitField performs arbitrary bitfield integer operations on strings.
 //
 // Since 3.2.0. Complexity: O(1) for each subcommand specified.
@@ -994,6 +1001,13 @@ func (c *Client) BitFieldRO(ctx context.Context, key string, opts *BitFieldROOpt
 	x := c.newCmd(&cmdBITFIELD_RO)
 	argsBitFieldRO(x, key, opts)
 	return execAny[[]int64](ctx, c, x, decListInt)
+}
+
+// BitFieldRO is Client.BitFieldRO served from the client-side cache; see Cached.
+func (v Cached) BitFieldRO(ctx context.Context, key string, opts *BitFieldROOptions) ([]int64, error) {
+	x := newCmd(&cmdBITFIELD_RO)
+	argsBitFieldRO(x, key, opts)
+	return cachedAny[[]int64](ctx, v, x, decListInt, key)
 }
 
 func argsBitOp(x *cmd, operation BitOpOperation, destKey string, keys []string) {
@@ -1033,6 +1047,13 @@ func (c *Client) BitPos(ctx context.Context, key string, bit int64, opts *BitPos
 	x := c.newCmd(&cmdBITPOS)
 	argsBitPos(x, key, bit, opts)
 	return execInt(ctx, c, x, decInt)
+}
+
+// BitPos is Client.BitPos served from the client-side cache; see Cached.
+func (v Cached) BitPos(ctx context.Context, key string, bit int64, opts *BitPosOptions) (int64, error) {
+	x := newCmd(&cmdBITPOS)
+	argsBitPos(x, key, bit, opts)
+	return cachedInt(ctx, v, x, decInt, key)
 }
 
 func argsBLMove(x *cmd, source string, destination string, whereFrom Side, whereTo Side, timeout time.Duration) {
@@ -2231,6 +2252,13 @@ func (c *Client) ExpireTime(ctx context.Context, key string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+// ExpireTime is Client.ExpireTime served from the client-side cache; see Cached.
+func (v Cached) ExpireTime(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdEXPIRETIME)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 func argsFailover(x *cmd, opts *FailoverOptions) {
 	var o FailoverOptions
 	if opts != nil {
@@ -2542,6 +2570,13 @@ func (c *Client) GeoDist(ctx context.Context, key string, member1 string, member
 	return execFloat(ctx, c, x, decFloatNull)
 }
 
+// GeoDist is Client.GeoDist served from the client-side cache; see Cached.
+func (v Cached) GeoDist(ctx context.Context, key string, member1 string, member2 string, opts *GeoDistOptions) (float64, error) {
+	x := newCmd(&cmdGEODIST)
+	argsGeoDist(x, key, member1, member2, opts)
+	return cachedFloat(ctx, v, x, decFloatNull, key)
+}
+
 // GeoHash returns members from a geospatial index as geohash strings.
 //
 // Since 3.2.0. Complexity: O(1) for each member requested.
@@ -2554,6 +2589,16 @@ func (c *Client) GeoHash(ctx context.Context, key string, members ...string) ([]
 	return execAny[[]Null[string]](ctx, c, x, decListNullStr)
 }
 
+// GeoHash is Client.GeoHash served from the client-side cache; see Cached.
+func (v Cached) GeoHash(ctx context.Context, key string, members ...string) ([]Null[string], error) {
+	x := newCmd(&cmdGEOHASH)
+	x.argKey(key)
+	for _, e := range members {
+		x.arg(e)
+	}
+	return cachedAny[[]Null[string]](ctx, v, x, decListNullStr, key)
+}
+
 // GeoPos returns the longitude and latitude of members from a geospatial index.
 //
 // Since 3.2.0. Complexity: O(1) for each member requested.
@@ -2564,6 +2609,16 @@ func (c *Client) GeoPos(ctx context.Context, key string, members ...string) ([]*
 		x.arg(e)
 	}
 	return execAny[[]*GeoPos](ctx, c, x, decListPtrGeoPos)
+}
+
+// GeoPos is Client.GeoPos served from the client-side cache; see Cached.
+func (v Cached) GeoPos(ctx context.Context, key string, members ...string) ([]*GeoPos, error) {
+	x := newCmd(&cmdGEOPOS)
+	x.argKey(key)
+	for _, e := range members {
+		x.arg(e)
+	}
+	return cachedAny[[]*GeoPos](ctx, v, x, decListPtrGeoPos, key)
 }
 
 func argsGeoRadius(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) {
@@ -2913,6 +2968,13 @@ func (c *Client) GeoRadiusByMemberRO(ctx context.Context, key string, member str
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// GeoRadiusByMemberRO is Client.GeoRadiusByMemberRO served from the client-side cache; see Cached.
+func (v Cached) GeoRadiusByMemberRO(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) ([]string, error) {
+	x := newCmd(&cmdGEORADIUSBYMEMBER_RO)
+	argsGeoRadiusByMemberRO(x, key, member, radius, unit, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) {
 	var o GeoRadiusByMemberROOptions
 	if opts != nil {
@@ -2954,6 +3016,13 @@ func (c *Client) GeoRadiusByMemberROLocations(ctx context.Context, key string, m
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
+// GeoRadiusByMemberROLocations is Client.GeoRadiusByMemberROLocations served from the client-side cache; see Cached.
+func (v Cached) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) ([]GeoLocation, error) {
+	x := newCmd(&cmdGEORADIUSBYMEMBER_RO)
+	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
+	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
+}
+
 func argsGeoRadiusRO(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) {
 	var o GeoRadiusROOptions
 	if opts != nil {
@@ -2987,6 +3056,13 @@ func (c *Client) GeoRadiusRO(ctx context.Context, key string, longitude float64,
 	x := c.newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusRO(x, key, longitude, latitude, radius, unit, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// GeoRadiusRO is Client.GeoRadiusRO served from the client-side cache; see Cached.
+func (v Cached) GeoRadiusRO(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) ([]string, error) {
+	x := newCmd(&cmdGEORADIUS_RO)
+	argsGeoRadiusRO(x, key, longitude, latitude, radius, unit, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
 func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) {
@@ -3031,6 +3107,13 @@ func (c *Client) GeoRadiusROLocations(ctx context.Context, key string, longitude
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
+// GeoRadiusROLocations is Client.GeoRadiusROLocations served from the client-side cache; see Cached.
+func (v Cached) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) ([]GeoLocation, error) {
+	x := newCmd(&cmdGEORADIUS_RO)
+	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
+	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
+}
+
 func argsGeoSearch(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) {
 	var o GeoSearchOptions
 	if opts != nil {
@@ -3060,6 +3143,13 @@ func (c *Client) GeoSearch(ctx context.Context, key string, from GeoSearchFrom, 
 	x := c.newCmd(&cmdGEOSEARCH)
 	argsGeoSearch(x, key, from, by, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// GeoSearch is Client.GeoSearch served from the client-side cache; see Cached.
+func (v Cached) GeoSearch(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) ([]string, error) {
+	x := newCmd(&cmdGEOSEARCH)
+	argsGeoSearch(x, key, from, by, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
 func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) {
@@ -3097,6 +3187,13 @@ func (c *Client) GeoSearchLocations(ctx context.Context, key string, from GeoSea
 	x := c.newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
+}
+
+// GeoSearchLocations is Client.GeoSearchLocations served from the client-side cache; see Cached.
+func (v Cached) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) ([]GeoLocation, error) {
+	x := newCmd(&cmdGEOSEARCH)
+	argsGeoSearchLocations(x, key, from, by, opts)
+	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
 }
 
 func argsGeoSearchStore(x *cmd, destination string, source string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchStoreOptions) {
@@ -3170,6 +3267,14 @@ func (c *Client) GetBit(ctx context.Context, key string, offset int64) (int64, e
 	x.argKey(key)
 	x.argInt(offset)
 	return execInt(ctx, c, x, decInt)
+}
+
+// GetBit is Client.GetBit served from the client-side cache; see Cached.
+func (v Cached) GetBit(ctx context.Context, key string, offset int64) (int64, error) {
+	x := newCmd(&cmdGETBIT)
+	x.argKey(key)
+	x.argInt(offset)
+	return cachedInt(ctx, v, x, decInt, key)
 }
 
 // GetDel returns the string value of a key after deleting the key.
@@ -3288,6 +3393,13 @@ func (c *Client) GetRangeAppend(ctx context.Context, dst []byte, key string, sta
 	return execAppend(ctx, c, x, dst, decLease)
 }
 
+// GetRange is Client.GetRange served from the client-side cache; see Cached.
+func (v Cached) GetRange(ctx context.Context, key string, start int64, end int64) (string, error) {
+	x := newCmd(&cmdGETRANGE)
+	argsGetRange(x, key, start, end)
+	return cachedStr(ctx, v, x, decStr, key)
+}
+
 // GetSet returns the previous string value of a key after setting it to a new value.
 //
 // Since 1.0.0. Complexity: O(1).
@@ -3345,6 +3457,14 @@ func (c *Client) HExists(ctx context.Context, key string, field string) (bool, e
 	x.argKey(key)
 	x.arg(field)
 	return execBool(ctx, c, x, decBool)
+}
+
+// HExists is Client.HExists served from the client-side cache; see Cached.
+func (v Cached) HExists(ctx context.Context, key string, field string) (bool, error) {
+	x := newCmd(&cmdHEXISTS)
+	x.argKey(key)
+	x.arg(field)
+	return cachedBool(ctx, v, x, decBool, key)
 }
 
 func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opts *HExpireOptions) {
@@ -3438,6 +3558,13 @@ func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) 
 	x := c.newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
 	return execAny[[]int64](ctx, c, x, decListInt)
+}
+
+// HExpireTime is Client.HExpireTime served from the client-side cache; see Cached.
+func (v Cached) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+	x := newCmd(&cmdHEXPIRETIME)
+	argsHExpireTime(x, key, fields)
+	return cachedAny[[]int64](ctx, v, x, decListInt, key)
 }
 
 // HGet returns the value of a field in a hash.
@@ -3582,6 +3709,13 @@ func (c *Client) HKeys(ctx context.Context, key string) ([]string, error) {
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// HKeys is Client.HKeys served from the client-side cache; see Cached.
+func (v Cached) HKeys(ctx context.Context, key string) ([]string, error) {
+	x := newCmd(&cmdHKEYS)
+	x.argKey(key)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 // HLen returns the number of fields in a hash.
 //
 // Since 2.0.0. Complexity: O(1).
@@ -3589,6 +3723,13 @@ func (c *Client) HLen(ctx context.Context, key string) (int64, error) {
 	x := c.newCmd(&cmdHLEN)
 	x.argKey(key)
 	return execInt(ctx, c, x, decInt)
+}
+
+// HLen is Client.HLen served from the client-side cache; see Cached.
+func (v Cached) HLen(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdHLEN)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
 }
 
 func argsHMGet(x *cmd, key string, fields []string) {
@@ -3737,6 +3878,13 @@ func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string)
 	x := c.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
 	return execAny[[]int64](ctx, c, x, decListInt)
+}
+
+// HPExpireTime is Client.HPExpireTime served from the client-side cache; see Cached.
+func (v Cached) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+	x := newCmd(&cmdHPEXPIRETIME)
+	argsHPExpireTime(x, key, fields)
+	return cachedAny[[]int64](ctx, v, x, decListInt, key)
 }
 
 func argsHPTTL(x *cmd, key string, fields []string) {
@@ -3964,6 +4112,14 @@ func (c *Client) HStrLen(ctx context.Context, key string, field string) (int64, 
 	return execInt(ctx, c, x, decInt)
 }
 
+// HStrLen is Client.HStrLen served from the client-side cache; see Cached.
+func (v Cached) HStrLen(ctx context.Context, key string, field string) (int64, error) {
+	x := newCmd(&cmdHSTRLEN)
+	x.argKey(key)
+	x.arg(field)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 func argsHTTL(x *cmd, key string, fields []string) {
 	x.argKey(key)
 	x.arg("FIELDS")
@@ -3990,6 +4146,13 @@ func (c *Client) HVals(ctx context.Context, key string) ([]string, error) {
 	x := c.newCmd(&cmdHVALS)
 	x.argKey(key)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// HVals is Client.HVals served from the client-side cache; see Cached.
+func (v Cached) HVals(ctx context.Context, key string) ([]string, error) {
+	x := newCmd(&cmdHVALS)
+	x.argKey(key)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
 // Incr increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.
@@ -4246,6 +4409,14 @@ func (c *Client) LIndexAppend(ctx context.Context, dst []byte, key string, index
 	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
+// LIndex is Client.LIndex served from the client-side cache; see Cached.
+func (v Cached) LIndex(ctx context.Context, key string, index int64) (string, error) {
+	x := newCmd(&cmdLINDEX)
+	x.argKey(key)
+	x.argInt(index)
+	return cachedStr(ctx, v, x, decStrNull, key)
+}
+
 func argsLInsert(x *cmd, key string, where Position, pivot string, element string) {
 	x.argKey(key)
 	argEnum(x, "where", string(where))
@@ -4271,6 +4442,13 @@ func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
 	x := c.newCmd(&cmdLLEN)
 	x.argKey(key)
 	return execInt(ctx, c, x, decInt)
+}
+
+// LLen is Client.LLen served from the client-side cache; see Cached.
+func (v Cached) LLen(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdLLEN)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
 }
 
 func argsLMove(x *cmd, source string, destination string, whereFrom Side, whereTo Side) {
@@ -4425,6 +4603,13 @@ func (c *Client) LPos(ctx context.Context, key string, element string, opts *LPo
 	return execInt(ctx, c, x, decIntNull)
 }
 
+// LPos is Client.LPos served from the client-side cache; see Cached.
+func (v Cached) LPos(ctx context.Context, key string, element string, opts *LPosOptions) (int64, error) {
+	x := newCmd(&cmdLPOS)
+	argsLPos(x, key, element, opts)
+	return cachedInt(ctx, v, x, decIntNull, key)
+}
+
 func argsLPosCount(x *cmd, key string, element string, numMatches int64, opts *LPosOptions) {
 	var o LPosOptions
 	if opts != nil {
@@ -4455,6 +4640,13 @@ func (c *Client) LPosCount(ctx context.Context, key string, element string, numM
 	x := c.newCmd(&cmdLPOS)
 	argsLPosCount(x, key, element, numMatches, opts)
 	return execAny[[]int64](ctx, c, x, decListInt)
+}
+
+// LPosCount is Client.LPosCount served from the client-side cache; see Cached.
+func (v Cached) LPosCount(ctx context.Context, key string, element string, numMatches int64, opts *LPosOptions) ([]int64, error) {
+	x := newCmd(&cmdLPOS)
+	argsLPosCount(x, key, element, numMatches, opts)
+	return cachedAny[[]int64](ctx, v, x, decListInt, key)
 }
 
 func argsLPush(x *cmd, key string, elements []string) {
@@ -4508,6 +4700,13 @@ func (c *Client) LRange(ctx context.Context, key string, start int64, stop int64
 	x := c.newCmd(&cmdLRANGE)
 	argsLRange(x, key, start, stop)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// LRange is Client.LRange served from the client-side cache; see Cached.
+func (v Cached) LRange(ctx context.Context, key string, start int64, stop int64) ([]string, error) {
+	x := newCmd(&cmdLRANGE)
+	argsLRange(x, key, start, stop)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
 func argsLRem(x *cmd, key string, count int64, element string) {
@@ -4918,6 +5117,13 @@ func (c *Client) PExpireTime(ctx context.Context, key string) (int64, error) {
 	x := c.newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
 	return execInt(ctx, c, x, decInt)
+}
+
+// PExpireTime is Client.PExpireTime served from the client-side cache; see Cached.
+func (v Cached) PExpireTime(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdPEXPIRETIME)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
 }
 
 // PFAdd adds elements to a HyperLogLog key. Creates the key if it doesn't exist.
@@ -5407,6 +5613,13 @@ func (c *Client) SCard(ctx context.Context, key string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+// SCard is Client.SCard served from the client-side cache; see Cached.
+func (v Cached) SCard(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdSCARD)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 // ScriptExists determines whether server-side Lua scripts exist in the script cache.
 //
 // Since 2.6.0. Complexity: O(N) with N being the number of scripts to check (so checking a single
@@ -5778,6 +5991,14 @@ func (c *Client) SIsMember(ctx context.Context, key string, member string) (bool
 	return execBool(ctx, c, x, decBool)
 }
 
+// SIsMember is Client.SIsMember served from the client-side cache; see Cached.
+func (v Cached) SIsMember(ctx context.Context, key string, member string) (bool, error) {
+	x := newCmd(&cmdSISMEMBER)
+	x.argKey(key)
+	x.arg(member)
+	return cachedBool(ctx, v, x, decBool, key)
+}
+
 // SlaveOf sets a Redis server as a replica of another, or promotes it to being a master.
 //
 // Since 1.0.0. Complexity: O(1).
@@ -5841,6 +6062,13 @@ func (c *Client) SMembers(ctx context.Context, key string) ([]string, error) {
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// SMembers is Client.SMembers served from the client-side cache; see Cached.
+func (v Cached) SMembers(ctx context.Context, key string) ([]string, error) {
+	x := newCmd(&cmdSMEMBERS)
+	x.argKey(key)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 func argsSMIsMember(x *cmd, key string, members []string) {
 	x.argKey(key)
 	needOne(x, "member", len(members))
@@ -5856,6 +6084,13 @@ func (c *Client) SMIsMember(ctx context.Context, key string, members ...string) 
 	x := c.newCmd(&cmdSMISMEMBER)
 	argsSMIsMember(x, key, members)
 	return execAny[[]bool](ctx, c, x, decListBool)
+}
+
+// SMIsMember is Client.SMIsMember served from the client-side cache; see Cached.
+func (v Cached) SMIsMember(ctx context.Context, key string, members ...string) ([]bool, error) {
+	x := newCmd(&cmdSMISMEMBER)
+	argsSMIsMember(x, key, members)
+	return cachedAny[[]bool](ctx, v, x, decListBool, key)
 }
 
 func argsSMove(x *cmd, source string, destination string, member string) {
@@ -6145,6 +6380,13 @@ func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+// StrLen is Client.StrLen served from the client-side cache; see Cached.
+func (v Cached) StrLen(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdSTRLEN)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 func argsSubStr(x *cmd, key string, start int64, end int64) {
 	x.argKey(key)
 	x.argInt(start)
@@ -6179,6 +6421,13 @@ func (c *Client) SubStrAppend(ctx context.Context, dst []byte, key string, start
 	x := c.newCmd(&cmdSUBSTR)
 	argsSubStr(x, key, start, end)
 	return execAppend(ctx, c, x, dst, decLease)
+}
+
+// SubStr is Client.SubStr served from the client-side cache; see Cached.
+func (v Cached) SubStr(ctx context.Context, key string, start int64, end int64) (string, error) {
+	x := newCmd(&cmdSUBSTR)
+	argsSubStr(x, key, start, end)
+	return cachedStr(ctx, v, x, decStr, key)
 }
 
 // SUnion returns the union of multiple sets.
@@ -6258,6 +6507,13 @@ func (c *Client) Type(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdTYPE)
 	x.argKey(key)
 	return execStr(ctx, c, x, decStr)
+}
+
+// Type is Client.Type served from the client-side cache; see Cached.
+func (v Cached) Type(ctx context.Context, key string) (string, error) {
+	x := newCmd(&cmdTYPE)
+	x.argKey(key)
+	return cachedStr(ctx, v, x, decStr, key)
 }
 
 // Unlink asynchronously deletes one or more keys.
@@ -6995,6 +7251,13 @@ func (c *Client) XLen(ctx context.Context, key string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+// XLen is Client.XLen served from the client-side cache; see Cached.
+func (v Cached) XLen(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdXLEN)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 // XPending returns the information and entries from a stream consumer group's pending entries list.
 //
 // Since 5.0.0. Complexity: O(N) with N being the number of elements returned, so asking for a small
@@ -7063,6 +7326,13 @@ func (c *Client) XRange(ctx context.Context, key string, start string, end strin
 	x := c.newCmd(&cmdXRANGE)
 	argsXRange(x, key, start, end, opts)
 	return execAny[[]StreamEntry](ctx, c, x, decListStreamEntry)
+}
+
+// XRange is Client.XRange served from the client-side cache; see Cached.
+func (v Cached) XRange(ctx context.Context, key string, start string, end string, opts *XRangeOptions) ([]StreamEntry, error) {
+	x := newCmd(&cmdXRANGE)
+	argsXRange(x, key, start, end, opts)
+	return cachedAny[[]StreamEntry](ctx, v, x, decListStreamEntry, key)
 }
 
 func argsXRead(x *cmd, keys []string, ids []string, opts *XReadOptions) {
@@ -7164,6 +7434,13 @@ func (c *Client) XRevRange(ctx context.Context, key string, end string, start st
 	x := c.newCmd(&cmdXREVRANGE)
 	argsXRevRange(x, key, end, start, opts)
 	return execAny[[]StreamEntry](ctx, c, x, decListStreamEntry)
+}
+
+// XRevRange is Client.XRevRange served from the client-side cache; see Cached.
+func (v Cached) XRevRange(ctx context.Context, key string, end string, start string, opts *XRevRangeOptions) ([]StreamEntry, error) {
+	x := newCmd(&cmdXREVRANGE)
+	argsXRevRange(x, key, end, start, opts)
+	return cachedAny[[]StreamEntry](ctx, v, x, decListStreamEntry, key)
 }
 
 func argsXSetID(x *cmd, key string, lastID string, opts *XSetIDOptions) {
@@ -7316,6 +7593,13 @@ func (c *Client) ZCard(ctx context.Context, key string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+// ZCard is Client.ZCard served from the client-side cache; see Cached.
+func (v Cached) ZCard(ctx context.Context, key string) (int64, error) {
+	x := newCmd(&cmdZCARD)
+	x.argKey(key)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 func argsZCount(x *cmd, key string, min string, max string) {
 	x.argKey(key)
 	x.arg(min)
@@ -7329,6 +7613,13 @@ func (c *Client) ZCount(ctx context.Context, key string, min string, max string)
 	x := c.newCmd(&cmdZCOUNT)
 	argsZCount(x, key, min, max)
 	return execInt(ctx, c, x, decInt)
+}
+
+// ZCount is Client.ZCount served from the client-side cache; see Cached.
+func (v Cached) ZCount(ctx context.Context, key string, min string, max string) (int64, error) {
+	x := newCmd(&cmdZCOUNT)
+	argsZCount(x, key, min, max)
+	return cachedInt(ctx, v, x, decInt, key)
 }
 
 func argsZDiff(x *cmd, keys []string) {
@@ -7548,6 +7839,13 @@ func (c *Client) ZLexCount(ctx context.Context, key string, min string, max stri
 	return execInt(ctx, c, x, decInt)
 }
 
+// ZLexCount is Client.ZLexCount served from the client-side cache; see Cached.
+func (v Cached) ZLexCount(ctx context.Context, key string, min string, max string) (int64, error) {
+	x := newCmd(&cmdZLEXCOUNT)
+	argsZLexCount(x, key, min, max)
+	return cachedInt(ctx, v, x, decInt, key)
+}
+
 func argsZMPop(x *cmd, keys []string, where ScoreEnd, opts *ZMPopOptions) {
 	var o ZMPopOptions
 	if opts != nil {
@@ -7591,6 +7889,13 @@ func (c *Client) ZMScore(ctx context.Context, key string, members ...string) ([]
 	x := c.newCmd(&cmdZMSCORE)
 	argsZMScore(x, key, members)
 	return execAny[[]Null[float64]](ctx, c, x, decListNullFloat)
+}
+
+// ZMScore is Client.ZMScore served from the client-side cache; see Cached.
+func (v Cached) ZMScore(ctx context.Context, key string, members ...string) ([]Null[float64], error) {
+	x := newCmd(&cmdZMSCORE)
+	argsZMScore(x, key, members)
+	return cachedAny[[]Null[float64]](ctx, v, x, decListNullFloat, key)
 }
 
 func argsZPopMax(x *cmd, key string, opts *ZPopMaxOptions) {
@@ -7727,6 +8032,13 @@ func (c *Client) ZRange(ctx context.Context, key string, start string, stop stri
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// ZRange is Client.ZRange served from the client-side cache; see Cached.
+func (v Cached) ZRange(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]string, error) {
+	x := newCmd(&cmdZRANGE)
+	argsZRange(x, key, start, stop, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 func argsZRangeWithScores(x *cmd, key string, start string, stop string, opts *ZRangeOptions) {
 	var o ZRangeOptions
 	if opts != nil {
@@ -7764,6 +8076,13 @@ func (c *Client) ZRangeWithScores(ctx context.Context, key string, start string,
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
+// ZRangeWithScores is Client.ZRangeWithScores served from the client-side cache; see Cached.
+func (v Cached) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error) {
+	x := newCmd(&cmdZRANGE)
+	argsZRangeWithScores(x, key, start, stop, opts)
+	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
+}
+
 func argsZRangeByLex(x *cmd, key string, min string, max string, opts *ZRangeByLexOptions) {
 	var o ZRangeByLexOptions
 	if opts != nil {
@@ -7791,6 +8110,13 @@ func (c *Client) ZRangeByLex(ctx context.Context, key string, min string, max st
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// ZRangeByLex is Client.ZRangeByLex served from the client-side cache; see Cached.
+func (v Cached) ZRangeByLex(ctx context.Context, key string, min string, max string, opts *ZRangeByLexOptions) ([]string, error) {
+	x := newCmd(&cmdZRANGEBYLEX)
+	argsZRangeByLex(x, key, min, max, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 func argsZRangeByScore(x *cmd, key string, min string, max string, opts *ZRangeByScoreOptions) {
 	var o ZRangeByScoreOptions
 	if opts != nil {
@@ -7816,6 +8142,13 @@ func (c *Client) ZRangeByScore(ctx context.Context, key string, min string, max 
 	x := c.newCmd(&cmdZRANGEBYSCORE)
 	argsZRangeByScore(x, key, min, max, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// ZRangeByScore is Client.ZRangeByScore served from the client-side cache; see Cached.
+func (v Cached) ZRangeByScore(ctx context.Context, key string, min string, max string, opts *ZRangeByScoreOptions) ([]string, error) {
+	x := newCmd(&cmdZRANGEBYSCORE)
+	argsZRangeByScore(x, key, min, max, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
 func argsZRangeByScoreWithScores(x *cmd, key string, min string, max string, opts *ZRangeByScoreOptions) {
@@ -7846,6 +8179,13 @@ func (c *Client) ZRangeByScoreWithScores(ctx context.Context, key string, min st
 	x := c.newCmd(&cmdZRANGEBYSCORE)
 	argsZRangeByScoreWithScores(x, key, min, max, opts)
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
+}
+
+// ZRangeByScoreWithScores is Client.ZRangeByScoreWithScores served from the client-side cache; see Cached.
+func (v Cached) ZRangeByScoreWithScores(ctx context.Context, key string, min string, max string, opts *ZRangeByScoreOptions) ([]ScoredMember, error) {
+	x := newCmd(&cmdZRANGEBYSCORE)
+	argsZRangeByScoreWithScores(x, key, min, max, opts)
+	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
 }
 
 func argsZRangeStore(x *cmd, dst string, src string, min string, max string, opts *ZRangeStoreOptions) {
@@ -7893,6 +8233,14 @@ func (c *Client) ZRank(ctx context.Context, key string, member string) (int64, e
 	return execInt(ctx, c, x, decIntNull)
 }
 
+// ZRank is Client.ZRank served from the client-side cache; see Cached.
+func (v Cached) ZRank(ctx context.Context, key string, member string) (int64, error) {
+	x := newCmd(&cmdZRANK)
+	x.argKey(key)
+	x.arg(member)
+	return cachedInt(ctx, v, x, decIntNull, key)
+}
+
 func argsZRankWithScore(x *cmd, key string, member string) {
 	x.argKey(key)
 	x.arg(member)
@@ -7908,6 +8256,13 @@ func (c *Client) ZRankWithScore(ctx context.Context, key string, member string) 
 	x := c.newCmd(&cmdZRANK)
 	argsZRankWithScore(x, key, member)
 	return execAny[RankScore](ctx, c, x, decRankScoreNull)
+}
+
+// ZRankWithScore is Client.ZRankWithScore served from the client-side cache; see Cached.
+func (v Cached) ZRankWithScore(ctx context.Context, key string, member string) (RankScore, error) {
+	x := newCmd(&cmdZRANK)
+	argsZRankWithScore(x, key, member)
+	return cachedAny[RankScore](ctx, v, x, decRankScoreNull, key)
 }
 
 func argsZRem(x *cmd, key string, members []string) {
@@ -7998,6 +8353,13 @@ func (c *Client) ZRevRange(ctx context.Context, key string, start int64, stop in
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// ZRevRange is Client.ZRevRange served from the client-side cache; see Cached.
+func (v Cached) ZRevRange(ctx context.Context, key string, start int64, stop int64) ([]string, error) {
+	x := newCmd(&cmdZREVRANGE)
+	argsZRevRange(x, key, start, stop)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 func argsZRevRangeWithScores(x *cmd, key string, start int64, stop int64) {
 	x.argKey(key)
 	x.argInt(start)
@@ -8017,6 +8379,13 @@ func (c *Client) ZRevRangeWithScores(ctx context.Context, key string, start int6
 	x := c.newCmd(&cmdZREVRANGE)
 	argsZRevRangeWithScores(x, key, start, stop)
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
+}
+
+// ZRevRangeWithScores is Client.ZRevRangeWithScores served from the client-side cache; see Cached.
+func (v Cached) ZRevRangeWithScores(ctx context.Context, key string, start int64, stop int64) ([]ScoredMember, error) {
+	x := newCmd(&cmdZREVRANGE)
+	argsZRevRangeWithScores(x, key, start, stop)
+	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
 }
 
 func argsZRevRangeByLex(x *cmd, key string, max string, min string, opts *ZRevRangeByLexOptions) {
@@ -8046,6 +8415,13 @@ func (c *Client) ZRevRangeByLex(ctx context.Context, key string, max string, min
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
+// ZRevRangeByLex is Client.ZRevRangeByLex served from the client-side cache; see Cached.
+func (v Cached) ZRevRangeByLex(ctx context.Context, key string, max string, min string, opts *ZRevRangeByLexOptions) ([]string, error) {
+	x := newCmd(&cmdZREVRANGEBYLEX)
+	argsZRevRangeByLex(x, key, max, min, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
 func argsZRevRangeByScore(x *cmd, key string, max string, min string, opts *ZRevRangeByScoreOptions) {
 	var o ZRevRangeByScoreOptions
 	if opts != nil {
@@ -8071,6 +8447,13 @@ func (c *Client) ZRevRangeByScore(ctx context.Context, key string, max string, m
 	x := c.newCmd(&cmdZREVRANGEBYSCORE)
 	argsZRevRangeByScore(x, key, max, min, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// ZRevRangeByScore is Client.ZRevRangeByScore served from the client-side cache; see Cached.
+func (v Cached) ZRevRangeByScore(ctx context.Context, key string, max string, min string, opts *ZRevRangeByScoreOptions) ([]string, error) {
+	x := newCmd(&cmdZREVRANGEBYSCORE)
+	argsZRevRangeByScore(x, key, max, min, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
 func argsZRevRangeByScoreWithScores(x *cmd, key string, max string, min string, opts *ZRevRangeByScoreOptions) {
@@ -8104,6 +8487,13 @@ func (c *Client) ZRevRangeByScoreWithScores(ctx context.Context, key string, max
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
+// ZRevRangeByScoreWithScores is Client.ZRevRangeByScoreWithScores served from the client-side cache; see Cached.
+func (v Cached) ZRevRangeByScoreWithScores(ctx context.Context, key string, max string, min string, opts *ZRevRangeByScoreOptions) ([]ScoredMember, error) {
+	x := newCmd(&cmdZREVRANGEBYSCORE)
+	argsZRevRangeByScoreWithScores(x, key, max, min, opts)
+	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
+}
+
 // ZRevRank returns the index of a member in a sorted set ordered by descending scores.
 //
 // Since 2.0.0. Complexity: O(log(N)).
@@ -8112,6 +8502,14 @@ func (c *Client) ZRevRank(ctx context.Context, key string, member string) (int64
 	x.argKey(key)
 	x.arg(member)
 	return execInt(ctx, c, x, decIntNull)
+}
+
+// ZRevRank is Client.ZRevRank served from the client-side cache; see Cached.
+func (v Cached) ZRevRank(ctx context.Context, key string, member string) (int64, error) {
+	x := newCmd(&cmdZREVRANK)
+	x.argKey(key)
+	x.arg(member)
+	return cachedInt(ctx, v, x, decIntNull, key)
 }
 
 func argsZRevRankWithScore(x *cmd, key string, member string) {
@@ -8129,6 +8527,13 @@ func (c *Client) ZRevRankWithScore(ctx context.Context, key string, member strin
 	x := c.newCmd(&cmdZREVRANK)
 	argsZRevRankWithScore(x, key, member)
 	return execAny[RankScore](ctx, c, x, decRankScoreNull)
+}
+
+// ZRevRankWithScore is Client.ZRevRankWithScore served from the client-side cache; see Cached.
+func (v Cached) ZRevRankWithScore(ctx context.Context, key string, member string) (RankScore, error) {
+	x := newCmd(&cmdZREVRANK)
+	argsZRevRankWithScore(x, key, member)
+	return cachedAny[RankScore](ctx, v, x, decRankScoreNull, key)
 }
 
 func argsZScan(x *cmd, key string, cursor int64, opts *ZScanOptions) {
@@ -8196,6 +8601,14 @@ func (c *Client) ZScore(ctx context.Context, key string, member string) (float64
 	x.argKey(key)
 	x.arg(member)
 	return execFloat(ctx, c, x, decFloatNull)
+}
+
+// ZScore is Client.ZScore served from the client-side cache; see Cached.
+func (v Cached) ZScore(ctx context.Context, key string, member string) (float64, error) {
+	x := newCmd(&cmdZSCORE)
+	x.argKey(key)
+	x.arg(member)
+	return cachedFloat(ctx, v, x, decFloatNull, key)
 }
 
 func argsZUnion(x *cmd, keys []string, opts *ZUnionOptions) {
