@@ -2106,7 +2106,7 @@ func argsEval(x *cmd, script string, keys []string, args []string) {
 func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...string) (Reply, error) {
 	x := c.newCmd(&cmdEVAL)
 	argsEval(x, script, keys, args)
-	return execAny[Reply](ctx, c, x, decReply)
+	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
 func argsEvalSha(x *cmd, sha1 string, keys []string, args []string) {
@@ -2126,7 +2126,7 @@ func argsEvalSha(x *cmd, sha1 string, keys []string, args []string) {
 func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error) {
 	x := c.newCmd(&cmdEVALSHA)
 	argsEvalSha(x, sha1, keys, args)
-	return execAny[Reply](ctx, c, x, decReply)
+	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
 func argsEvalShaRO(x *cmd, sha1 string, keys []string, args []string) {
@@ -2146,7 +2146,7 @@ func argsEvalShaRO(x *cmd, sha1 string, keys []string, args []string) {
 func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error) {
 	x := c.newCmd(&cmdEVALSHA_RO)
 	argsEvalShaRO(x, sha1, keys, args)
-	return execAny[Reply](ctx, c, x, decReply)
+	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
 func argsEvalRO(x *cmd, script string, keys []string, args []string) {
@@ -2166,7 +2166,7 @@ func argsEvalRO(x *cmd, script string, keys []string, args []string) {
 func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...string) (Reply, error) {
 	x := c.newCmd(&cmdEVAL_RO)
 	argsEvalRO(x, script, keys, args)
-	return execAny[Reply](ctx, c, x, decReply)
+	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
 // Exists determines whether one or more keys exist.
@@ -2303,7 +2303,7 @@ func argsFCall(x *cmd, function string, keys []string, args []string) {
 func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...string) (Reply, error) {
 	x := c.newCmd(&cmdFCALL)
 	argsFCall(x, function, keys, args)
-	return execAny[Reply](ctx, c, x, decReply)
+	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
 func argsFCallRO(x *cmd, function string, keys []string, args []string) {
@@ -2323,7 +2323,7 @@ func argsFCallRO(x *cmd, function string, keys []string, args []string) {
 func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...string) (Reply, error) {
 	x := c.newCmd(&cmdFCALL_RO)
 	argsFCallRO(x, function, keys, args)
-	return execAny[Reply](ctx, c, x, decReply)
+	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
 func argsFlushAll(x *cmd, opts *FlushAllOptions) {

@@ -154,10 +154,9 @@ func TestFunctions(t *testing.T) {
 		_, err = c.FCallRO(ctx, "rt_incrby", []string{k}, "1")
 		require.ErrorAs(t, err, &se)
 
-		// A null result is a null Reply.
-		r, err = c.FCallRO(ctx, "rt_get", []string{k + ":missing"})
-		require.NoError(t, err)
-		assert.True(t, r.IsNull())
+		// A null result is Nil, as from Do.
+		_, err = c.FCallRO(ctx, "rt_get", []string{k + ":missing"})
+		require.ErrorIs(t, err, respire.Nil)
 
 		// In a transaction, with the generated Batch twins.
 		tx := c.NewTx()
