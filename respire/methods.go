@@ -15,6 +15,9 @@ import (
 // withCommand names the command in a decoding error, which the readers
 // cannot know.
 func withCommand(info *cmdInfo, err error) error {
+	if err == nil {
+		return nil
+	}
 	var u *UnexpectedReplyError
 	if errors.As(err, &u) && u.Command == "" {
 		c := *u
