@@ -6,7 +6,7 @@ GO      ?= go
 MODULES := $(shell find . -name go.mod -not -path './.servers/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
 FUZZTIME ?= 30s
 
-.PHONY: all servers vet test demo fmt fuzz clean-servers
+.PHONY: all servers vet test demo bench fmt fuzz clean-servers
 
 all: test
 
@@ -26,6 +26,10 @@ test: servers vet
 ## demo: run cmd/demo (it starts its own throwaway server)
 demo: servers
 	$(GO) run ./cmd/demo
+
+## bench: the load tool against Respire and its peers; starts its own server (see benchmarks/README.md)
+bench: servers
+	cd benchmarks && $(GO) run ./cmd/load -json load.json
 
 ## fmt: gofmt every Go file
 fmt:
