@@ -259,12 +259,44 @@ func (c *Client) release(x *cmd) { x.Recycle() }
 // Writes among them drop their keys from the client-side cache before the
 // results are handed out.
 func (c *Client) execBatch(ctx context.Context, xs []*cmd) error {
+	for _, x := range xs {
+		if x.info.flags&flagBlocking != 0 {
+			return c.execBatchHeld(ctx, xs)
+		}
+	}
 	rs := make([]*transport.Request, len(xs))
 	for i, x := range xs {
 		x.seal()
 		rs[i] = &x.Request
 	}
 	if err := c.mux.DoMulti(ctx, rs); err != nil {
+		return c.wrapErr("batch", err)
+	}
+	if c.cache != nil {
+		c.afterWrites(ctx, xs)
+	}
+	return nil
+}
+
+// execBatchHeld runs a batch that holds a blocking command on a connection
+// of the blocking pool, so that it never delays the multiplexed one. On
+// error the commands are dropped, not recycled.
+func (c *Client) execBatchHeld(ctx context.Context, xs []*cmd) error {
+	h, err := c.blocking.Hold(ctx)
+	if err != nil {
+		return c.wrapErr("batch", err)
+	}
+	defer h.Release()
+	size := 0
+	for _, x := range xs {
+		x.seal()
+		size += len(x.buf) - x.start
+	}
+	payload := make([]byte, 0, size)
+	for _, x := range xs {
+		payload = append(payload, x.buf[x.start:]...)
+	}
+	if err := h.Do(ctx, payload, len(xs), func(i int, m resp.Msg) { xs[i].HandleReply(m) }); err != nil {
 		return c.wrapErr("batch", err)
 	}
 	if c.cache != nil {

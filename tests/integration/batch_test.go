@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/harness"
@@ -62,4 +65,36 @@ func TestBatchMixedWithErrors(t *testing.T) {
 			require.NoError(t, err)
 		}
 	})
+}
+
+// TestBatchWithBlockingCommand: a batch holding a blocking command runs on
+// the blocking pool, so the multiplexed connection keeps serving others.
+func TestBatchWithBlockingCommand(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	c := connect(t, respire.Options{Addr: srv.Addr})
+	ctx := ctxT(t)
+	require.NoError(t, c.Set(ctx, "bb:k", "v", nil))
+	b := c.NewBatch()
+	before := b.Incr("bb:n")
+	pop := b.BLPop(2*time.Second, "bb:list")
+	done := make(chan error, 1)
+	go func() { done <- b.Exec(ctx) }()
+	require.Eventually(t, func() bool {
+		v, err := srv.Do(ctx, "INFO", "clients")
+		return err == nil && strings.Contains(fmt.Sprint(v), "blocked_clients:1")
+	}, 5*time.Second, time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	v, err := c.Get(short, "bb:k")
+	require.NoError(t, err, "the multiplexed connection is not held up")
+	require.Equal(t, "v", v)
+	_, err = c.Do(ctx, "RPUSH", "bb:list", "x")
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	n, err := before.Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	ke, err := pop.Result()
+	require.NoError(t, err)
+	require.Equal(t, "x", ke.Element)
 }
