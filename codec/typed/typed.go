@@ -33,6 +33,11 @@ type Client interface {
 	Set(ctx context.Context, key, value string, opts *respire.SetOptions) error
 }
 
+// leaseClient is a Client with leased reads, used when available.
+type leaseClient interface {
+	GetLease(ctx context.Context, key string) (*respire.Lease, error)
+}
+
 // A Serializer turns Go values into bytes and back.
 type Serializer interface {
 	// Marshal returns the encoding of v, which the Store passes as a *T.
@@ -106,17 +111,31 @@ func (s *Store[T]) Set(ctx context.Context, c Client, key string, v T) error {
 // Get loads the value at key. A missing key returns the zero T and an error
 // matching respire.Nil; a damaged value returns an error matching
 // codec.ErrInvalidFrame.
+//
+// With a client that has leased reads (*respire.Client does), the frame is
+// read into a pooled lease and decoded from it, so the reply costs no
+// allocation; otherwise it is decoded straight from the reply string.
 func (s *Store[T]) Get(ctx context.Context, c Client, key string) (T, error) {
 	var v T
-	raw, err := c.Get(ctx, key)
-	if err != nil {
-		return v, err
+	var frame []byte
+	if lc, ok := c.(leaseClient); ok {
+		l, err := lc.GetLease(ctx, key)
+		if err != nil {
+			return v, err
+		}
+		defer l.Release()
+		frame = l.Bytes()
+	} else {
+		raw, err := c.Get(ctx, key)
+		if err != nil {
+			return v, err
+		}
+		// AppendDecode only reads the frame, so the string's bytes serve
+		// without a copy.
+		frame = unsafe.Slice(unsafe.StringData(raw), len(raw))
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	// The frame is decoded straight from the reply string's bytes, without
-	// copying it first: AppendDecode only reads them.
-	frame := unsafe.Slice(unsafe.StringData(raw), len(raw))
 	out, err := s.codec.AppendDecode((*buf)[:0], frame)
 	if err != nil {
 		return v, fmt.Errorf("typed: decoding %s: %w", key, err)
