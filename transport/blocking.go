@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -259,44 +258,5 @@ func (d *Dedicated) Close() error {
 // wrapping ctx.Err() as soon as the socket gives up, and the connection is
 // broken: the reply it still owes would be read by the next command.
 func (d *Dedicated) Do(ctx context.Context, payload []byte, handle func(m resp.Msg)) error {
-	if d.broken {
-		return &ConnError{Addr: d.cfg.Addr, Err: errors.New("connection already broken")}
-	}
-	// The deadline in the past wakes the blocked write or read at once.
-	stop := context.AfterFunc(ctx, func() { _ = d.nc.SetDeadline(time.Unix(1, 0)) })
-	err := d.roundTrip(payload, handle)
-	if !stop() {
-		// ctx ended: whether or not the reply made it, the deadline is set
-		// and the socket unusable for the next command.
-		d.broken = true
-		if err != nil {
-			return fmt.Errorf("waiting for reply: %w", ctx.Err())
-		}
-		return nil
-	}
-	if err != nil {
-		d.broken = true
-		return &ConnError{Addr: d.cfg.Addr, Err: err}
-	}
-	return nil
-}
-
-func (d *Dedicated) roundTrip(payload []byte, handle func(m resp.Msg)) error {
-	if _, err := d.nc.Write(payload); err != nil {
-		return err
-	}
-	for {
-		m, err := d.rd.Next()
-		if err != nil {
-			return err
-		}
-		if m.Top().Type == resp.TypePush {
-			if d.cfg.OnPush != nil {
-				d.cfg.OnPush(m)
-			}
-			continue
-		}
-		handle(m)
-		return nil
-	}
+	return d.DoN(ctx, payload, 1, func(_ int, m resp.Msg) { handle(m) })
 }

@@ -110,8 +110,11 @@ func (h *Held) Release() {
 	<-h.p.tokens
 }
 
-// DoN is Do for a payload of n commands: it passes their n replies, in
-// order, to handle. The contract is that of Do.
+// DoN writes payload (n encoded commands) and passes their n replies, in
+// order, to handle, skipping push frames, which go to Config.OnPush. m is
+// valid only during handle. When ctx ends first, DoN returns an error
+// wrapping ctx.Err() as soon as the socket gives up, and the connection is
+// broken: the replies it still owes would be read by the next command.
 func (d *Dedicated) DoN(ctx context.Context, payload []byte, n int, handle func(i int, m resp.Msg)) error {
 	if d.broken {
 		return &ConnError{Addr: d.cfg.Addr, Err: errors.New("connection already broken")}
