@@ -91,17 +91,8 @@ func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 	stop := context.AfterFunc(p.ctx, func() { cancel(ErrClosed) })
 	defer stop()
 
-	select {
-	case p.tokens <- struct{}{}:
-	default:
-		select {
-		case p.tokens <- struct{}{}:
-		case <-cctx.Done():
-			if context.Cause(cctx) == ErrClosed {
-				return ErrClosed
-			}
-			return fmt.Errorf("%w: all %d connections busy: %w", ErrPoolExhausted, p.size, ctx.Err())
-		}
+	if err := p.acquire(ctx, cctx); err != nil {
+		return err
 	}
 	defer func() { <-p.tokens }()
 
@@ -118,6 +109,25 @@ func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 		return ErrClosed
 	}
 	return err
+}
+
+// acquire takes one of the pool's tokens, waiting until cctx ends: ctx is
+// the caller's context, cctx the one that Close also cancels.
+func (p *BlockingPool) acquire(ctx, cctx context.Context) error {
+	select {
+	case p.tokens <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case p.tokens <- struct{}{}:
+		return nil
+	case <-cctx.Done():
+		if context.Cause(cctx) == ErrClosed {
+			return ErrClosed
+		}
+		return fmt.Errorf("%w: all %d connections busy: %w", ErrPoolExhausted, p.size, ctx.Err())
+	}
 }
 
 // get returns an idle connection that is still open, or dials one.

@@ -37,17 +37,8 @@ func (p *BlockingPool) Hold(ctx context.Context) (*Held, error) {
 	stop := context.AfterFunc(p.ctx, func() { cancel(ErrClosed) })
 	defer stop()
 
-	select {
-	case p.tokens <- struct{}{}:
-	default:
-		select {
-		case p.tokens <- struct{}{}:
-		case <-cctx.Done():
-			if context.Cause(cctx) == ErrClosed {
-				return nil, ErrClosed
-			}
-			return nil, fmt.Errorf("%w: all %d connections busy: %w", ErrPoolExhausted, p.size, ctx.Err())
-		}
+	if err := p.acquire(ctx, cctx); err != nil {
+		return nil, err
 	}
 	d, err := p.get(cctx)
 	if err != nil {

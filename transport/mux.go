@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -380,13 +379,8 @@ func (s *slot) startDial() {
 
 func (s *slot) dialLoop() {
 	m := s.m
-	backoff := m.cfg.MinBackoff
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	delay := newRetryDelay(&m.cfg)
+	defer delay.stop()
 	for {
 		nc, rd, info, err := dial(m.ctx, &m.cfg)
 		s.mu.Lock()
@@ -415,17 +409,7 @@ func (s *slot) dialLoop() {
 		s.changed = make(chan struct{})
 		s.mu.Unlock()
 
-		// Equal jitter: half the backoff fixed, half random.
-		d := backoff/2 + rand.N(backoff/2+1)
-		backoff = min(2*backoff, m.cfg.MaxBackoff)
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		select {
-		case <-timer.C:
-		case <-m.ctx.Done():
+		if !delay.wait(m.ctx.Done()) {
 			s.mu.Lock()
 			s.dialing = false
 			s.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"time"
 
@@ -14,17 +13,12 @@ import (
 // run keeps a connection up until ctx ends: at Close, or when no
 // subscription is left.
 func (h *PubSub) run(ctx context.Context) {
-	backoff := h.cfg.MinBackoff
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	delay := newRetryDelay(&h.cfg)
+	defer delay.stop()
 	for {
 		nc, rd, _, err := dial(ctx, &h.cfg)
 		if err == nil {
-			backoff = h.cfg.MinBackoff
+			delay.reset()
 			err = h.serve(ctx, nc, rd)
 		}
 		if ctx.Err() != nil {
@@ -33,17 +27,7 @@ func (h *PubSub) run(ctx context.Context) {
 		h.mu.Lock()
 		h.lastErr = err
 		h.mu.Unlock()
-		// Equal jitter: half the backoff fixed, half random.
-		d := backoff/2 + rand.N(backoff/2+1)
-		backoff = min(2*backoff, h.cfg.MaxBackoff)
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
+		if !delay.wait(ctx.Done()) {
 			return
 		}
 	}
