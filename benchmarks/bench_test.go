@@ -58,6 +58,11 @@ func BenchmarkGet1KConc64(b *testing.B) { eachClient(b, par(getOp(fixture.KeyGet
 func BenchmarkGet8KConc64(b *testing.B) { eachClient(b, par(getOp(fixture.KeyGet8K, fixture.Value8K))) }
 func BenchmarkSet1KConc64(b *testing.B) { eachClient(b, par(setOp(fixture.KeySet1K, fixture.Value1K))) }
 func BenchmarkIncrConc64(b *testing.B)  { eachClient(b, par(incrOp(fixture.KeyIncr))) }
+func BenchmarkGet1KPipe32(b *testing.B) { eachClient(b, pipe(fixture.KeyGet1K, fixture.Value1K)) }
+func BenchmarkGet8KPipe32(b *testing.B) { eachClient(b, pipe(fixture.KeyGet8K, fixture.Value8K)) }
+
+// width is the number of commands per pipeline of the pipe32 shapes.
+const width = 32
 
 // An op runs one command and checks its reply. It returns a description of
 // what was wrong, or nil. Each goroutine calls mk once for its own op, so
@@ -137,12 +142,11 @@ func eachClient(b *testing.B, fn func(b *testing.B, c clients.Client, m *meter))
 // for Respire, the bytes each parse pass found, between start (called
 // after the warm-up, with the timer reset) and stop.
 type meter struct {
-	b         *testing.B
-	c         clients.Client
-	obs       *server.Observer
-	before    server.Counters
-	reads     int64
-	bytesRead int64
+	b      *testing.B
+	c      clients.Client
+	obs    *server.Observer
+	before server.Counters
+	io     clients.IO
 }
 
 func (m *meter) start() {
@@ -150,8 +154,8 @@ func (m *meter) start() {
 	if m.before, err = m.obs.Counters(); err != nil {
 		m.b.Fatal(err)
 	}
-	if rs, ok := m.c.(clients.ReadStatser); ok {
-		m.reads, m.bytesRead = rs.ReadStats()
+	if rs, ok := m.c.(clients.IOStatser); ok {
+		m.io = rs.IOStats()
 	}
 	m.b.ResetTimer()
 }
@@ -163,9 +167,16 @@ func (m *meter) stop() {
 		m.b.Fatal(err)
 	}
 	m.b.ReportMetric(server.CommandsPerRead(m.before, after), "srvcmds/read")
-	if rs, ok := m.c.(clients.ReadStatser); ok {
-		if r, by := rs.ReadStats(); r > m.reads {
-			m.b.ReportMetric(float64(by-m.bytesRead)/float64(r-m.reads), "bytes/read")
+	if rs, ok := m.c.(clients.IOStatser); ok {
+		io := rs.IOStats()
+		if v := clients.Per(io.ParseBytes-m.io.ParseBytes, io.ParseReads-m.io.ParseReads); v > 0 {
+			m.b.ReportMetric(v, "B/parse")
+		}
+		if v := clients.Per(io.SocketBytes-m.io.SocketBytes, io.SocketReads-m.io.SocketReads); v > 0 {
+			m.b.ReportMetric(v, "B/sockread")
+		}
+		if v := clients.Per(io.Commands-m.io.Commands, io.Writes-m.io.Writes); v > 0 {
+			m.b.ReportMetric(v, "cmds/write")
 		}
 	}
 }
@@ -218,5 +229,34 @@ func par(mk opMaker) func(b *testing.B, c clients.Client, m *meter) {
 				}
 			}
 		})
+	}
+}
+
+// pipe runs b.N GETs of key on one goroutine, width per pipeline (the last
+// pipeline may be shorter), and checks every value. ns/op is per GET.
+func pipe(key, want string) func(b *testing.B, c clients.Client, m *meter) {
+	return func(b *testing.B, c clients.Client, m *meter) {
+		ctx := context.Background()
+		keys := make([]string, width)
+		vals := make([]string, width)
+		for i := range keys {
+			keys[i] = key
+		}
+		run := func(n int) {
+			clear(vals[:n])
+			if err := c.GetPipe(ctx, keys[:n], vals[:n]); err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range vals[:n] {
+				if v != want {
+					b.Fatalf("GET %s: %d bytes differ from the %d written", key, len(v), len(want))
+				}
+			}
+		}
+		run(width) // warm up, and fail fast
+		m.start()
+		for left := b.N; left > 0; left -= width {
+			run(min(left, width))
+		}
 	}
 }

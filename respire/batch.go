@@ -3,6 +3,9 @@ package respire
 import (
 	"context"
 	"errors"
+	"sync"
+
+	"github.com/respire-go/respire/transport"
 )
 
 // Batch is an explicit pipeline: commands queued on it are sent together,
@@ -23,10 +26,75 @@ type Batch struct {
 	cmds []*cmd
 	futs []settler
 	done bool
+	// lists holds the slices above when they came from batchLists; Exec
+	// gives them back.
+	lists *batchLists
+	// Futures of the most common result types are carved from slabs, one
+	// allocation per slab rather than one per command. A slab is never
+	// reused: callers keep pointers into it.
+	strs []Future[string]
+	ints []Future[int64]
 }
 
+// batchLists are the per-batch slices, pooled across batches.
+type batchLists struct {
+	cmds []*cmd
+	futs []settler
+	reqs []*transport.Request
+}
+
+// maxPooledBatch is the longest batch whose slices are pooled again.
+const maxPooledBatch = 4096
+
+var batchListPool = sync.Pool{New: func() any { return new(batchLists) }}
+
 // NewBatch returns an empty batch that runs on c.
-func (c *Client) NewBatch() *Batch { return &Batch{c: c} }
+func (c *Client) NewBatch() *Batch {
+	l := batchListPool.Get().(*batchLists)
+	return &Batch{c: c, cmds: l.cmds[:0], futs: l.futs[:0], lists: l}
+}
+
+// recycleLists gives the batch's slices back to the pool once its commands
+// are settled and recycled.
+func (b *Batch) recycleLists(cmds []*cmd, futs []settler) {
+	l := b.lists
+	b.lists = nil
+	if l == nil || cap(cmds) > maxPooledBatch {
+		return
+	}
+	clear(cmds)
+	clear(futs)
+	clear(l.reqs)
+	l.cmds, l.futs = cmds[:0], futs[:0]
+	batchListPool.Put(l)
+}
+
+// slabFuture returns a zeroed Future from a slab when T has one, or nil.
+// The type switch on a pointer to the slab matches only when T is the
+// slab's type, and costs one comparison.
+func slabFuture[T any](b *Batch) *Future[T] {
+	switch s := any(&b.strs).(type) {
+	case *[]Future[T]:
+		return takeFuture(s)
+	}
+	switch s := any(&b.ints).(type) {
+	case *[]Future[T]:
+		return takeFuture(s)
+	}
+	return nil
+}
+
+// takeFuture carves a Future from *slab, starting a new slab (twice as
+// long, up to 256) when it is used up.
+func takeFuture[T any](slab *[]Future[T]) *Future[T] {
+	s := *slab
+	if len(s) == cap(s) {
+		s = make([]Future[T], 0, min(max(2*cap(s), 8), 256))
+	}
+	s = s[:len(s)+1]
+	*slab = s
+	return &s[len(s)-1]
+}
 
 // Len is the number of commands queued.
 func (b *Batch) Len() int { return len(b.cmds) }
@@ -56,22 +124,36 @@ func (b *Batch) Exec(ctx context.Context) error {
 				futs[i].settle(nil, err)
 				y.Recycle()
 			}
+			b.recycleLists(cmds, futs)
 			return err
 		}
 	}
 	if len(cmds) == 0 {
+		b.recycleLists(cmds, futs)
 		return nil
 	}
-	if err := b.c.execBatch(ctx, cmds); err != nil {
+	var reqs []*transport.Request
+	if b.lists != nil {
+		reqs = b.lists.reqs
+	}
+	reqs, err := b.c.execBatch(ctx, cmds, reqs)
+	if b.lists != nil {
+		b.lists.reqs = reqs
+	}
+	if err != nil {
 		for _, f := range futs {
 			f.settle(nil, err)
 		}
+		// The transport owns the commands: the slices are dropped, not
+		// pooled, since a late reply may still reach them.
+		b.lists = nil
 		return err
 	}
 	for i, x := range cmds {
 		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
 		b.c.release(x)
 	}
+	b.recycleLists(cmds, futs)
 	return nil
 }
 
@@ -80,7 +162,11 @@ func (b *Batch) newCmd(info *cmdInfo) *cmd { return b.c.newCmd(info) }
 
 // queue adds x, decoded by dec, and returns its future.
 func queue[T any](b *Batch, x *cmd, dec decoder, pick func(*result) T) *Future[T] {
-	f := &Future[T]{pick: pick}
+	f := slabFuture[T](b)
+	if f == nil {
+		f = new(Future[T])
+	}
+	f.pick = pick
 	if b.done {
 		f.err = ErrBatchDone
 		f.done = true

@@ -255,27 +255,28 @@ func (c *Client) release(x *cmd) { x.Recycle() }
 
 // execBatch sends xs (their decoders set) in one write and waits for all
 // replies; per-command outcomes are left in x.res and x.replyErr. On error
-// the transport owns xs.
+// the transport owns xs. reqs is scratch space for the request list, given
+// back (perhaps grown) for reuse.
 // Writes among them drop their keys from the client-side cache before the
 // results are handed out.
-func (c *Client) execBatch(ctx context.Context, xs []*cmd) error {
+func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Request) ([]*transport.Request, error) {
 	for _, x := range xs {
 		if x.info.flags&flagBlocking != 0 {
-			return c.execBatchHeld(ctx, xs)
+			return reqs, c.execBatchHeld(ctx, xs)
 		}
 	}
-	rs := make([]*transport.Request, len(xs))
-	for i, x := range xs {
+	reqs = reqs[:0]
+	for _, x := range xs {
 		x.seal()
-		rs[i] = &x.Request
+		reqs = append(reqs, &x.Request)
 	}
-	if err := c.mux.DoMulti(ctx, rs); err != nil {
-		return c.wrapErr("batch", err)
+	if err := c.mux.DoMulti(ctx, reqs); err != nil {
+		return reqs, c.wrapErr("batch", err)
 	}
 	if c.cache != nil {
 		c.afterWrites(ctx, xs)
 	}
-	return nil
+	return reqs, nil
 }
 
 // execBatchHeld runs a batch that holds a blocking command on a connection

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -48,6 +49,8 @@ type conn struct {
 	sends    atomic.Uint64
 
 	readCalls, readBytes atomic.Int64
+	writes               atomic.Uint64
+	fill                 *filler // nil without the filler
 
 	ping     Request
 	onBroken func(*conn)
@@ -69,6 +72,7 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 	wg.Add(2)
 	if cfg.Filler {
 		f := newFiller(nc, c.dead)
+		c.fill = f
 		rd.Reset(f)
 		wg.Add(1)
 		go func() { defer wg.Done(); f.run() }()
@@ -100,6 +104,15 @@ func (c *conn) send(rs ...*Request) error {
 		return nil
 	}
 	c.writing = true
+	if c.inflight.Load() > int64(len(rs)) {
+		// Others' requests are in flight, so other callers are likely
+		// runnable right now (woken by their replies) and about to send:
+		// let them queue behind this write before making it. One yield
+		// turns a write per command into a write per wave of callers.
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}
 	c.flush(maxInlineRounds)
 	return nil
 }
@@ -128,6 +141,7 @@ func (c *conn) flush(maxRounds int) {
 		c.spare = nil
 		c.mu.Unlock()
 		_, err := c.nc.Write(buf)
+		c.writes.Add(1)
 		c.mu.Lock()
 		if cap(buf) <= keepBuf {
 			c.spare = buf[:0]

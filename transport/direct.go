@@ -36,17 +36,18 @@ import (
 // longAgo is a read deadline in the past, to interrupt a blocked read.
 var longAgo = time.Unix(1, 0)
 
-// takeReadRole claims the read role for a caller whose request is the only
-// one pending: a lone caller then reads its own reply. With more pending,
-// the background reader serves everyone (it is kicked here if idle), which
-// keeps replies and writes batched under concurrency.
-func (c *conn) takeReadRole() bool {
+// takeReadRole claims the read role for a caller whose own requests (own of
+// them: one for Do, the batch for DoMulti) are all that is pending: a lone
+// caller then reads its own replies. With more pending, the background
+// reader serves everyone (it is kicked here if idle), which keeps replies
+// and writes batched under concurrency.
+func (c *conn) takeReadRole(own int) bool {
 	c.mu.Lock()
 	if c.reading || c.err != nil {
 		c.mu.Unlock()
 		return false
 	}
-	if c.pending.size > 1 {
+	if c.pending.size > own {
 		c.mu.Unlock()
 		c.kickReader()
 		return false
@@ -143,10 +144,11 @@ func (c *conn) backgroundReader() {
 }
 
 // waitDirect waits for r's reply, reading it (and any replies before it)
-// itself while no other goroutine reads.
-func (c *conn) waitDirect(ctx context.Context, r *Request) error {
+// itself while no other goroutine reads and at most own requests (the
+// caller's) are pending.
+func (c *conn) waitDirect(ctx context.Context, r *Request, own int) error {
 	for r.state.Load() == stateWaiting {
-		if !c.takeReadRole() {
+		if !c.takeReadRole(own) {
 			return wait(ctx, r)
 		}
 		if r.state.Load() != stateWaiting {

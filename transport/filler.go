@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net"
+	"sync/atomic"
 )
 
 const (
@@ -22,6 +23,9 @@ type filler struct {
 
 	cur []byte
 	off int
+
+	// socket reads that returned data, and their bytes
+	reads, bytes atomic.Int64
 }
 
 func newFiller(nc net.Conn, dead <-chan struct{}) *filler {
@@ -44,6 +48,8 @@ func (f *filler) run() {
 		}
 		n, err := f.nc.Read(buf[:cap(buf)])
 		if n > 0 {
+			f.reads.Add(1)
+			f.bytes.Add(int64(n))
 			select {
 			case f.full <- buf[:n]:
 			case <-f.dead:

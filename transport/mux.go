@@ -83,7 +83,7 @@ func (m *Mux) Do(ctx context.Context, r *Request) error {
 			continue
 		}
 		if c.direct {
-			return c.waitDirect(ctx, r)
+			return c.waitDirect(ctx, r, 1)
 		}
 		return wait(ctx, r)
 	}
@@ -136,7 +136,7 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	last := rs[len(rs)-1]
 	var err error
 	if c.direct {
-		err = c.waitDirect(ctx, last)
+		err = c.waitDirect(ctx, last, len(rs))
 	} else {
 		err = wait(ctx, last)
 	}
@@ -233,10 +233,14 @@ type Stats struct {
 	// number of bytes each parse pass found.
 	Reads, Bytes int64
 	Replies      uint64
-	// Sends is the number of send calls (one per request or batch), not
-	// of write system calls. With the filler on, Reads counts the parser's
-	// reads from the filler's queue rather than socket reads.
-	Sends uint64
+	// Sends is the number of send calls (one per request or batch);
+	// Writes the number of write system calls that carried them.
+	Sends, Writes uint64
+	// SocketReads and SocketBytes count reads from the socket. Without
+	// the filler they equal Reads and Bytes; with it, Reads counts the
+	// parser's reads from the filler's queue, and these the filler's
+	// reads from the socket.
+	SocketReads, SocketBytes int64
 }
 
 // Stats returns counters of the current connections.
@@ -248,6 +252,14 @@ func (m *Mux) Stats() Stats {
 			st.Bytes += c.readBytes.Load()
 			st.Replies += c.replies.Load()
 			st.Sends += c.sends.Load()
+			st.Writes += c.writes.Load()
+			if c.fill != nil {
+				st.SocketReads += c.fill.reads.Load()
+				st.SocketBytes += c.fill.bytes.Load()
+			} else {
+				st.SocketReads += c.readCalls.Load()
+				st.SocketBytes += c.readBytes.Load()
+			}
 		}
 	}
 	return st

@@ -12,8 +12,15 @@ import (
 // favour of a fresh small one once small replies follow again, so one huge
 // reply does not pin its memory for the life of the connection. The node
 // slice follows the same rule.
+//
+// A buffer also doubles, up to streamBufSize, when reads keep filling it
+// (the socket holds more than the buffer takes: pipelined or concurrent
+// replies arrive faster than one read drains them), so that a stream of
+// replies is read in few large reads rather than many small ones. It only
+// grows for bytes that actually arrived.
 const (
 	initialBufSize   = 16 << 10
+	streamBufSize    = 256 << 10
 	maxRetainBuf     = 1 << 20
 	smallMsgBytes    = 64 << 10
 	maxRetainNodes   = 1 << 15
@@ -69,6 +76,9 @@ type Reader struct {
 
 	lastBytes int // size of the last returned value
 	lastNodes int
+	// filled is set when the last read filled all the free space of the
+	// buffer: the source may hold more than the buffer took.
+	filled bool
 	stats     ReaderStats
 }
 
@@ -103,7 +113,7 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.nodes, r.spans, r.stack = r.nodes[:0], r.spans[:0], r.stack[:0]
 	r.pendingBulk, r.bulkLen = false, 0
 	r.err, r.rdErr, r.inMsg = nil, nil, false
-	r.lastBytes, r.lastNodes = 0, 0
+	r.lastBytes, r.lastNodes, r.filled = 0, 0, false
 	r.stats = ReaderStats{}
 	if len(r.buf) > maxRetainBuf || r.buf == nil {
 		r.buf = make([]byte, initialBufSize)
@@ -224,6 +234,7 @@ func (r *Reader) fill() (int, error) {
 		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
 	}
 	if n > 0 {
+		r.filled = r.end+n == len(r.buf)
 		r.end += n
 		r.stats.Reads++
 		r.stats.Bytes += int64(n)
@@ -244,7 +255,8 @@ func (r *Reader) makeRoom() {
 	if r.pendingBulk {
 		need = r.pos - r.start + r.bulkLen + 2
 	}
-	if r.start > 0 && (used <= len(r.buf)/2 || (need > used && need <= len(r.buf))) {
+	stream := r.filled && len(r.buf) < streamBufSize
+	if !stream && r.start > 0 && (used <= len(r.buf)/2 || (need > used && need <= len(r.buf))) {
 		r.moveTo(r.buf)
 		return
 	}

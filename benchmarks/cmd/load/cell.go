@@ -38,8 +38,13 @@ type Measurement struct {
 	// SrvCmdsPerRead is total_commands_processed / total_reads_processed
 	// on the server over the run.
 	SrvCmdsPerRead float64 `json:"server_cmds_per_read"`
-	// ClientBytesPerRead is Respire's Stats().Bytes / Stats().Reads.
-	ClientBytesPerRead float64 `json:"client_bytes_per_read,omitempty"`
+	// ClientBytesPerRead is the bytes each of Respire's parse passes found
+	// (Stats().Bytes / Stats().Reads); ClientBytesPerSockRead the bytes
+	// per read system call (the same without the filler);
+	// ClientCmdsPerWrite the commands per write system call.
+	ClientBytesPerRead     float64 `json:"client_bytes_per_read,omitempty"`
+	ClientBytesPerSockRead float64 `json:"client_bytes_per_socket_read,omitempty"`
+	ClientCmdsPerWrite     float64 `json:"client_cmds_per_write,omitempty"`
 }
 
 // runCell connects a fresh client, warms it up (filling pools, letting
@@ -57,10 +62,10 @@ func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measure
 			return m, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	rs, hasStats := c.(clients.ReadStatser)
-	var reads0, bytes0 int64
+	rs, hasStats := c.(clients.IOStatser)
+	var io0 clients.IO
 	if hasStats {
-		reads0, bytes0 = rs.ReadStats()
+		io0 = rs.IOStats()
 	}
 	runtime.GC()
 	before, err := obs.Counters()
@@ -96,10 +101,10 @@ func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measure
 		SrvCmdsPerRead: server.CommandsPerRead(before, after),
 	}
 	if hasStats {
-		reads1, bytes1 := rs.ReadStats()
-		if reads1 > reads0 {
-			m.ClientBytesPerRead = float64(bytes1-bytes0) / float64(reads1-reads0)
-		}
+		io1 := rs.IOStats()
+		m.ClientBytesPerRead = clients.Per(io1.ParseBytes-io0.ParseBytes, io1.ParseReads-io0.ParseReads)
+		m.ClientBytesPerSockRead = clients.Per(io1.SocketBytes-io0.SocketBytes, io1.SocketReads-io0.SocketReads)
+		m.ClientCmdsPerWrite = clients.Per(io1.Commands-io0.Commands, io1.Writes-io0.Writes)
 	}
 	return m, nil
 }

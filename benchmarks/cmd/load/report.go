@@ -58,17 +58,19 @@ func (r *Report) summarize() {
 			return median(v)
 		}
 		c.Median = Measurement{
-			Ops:                int64(med(func(m Measurement) float64 { return float64(m.Ops) })),
-			Seconds:            med(func(m Measurement) float64 { return m.Seconds }),
-			OpsPerSec:          med(func(m Measurement) float64 { return m.OpsPerSec }),
-			P50us:              med(func(m Measurement) float64 { return m.P50us }),
-			P99us:              med(func(m Measurement) float64 { return m.P99us }),
-			CPUusPerOp:         med(func(m Measurement) float64 { return m.CPUusPerOp }),
-			CtxSwPerOp:         med(func(m Measurement) float64 { return m.CtxSwPerOp }),
-			AllocsOp:           med(func(m Measurement) float64 { return m.AllocsOp }),
-			BytesOp:            med(func(m Measurement) float64 { return m.BytesOp }),
-			SrvCmdsPerRead:     med(func(m Measurement) float64 { return m.SrvCmdsPerRead }),
-			ClientBytesPerRead: med(func(m Measurement) float64 { return m.ClientBytesPerRead }),
+			Ops:                    int64(med(func(m Measurement) float64 { return float64(m.Ops) })),
+			Seconds:                med(func(m Measurement) float64 { return m.Seconds }),
+			OpsPerSec:              med(func(m Measurement) float64 { return m.OpsPerSec }),
+			P50us:                  med(func(m Measurement) float64 { return m.P50us }),
+			P99us:                  med(func(m Measurement) float64 { return m.P99us }),
+			CPUusPerOp:             med(func(m Measurement) float64 { return m.CPUusPerOp }),
+			CtxSwPerOp:             med(func(m Measurement) float64 { return m.CtxSwPerOp }),
+			AllocsOp:               med(func(m Measurement) float64 { return m.AllocsOp }),
+			BytesOp:                med(func(m Measurement) float64 { return m.BytesOp }),
+			SrvCmdsPerRead:         med(func(m Measurement) float64 { return m.SrvCmdsPerRead }),
+			ClientBytesPerRead:     med(func(m Measurement) float64 { return m.ClientBytesPerRead }),
+			ClientBytesPerSockRead: med(func(m Measurement) float64 { return m.ClientBytesPerSockRead }),
+			ClientCmdsPerWrite:     med(func(m Measurement) float64 { return m.ClientCmdsPerWrite }),
 		}
 	}
 }
@@ -107,8 +109,8 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\nLatency is per command, per pipeline for pipe32. `×%s` is this client's ops/s divided by %s's.\n\n", baseline, baseline)
 	for _, shape := range m.Shapes {
 		fmt.Fprintf(w, "### %s\n\n", shape)
-		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | srv cmds/read | client B/read |\n", baseline)
-		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | srv cmds/read | B/parse | B/sock read | cmds/write |\n", baseline)
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		var base float64
 		for _, c := range r.Cells {
 			if c.Shape == shape && c.Client == baseline && c.Error == "" {
@@ -120,7 +122,7 @@ func (r *Report) writeMarkdown(w io.Writer) {
 				continue
 			}
 			if c.Error != "" {
-				fmt.Fprintf(w, "| %s | error: %s ||||||||||\n", c.Client, strings.ReplaceAll(c.Error, "|", "/"))
+				fmt.Fprintf(w, "| %s | error: %s ||||||||||||\n", c.Client, strings.ReplaceAll(c.Error, "|", "/"))
 				continue
 			}
 			x := c.Median
@@ -135,12 +137,19 @@ func (r *Report) writeMarkdown(w io.Writer) {
 			if x.ClientBytesPerRead > 0 {
 				bpr = fmt.Sprintf("%.0f", x.ClientBytesPerRead)
 			}
+			bps, cpw := "–", "–"
+			if x.ClientBytesPerSockRead > 0 {
+				bps = fmt.Sprintf("%.0f", x.ClientBytesPerSockRead)
+			}
+			if x.ClientCmdsPerWrite > 0 {
+				cpw = fmt.Sprintf("%.1f", x.ClientCmdsPerWrite)
+			}
 			csw := fmt.Sprintf("%.2f", x.CtxSwPerOp)
 			if c.Client == ceilingName {
 				csw = "–"
 			}
-			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %.2f | %s |\n",
-				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, x.SrvCmdsPerRead, bpr)
+			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %.2f | %s | %s | %s |\n",
+				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, x.SrvCmdsPerRead, bpr, bps, cpw)
 		}
 		fmt.Fprintln(w)
 	}

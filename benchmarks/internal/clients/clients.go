@@ -22,10 +22,28 @@ type Client interface {
 	Close() error
 }
 
-// ReadStatser is implemented by clients that count their socket reads
-// (Respire): Bytes/Reads is the number of bytes each parse pass found.
-type ReadStatser interface {
-	ReadStats() (reads, bytes int64)
+// IO counts what a client did on its sockets (Respire reports it).
+type IO struct {
+	// ParseReads and ParseBytes: the parser's reads (one parse pass each)
+	// and their bytes. With the filler they come from its queue.
+	ParseReads, ParseBytes int64
+	// SocketReads and SocketBytes: read system calls that returned data.
+	SocketReads, SocketBytes int64
+	// Commands sent, and the write system calls that carried them.
+	Commands, Writes int64
+}
+
+// IOStatser is implemented by clients that count their socket I/O.
+type IOStatser interface {
+	IOStats() IO
+}
+
+// Per returns a/b, or 0 when b is not positive.
+func Per(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // PoolSize is the connection pool size given to pooled peers (go-redis,

@@ -61,7 +61,11 @@ func (r *respireClient) GetPipe(ctx context.Context, keys, vals []string) error 
 
 func (r *respireClient) Close() error { return r.c.Close() }
 
-func (r *respireClient) ReadStats() (reads, bytes int64) {
+func (r *respireClient) IOStats() IO {
 	st := r.c.Stats()
-	return st.Reads, st.Bytes
+	return IO{
+		ParseReads: st.Reads, ParseBytes: st.Bytes,
+		SocketReads: st.SocketReads, SocketBytes: st.SocketBytes,
+		Commands: int64(st.Replies), Writes: int64(st.Writes),
+	}
 }
