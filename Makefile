@@ -6,7 +6,7 @@ GO      ?= go
 MODULES := $(shell find . -name go.mod -not -path './.servers/*' -not -path '*/testdata/*' -exec dirname {} \; | sort)
 FUZZTIME ?= 30s
 
-.PHONY: all servers vet test demo bench fmt fuzz clean-servers
+.PHONY: all servers vet test leasecheck demo bench fmt fuzz clean-servers
 
 all: test
 
@@ -18,8 +18,13 @@ servers:
 vet:
 	@set -e; for m in $(MODULES); do echo "go vet $$m"; (cd $$m && $(GO) vet ./...); done
 
+## leasecheck: vet and test package respire with the lease misuse checks on, without -race
+leasecheck:
+	$(GO) vet -tags respire_leasecheck ./respire/
+	$(GO) test -count=1 -tags respire_leasecheck ./respire/
+
 ## test: race-enabled tests in every module, against real servers
-test: servers vet
+test: servers vet leasecheck
 	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || fail="$$fail $$m"; done; \
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
 

@@ -102,8 +102,11 @@ func (x *cmd) Recycle() {
 	x.argErr = nil
 	x.replyErr = nil
 	x.dec = nil
-	if l, ok := x.res.Any.(*Lease); ok {
+	switch l := x.res.Any.(type) {
+	case *Lease:
 		// Decoded for a caller that left: the buffer goes back to the pool.
+		l.Release()
+	case *LeaseList:
 		l.Release()
 	}
 	x.res = result{}

@@ -17,7 +17,7 @@
 // PSubscribe and SSubscribe (pub/sub with gap events when messages may have
 // been lost), Cached (server-assisted client-side caching, with
 // Options.ClientCache), and the Lease and Append forms of bulk-string reads
-// for allocation-free hot paths. Blocking commands run on a pool of
+// (LeaseList for MGET, HMGET and LRANGE) for allocation-free hot paths. Blocking commands run on a pool of
 // dedicated connections. zz_excluded.md lists the commands without a method.
 //
 // Do sends any command and returns a generic Reply. Errors from the server

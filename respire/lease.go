@@ -15,15 +15,17 @@ package respire
 // reader goroutine must only write memory that the command owns. MAppend
 // copies from the Lease into dst on the caller's goroutine once the reply
 // is in, then gives the Lease back: one more copy of the value, no
-// allocation. A Lease whose caller left is dropped with the command's
-// result and collected, not pooled.
+// allocation. A Lease whose caller left is released when the transport
+// recycles the command (Recycle in command.go).
+//
+// The multi-element forms (MGetLease, HMGetLease, LRangeLease) are written
+// by hand in lease_multi.go; the pool behind both is in lease_pool.go.
 
 import (
 	"context"
 	"math/bits"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/respire-go/respire/transport/resp"
@@ -40,19 +42,25 @@ import (
 // The bytes are valid until Release, which must be called exactly once,
 // after the last use of the bytes; the buffer then serves another reply.
 // Keeping a Lease without releasing it is safe but wastes the pool. Values
-// over 4 MiB get a buffer of their own, which Release drops.
+// over 4 MiB get a buffer of their own, which Release drops. The pool is
+// process-wide and bounded; see SetLeasePoolLimit.
 //
 // Misuse (a second Release, or Bytes, Len or String after Release) panics
 // with a message naming it in builds with the race detector (go test
-// -race). Without it, a second Release is ignored and Bytes after Release
-// returns nil, as long as the Lease has not been handed out again; once it
-// has, the stale pointer reads or releases another caller's value. Run
-// tests with -race.
+// -race) or with the respire_leasecheck build tag (go test -tags
+// respire_leasecheck), which turns the checks on without the cost of the
+// race detector. Without either, a second Release is ignored and Bytes
+// after Release returns nil, as long as the Lease has not been handed out
+// again; once it has, the stale pointer reads or releases another caller's
+// value. Run tests with -race or the tag.
 //
 // The methods of a nil *Lease treat it as empty, and its Release does
 // nothing, so that "defer l.Release()" is fine after a Nil reply.
 type Lease struct {
-	b     []byte
+	b []byte
+	// spans are the bounds of the elements in b when the Lease serves a
+	// LeaseList; they are pooled with b.
+	spans []span
 	class int8          // pool index, or -1 for a buffer too big to pool
 	state atomic.Uint32 // leaseLive, leaseReleased
 	// releasedAt says where Release was called, when checks are on.
@@ -66,8 +74,9 @@ const (
 
 // leaseChecks turns on the detection of misuse: a released Lease is never
 // handed out again (only its buffer is pooled), so that any later use of
-// it is caught. It is on in race builds; the package's tests may set it.
-var leaseChecks = leaseRaceBuild
+// it is caught. It is on in race builds and with the respire_leasecheck
+// tag; the package's tests may set it.
+var leaseChecks = leaseChecksBuild
 
 // Buffers are pooled by capacity, in powers of two from 64 bytes to 4 MiB:
 // a value gets a buffer at most twice its size. Larger values get a buffer
@@ -77,8 +86,6 @@ const (
 	leaseMinShift = 6
 	leaseMaxShift = 22
 )
-
-var leasePools [leaseMaxShift - leaseMinShift + 1]sync.Pool
 
 // leaseClass returns the pool index for a value of n bytes, or -1.
 func leaseClass(n int) int {
@@ -98,8 +105,9 @@ func getLease(n int) *Lease {
 	if c < 0 {
 		return &Lease{b: make([]byte, 0, n), class: -1}
 	}
-	if l, _ := leasePools[c].Get().(*Lease); l != nil {
+	if l := leasePool.lists[c].take(); l != nil {
 		l.b = l.b[:0]
+		l.spans = l.spans[:0]
 		l.state.Store(leaseLive)
 		return l
 	}
@@ -113,7 +121,7 @@ func (l *Lease) Bytes() []byte {
 		return nil
 	}
 	if l.state.Load() != leaseLive {
-		l.misuse("Bytes")
+		l.misuse("Lease", "Bytes")
 		return nil
 	}
 	return l.b
@@ -130,39 +138,52 @@ func (l *Lease) String() string { return string(l.Bytes()) }
 // Release gives the buffer back to the pool. Call it exactly once, after
 // the last use of Bytes.
 func (l *Lease) Release() {
-	if l == nil {
-		return
+	if l != nil {
+		l.release("Lease")
 	}
+}
+
+// release is Release for a Lease or a LeaseList (typ, for messages). It
+// must be called by their Release methods, so that the caller it records
+// is theirs.
+func (l *Lease) release(typ string) {
 	if !l.state.CompareAndSwap(leaseLive, leaseReleased) {
-		l.misuse("Release")
+		l.misuse(typ, "Release")
 		return
 	}
 	if l.class < 0 {
-		l.b = nil
+		l.b, l.spans = nil, nil
 		return
+	}
+	if cap(l.spans)*spanSize > cap(l.b) {
+		// Spans of many short elements: keep them no bigger than the
+		// buffer they describe (lease_multi.go sizes buffers so that
+		// they fit).
+		l.spans = nil
 	}
 	if !leaseChecks {
-		leasePools[l.class].Put(l)
+		leasePool.lists[l.class].put(l)
 		return
 	}
-	// Pool the buffer under a new Lease and keep this one released for
+	// Pool the buffers under a new Lease and keep this one released for
 	// good, so that a stale pointer is caught however late it is used.
-	if _, file, line, ok := runtime.Caller(1); ok {
+	if _, file, line, ok := runtime.Caller(2); ok {
 		l.releasedAt = file + ":" + strconv.Itoa(line)
 	}
-	leasePools[l.class].Put(&Lease{b: l.b, class: l.class})
-	l.b = nil
+	leasePool.lists[l.class].put(&Lease{b: l.b, spans: l.spans, class: l.class})
+	l.b, l.spans = nil, nil
 }
 
-// misuse reports a use of a released Lease: a panic when checks are on,
-// nothing otherwise (the caller then does nothing).
-func (l *Lease) misuse(what string) {
+// misuse reports a use (what) of a released Lease or LeaseList (typ): a
+// panic when checks are on, nothing otherwise (the caller then does
+// nothing).
+func (l *Lease) misuse(typ, what string) {
 	if !leaseChecks {
 		return
 	}
-	msg := "respire: Lease." + what + " called after Release"
+	msg := "respire: " + typ + "." + what + " called after Release"
 	if what == "Release" {
-		msg = "respire: Lease.Release called twice"
+		msg = "respire: " + typ + ".Release called twice"
 	}
 	if l.releasedAt != "" {
 		msg += " (released at " + l.releasedAt + ")"

@@ -192,3 +192,143 @@ func TestAppendAbandonedBlockingCall(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "keepv", string(got))
 }
+
+// The multi-element forms, on every server flavor and protocol: every
+// element byte for byte (binary, empty, 1 MiB), nulls where keys or
+// fields are missing, and the same answers as the plain forms.
+func TestLeaseListForms(t *testing.T) {
+	vals := leaseValues(t)
+	names := make([]string, 0, len(vals))
+	for name := range vals {
+		names = append(names, name)
+	}
+	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
+		srv := startFlavor(t, f, harness.Config{})
+		for _, m := range modes {
+			t.Run(m.name, func(t *testing.T) {
+				c := connect(t, respire.Options{Addr: srv.Addr, Filler: m.filler, Protocol: m.protocol})
+				ctx := ctxT(t)
+				pre := "leaselist:" + m.name + ":"
+				var keys, fields, want []string
+				var fvs []respire.FieldValue
+				for _, name := range names {
+					v := vals[name]
+					require.NoError(t, c.Set(ctx, pre+name, v, nil))
+					fvs = append(fvs, respire.FieldValue{Field: name, Value: v})
+					// Each value, then a missing key or field after it.
+					keys = append(keys, pre+name, pre+"missing-"+name)
+					fields = append(fields, name, "missing-"+name)
+					want = append(want, v, "<nil>")
+				}
+				_, err := c.HSet(ctx, pre+"h", fvs...)
+				require.NoError(t, err)
+				list := make([]string, len(names))
+				for i, name := range names {
+					list[i] = vals[name]
+				}
+				_, err = c.RPush(ctx, pre+"l", list...)
+				require.NoError(t, err)
+
+				v, err := c.MGetLease(ctx, keys...)
+				require.NoError(t, err)
+				requireElems(t, want, v, "MGetLease")
+				plain, err := c.MGet(ctx, keys...)
+				require.NoError(t, err)
+				for i, p := range plain {
+					require.Equal(t, !p.Valid, v.Null(i))
+					require.True(t, p.V == string(v.Bytes(i)), "MGet and MGetLease differ at %d", i)
+				}
+				v.Release()
+
+				v, err = c.HMGetLease(ctx, pre+"h", fields...)
+				require.NoError(t, err)
+				requireElems(t, want, v, "HMGetLease")
+				v.Release()
+
+				// A missing hash: every field is null.
+				v, err = c.HMGetLease(ctx, pre+"no-hash", "a", "b")
+				require.NoError(t, err)
+				requireElems(t, []string{"<nil>", "<nil>"}, v, "HMGetLease of a missing hash")
+				v.Release()
+
+				v, err = c.LRangeLease(ctx, pre+"l", 0, -1)
+				require.NoError(t, err)
+				requireElems(t, list, v, "LRangeLease")
+				v.Release()
+				v, err = c.LRangeLease(ctx, pre+"l", 1, 2)
+				require.NoError(t, err)
+				requireElems(t, list[1:3], v, "LRangeLease 1 2")
+				v.Release()
+
+				// A missing list: no elements.
+				v, err = c.LRangeLease(ctx, pre+"no-list", 0, -1)
+				require.NoError(t, err)
+				require.Zero(t, v.Len())
+				v.Release()
+
+				// MGET of a key of another type gives a null; the others
+				// are errors, and no list.
+				v, err = c.MGetLease(ctx, pre+"l", pre+"crlf")
+				require.NoError(t, err)
+				requireElems(t, []string{"<nil>", vals["crlf"]}, v, "MGetLease of a list")
+				v.Release()
+				v, err = c.LRangeLease(ctx, pre+"h", 0, -1)
+				require.ErrorContains(t, err, "WRONGTYPE")
+				require.Nil(t, v)
+				v, err = c.HMGetLease(ctx, pre+"l", "f")
+				require.ErrorContains(t, err, "WRONGTYPE")
+				require.Nil(t, v)
+			})
+		}
+	})
+}
+
+// requireElems checks the elements of v byte for byte; "<nil>" in want is
+// a null.
+func requireElems(t *testing.T, want []string, v *respire.LeaseList, what string) {
+	t.Helper()
+	require.Equal(t, len(want), v.Len(), what)
+	for i, w := range want {
+		if w == "<nil>" {
+			require.True(t, v.Null(i), "%s: element %d is not null", what, i)
+			require.Nil(t, v.Bytes(i), what)
+			continue
+		}
+		require.False(t, v.Null(i), "%s: element %d is null", what, i)
+		require.True(t, string(v.Bytes(i)) == w, "%s: element %d differs (%d bytes, want %d)", what, i, len(v.Bytes(i)), len(w))
+	}
+}
+
+// Many callers share the pool through the multi-element forms: every
+// element comes back whole whatever the interleaving (run with -race).
+func TestLeaseListConcurrentCallers(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	c := connect(t, respire.Options{Addr: srv.Addr})
+	ctx := ctxT(t)
+	const keys = 8
+	names := make([]string, keys)
+	for k := range keys {
+		names[k] = fmt.Sprintf("leaselist:c%d", k)
+		require.NoError(t, c.Set(ctx, names[k], strings.Repeat(string(rune('a'+k)), 300*k+1), nil))
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 100 {
+				first := (g + i) % keys
+				v, err := c.MGetLease(ctx, names[first:]...)
+				if !assert.NoError(t, err) || !assert.Equal(t, keys-first, v.Len()) {
+					return
+				}
+				for j := range v.Len() {
+					k := first + j
+					if !assert.Equal(t, strings.Repeat(string(rune('a'+k)), 300*k+1), string(v.Bytes(j))) {
+						return
+					}
+				}
+				v.Release()
+			}
+		})
+	}
+	wg.Wait()
+}

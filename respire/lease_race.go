@@ -1,6 +1,0 @@
-//go:build race
-
-package respire
-
-// leaseRaceBuild turns on the misuse checks of Lease in race builds.
-const leaseRaceBuild = true
