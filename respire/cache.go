@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/respire-go/respire/cache"
@@ -14,7 +15,14 @@ import (
 // CacheOptions turn on server-assisted client-side caching: reads made
 // through [Client.Cached] are kept in process memory and served from there
 // until the server says the key changed (CLIENT TRACKING), its TTL on the
-// server runs out, or the local TTL does.
+// server runs out, or the local TTL does. A hash read on a server with
+// hash field TTLs (Redis 7.4+) also expires with the earliest TTL of the
+// fields its value depends on: the server reports nothing when a field's
+// TTL runs out, only when it later deletes the field. That costs one more
+// command in the same write on a miss of a field read (HGET, HMGET,
+// HEXISTS, HSTRLEN, HPEXPIRETIME) and a second round trip on a miss of a
+// whole-hash read (HGETALL, HKEYS, HVALS, HLEN), which asks HPTTL for
+// every field; hits cost the same as before.
 //
 // Cached reads use a connection of their own, with tracking on, so that
 // the server's invalidations arrive in order with the replies they
@@ -107,7 +115,10 @@ func (o *CacheOptions) validate(proto int) error {
 //     the server answers after the invalidations it queued before it.
 //  4. The expiry of an entry is the earliest of the local TTL and the
 //     server's PTTL counted from before the read was sent, so it never
-//     outlives the key on the server.
+//     outlives the key on the server. A hash read on a server with field
+//     TTLs also takes the earliest TTL of the fields its value depends on
+//     (HPTTL), for which the server sends no invalidation until it gets
+//     round to deleting the field (cache_hash.go).
 
 // clientCache is a client's cache: the store and the tracking connections
 // that fill it.
@@ -116,6 +127,8 @@ type clientCache struct {
 	store *cache.Store
 	mux   *transport.Mux
 	conns uint32
+	// fieldTTL says whether the server has hash field TTLs (cache_hash.go).
+	fieldTTL atomic.Pointer[fieldTTLState]
 }
 
 // newClientCache returns nil when opts.ClientCache is nil.

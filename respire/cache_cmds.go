@@ -97,7 +97,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	}()
 	x.dec = cacheDecNullStrs
 	pttls := make([]int64, len(tracked))
-	t0, auxOK, err := cc.run(ctx, x, tracked, pttls)
+	t0, auxOK, err := cc.run(ctx, x, tracked, pttls, nil, nil)
 	if err != nil {
 		return nil, v.c.wrapErr("MGET", err)
 	}
@@ -181,10 +181,29 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	x.dec = cacheDecNullStrs
 	fill := cc.store.Begin(key)
 	defer fill.Done()
+	// On a server with hash field TTLs, HPTTL of the same fields goes in
+	// the same write, and each field's entry expires with its field.
+	var ttl *cmd
+	var after []*cmd
+	if cc.fieldTTLs() {
+		sent := make([]string, len(missing))
+		for j, i := range missing {
+			sent[j] = fields[i]
+		}
+		ttl = newFieldTTLCmd(key, sent, x.Route)
+		after = []*cmd{ttl}
+	}
 	var pttl [1]int64
-	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:])
+	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:], nil, after)
 	if err != nil {
 		return nil, v.c.wrapErr("HMGET", err)
+	}
+	var ttls []int64
+	if ttl != nil {
+		var ok bool
+		if ttls, ok = cc.fieldTTLReply(ttl, len(missing)); !ok {
+			auxOK = false
+		}
 	}
 	if x.replyErr != nil {
 		err := x.replyErr
@@ -199,8 +218,15 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	d, live := cc.deadline(t0, pttl[0], v.localTTL())
 	for j, i := range missing {
 		out[i] = got[j]
-		if auxOK && live && (got[j].Valid || cc.opts.CacheMisses) {
-			fill.Put(subs[i], cache.Value{Str: got[j].V, Miss: !got[j].Valid}, cache.StringSize(len(got[j].V)), d)
+		if !auxOK || !live || (!got[j].Valid && !cc.opts.CacheMisses) {
+			continue
+		}
+		dj, ok := d, true
+		if ttls != nil {
+			dj, ok = fieldDeadline(d, t0, ttls[j], got[j].Valid)
+		}
+		if ok {
+			fill.Put(subs[i], cache.Value{Str: got[j].V, Miss: !got[j].Valid}, cache.StringSize(len(got[j].V)), dj)
 		}
 	}
 	return out, nil

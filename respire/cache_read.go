@@ -6,8 +6,6 @@ package respire
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/respire-go/respire/cache"
@@ -23,6 +21,12 @@ var cacheCmdCaching = cmdInfo{name: "CLIENT CACHING"}
 // client-side cache (Options.ClientCache) when they can be, and fill it
 // when they cannot. Get one with Client.Cached; it is a small value, cheap
 // to make for each call.
+//
+// Values are the caller's: a method returning a slice or a map returns a
+// copy of the cached value on every hit (strings are shared, being
+// immutable), so changing it does not change what the next read returns.
+// Get and the other string, number and bool reads allocate nothing on a
+// hit.
 type Cached struct {
 	c   *Client
 	ttl time.Duration
@@ -53,8 +57,10 @@ func (v Cached) localTTL() time.Duration {
 // after the read spoils the fill rather than being missed. It returns the
 // store's clock taken before sending and whether the auxiliary commands
 // all succeeded (pttls then holds the TTLs in milliseconds, -1 for none,
-// -2 for a missing key). On error the transport owns x.
-func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []int64) (t0 int64, auxOK bool, err error) {
+// -2 for a missing key). before and after are sent right before x and
+// after the PTTLs; the caller reads and recycles them. On error the
+// transport owns x, before and after.
+func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []int64, before, after []*cmd) (t0 int64, auxOK bool, err error) {
 	var arr [8]*transport.Request
 	rs := arr[:0]
 	var caching *cmd
@@ -65,6 +71,9 @@ func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []i
 		caching.seal()
 		caching.Route = x.Route
 		rs = append(rs, &caching.Request)
+	}
+	for _, b := range before {
+		rs = append(rs, &b.Request)
 	}
 	x.seal()
 	rs = append(rs, &x.Request)
@@ -77,6 +86,9 @@ func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []i
 		p.seal()
 		aux = append(aux, p)
 		rs = append(rs, &p.Request)
+	}
+	for _, a := range after {
+		rs = append(rs, &a.Request)
 	}
 	t0 = cc.store.Now()
 	if err := cc.mux.DoMulti(ctx, rs); err != nil {
@@ -161,28 +173,36 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	fill := cc.store.Begin(key)
 	defer fill.Done()
 	name := x.info.name
+	h := cc.newHashRead(x, key)
 	var pttl [1]int64
-	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:])
+	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:], h.before(), h.after())
 	if err != nil {
 		return cache.Value{}, c.wrapErr(name, err)
 	}
+	cc.observe(h, x)
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()
 		if errors.Is(err, Nil) && auxOK && cc.opts.CacheMisses {
 			if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
-				fill.Put(subKey, cache.Value{Miss: true}, 0, d)
+				if d, live = cc.limit(ctx, h, nil, t0, d); live {
+					fill.Put(subKey, cache.Value{Miss: true}, 0, d)
+				}
 			}
 		}
+		cc.release(h)
 		return cache.Value{}, err
 	}
 	val, size, ok := toValue(&x.res)
 	x.Recycle()
 	if ok && auxOK {
 		if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
-			fill.Put(subKey, val, size, d)
+			if d, live = cc.limit(ctx, h, val.Any, t0, d); live {
+				fill.Put(subKey, val, size, d)
+			}
 		}
 	}
+	cc.release(h)
 	return val, nil
 }
 
@@ -195,51 +215,6 @@ func toValue(r *result) (cache.Value, int64, bool) {
 	}
 	size, ok := anySize(r.Any)
 	return val, cache.StringSize(len(r.Str)) + size, ok
-}
-
-// anySize is the heap size of the value types cached reads return; ok is
-// false for any other type, which is then not cached.
-func anySize(a any) (int64, bool) {
-	switch v := a.(type) {
-	case nil:
-		return 0, true
-	case string:
-		return 16 + cache.StringSize(len(v)), true
-	case []string:
-		n := cache.StringSize(16 * len(v))
-		for _, s := range v {
-			n += cache.StringSize(len(s))
-		}
-		return n + 24, true
-	case []Null[string]:
-		n := cache.StringSize(32 * len(v))
-		for _, s := range v {
-			n += cache.StringSize(len(s.V))
-		}
-		return n + 24, true
-	case map[string]string:
-		// Buckets of string pairs at the map's 7/8 load, plus the strings.
-		n := int64(48+8) * int64(len(v)) * 8 / 7
-		for k, s := range v {
-			n += cache.StringSize(len(k)) + cache.StringSize(len(s))
-		}
-		return n + 48, true
-	}
-	return 0, false
-}
-
-// cloneCached copies a cached Any value, so that callers may modify what
-// they get without touching the cache.
-func cloneCached(a any) any {
-	switch v := a.(type) {
-	case []string:
-		return slices.Clone(v)
-	case []Null[string]:
-		return slices.Clone(v)
-	case map[string]string:
-		return maps.Clone(v)
-	}
-	return a
 }
 
 // Typed forms of cachedRead for generated methods of single-key read-only
@@ -272,8 +247,8 @@ func cachedBool(ctx context.Context, v Cached, x *cmd, dec decoder, key string) 
 }
 
 // cachedAny returns a copy of the cached value, so the caller may modify
-// it. T must be a type anySize and cloneCached know for the value to be
-// cached; other types are read from the server every time.
+// it. T must be a type anySize and cloneCached know (cache_size.go) for the
+// value to be cached; other types are read from the server every time.
 func cachedAny[T any](ctx context.Context, v Cached, x *cmd, dec decoder, key string) (T, error) {
 	val, err := v.cachedRead(ctx, x, dec, key, false)
 	t, _ := cloneCached(val.Any).(T)
