@@ -73,6 +73,9 @@ type opMaker func() op
 func getOp(key, want string) opMaker {
 	return func() op {
 		return func(ctx context.Context, c clients.Client) error {
+			if ck, ok := c.(clients.Checker); ok {
+				return ck.GetCheck(ctx, key, want)
+			}
 			v, err := c.Get(ctx, key)
 			if err != nil {
 				return err
@@ -242,7 +245,14 @@ func pipe(key, want string) func(b *testing.B, c clients.Client, m *meter) {
 		for i := range keys {
 			keys[i] = key
 		}
+		ck, _ := c.(clients.Checker)
 		run := func(n int) {
+			if ck != nil {
+				if err := ck.GetPipeCheck(ctx, keys[:n], want); err != nil {
+					b.Fatal(err)
+				}
+				return
+			}
 			clear(vals[:n])
 			if err := c.GetPipe(ctx, keys[:n], vals[:n]); err != nil {
 				b.Fatal(err)

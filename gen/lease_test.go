@@ -27,7 +27,9 @@ func TestLeaseForms(t *testing.T) {
 	for _, name := range []string{"ClientListLease", "HGetAllLease", "SetLease", "ZRangeLease", "PingLease"} {
 		assert.NotContains(t, src, ") "+name+"(")
 	}
-	assert.NotContains(t, string(out.Files["zz_batch.go"]), "Lease")
+	assert.Contains(t, string(out.Files["zz_batch.go"]), "func (b *Batch) GetLease(key string) *Future[*Lease]")
+	assert.Contains(t, string(out.Files["zz_batch.go"]), "return queue(b, x, decLeaseNull, pickLease)")
+	assert.NotContains(t, string(out.Files["zz_batch.go"]), "Append(")
 	// Each form is one short method: newCmd, the arguments, one exec call.
 	i := strings.Index(src, "func (c *Client) GetAppend(")
 	body := src[i : i+strings.Index(src[i:], "\n}\n")]

@@ -32,8 +32,9 @@ type Batch struct {
 	// Futures of the most common result types are carved from slabs, one
 	// allocation per slab rather than one per command. A slab is never
 	// reused: callers keep pointers into it.
-	strs []Future[string]
-	ints []Future[int64]
+	strs   []Future[string]
+	ints   []Future[int64]
+	leases []Future[*Lease]
 }
 
 // batchLists are the per-batch slices, pooled across batches.
@@ -78,6 +79,10 @@ func slabFuture[T any](b *Batch) *Future[T] {
 		return takeFuture(s)
 	}
 	switch s := any(&b.ints).(type) {
+	case *[]Future[T]:
+		return takeFuture(s)
+	}
+	switch s := any(&b.leases).(type) {
 	case *[]Future[T]:
 		return takeFuture(s)
 	}

@@ -89,8 +89,16 @@ func execAny[T any](ctx context.Context, c *Client, x *cmd, dec decoder) (T, err
 
 // Result pickers for futures.
 
-func pickNone(*result) struct{}   { return struct{}{} }
-func pickStr(r *result) string    { return r.Str }
+func pickNone(*result) struct{} { return struct{}{} }
+func pickStr(r *result) string  { return r.Str }
+
+// pickLease takes the Lease out of r, so that recycling the command does
+// not release it.
+func pickLease(r *result) *Lease {
+	l, _ := r.Any.(*Lease)
+	r.Any = nil
+	return l
+}
 func pickInt(r *result) int64     { return r.Int }
 func pickFloat(r *result) float64 { return r.Float }
 func pickBool(r *result) bool     { return r.Bool }

@@ -168,6 +168,14 @@ func (b *Batch) BLMove(source string, destination string, whereFrom Side, whereT
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// BLMoveLease queues BLMOVE with the reply in a pooled Lease; see Client.BLMoveLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) BLMoveLease(source string, destination string, whereFrom Side, whereTo Side, timeout time.Duration) *Future[*Lease] {
+	x := b.newCmd(&cmdBLMOVE)
+	argsBLMove(x, source, destination, whereFrom, whereTo, timeout)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // BLMPop queues BLMPOP; see Client.BLMPop.
 func (b *Batch) BLMPop(timeout time.Duration, keys []string, where Side, opts *BLMPopOptions) *Future[KeyElements] {
 	x := b.newCmd(&cmdBLMPOP)
@@ -196,6 +204,14 @@ func (b *Batch) BRPopLPush(source string, destination string, timeout time.Durat
 	x := b.newCmd(&cmdBRPOPLPUSH)
 	argsBRPopLPush(x, source, destination, timeout)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// BRPopLPushLease queues BRPOPLPUSH with the reply in a pooled Lease; see Client.BRPopLPushLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) BRPopLPushLease(source string, destination string, timeout time.Duration) *Future[*Lease] {
+	x := b.newCmd(&cmdBRPOPLPUSH)
+	argsBRPopLPush(x, source, destination, timeout)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // BZMPop queues BZMPOP; see Client.BZMPop.
@@ -720,6 +736,14 @@ func (b *Batch) Dump(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// DumpLease queues DUMP with the reply in a pooled Lease; see Client.DumpLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) DumpLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdDUMP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // Echo queues ECHO; see Client.Echo.
 func (b *Batch) Echo(message string) *Future[string] {
 	x := b.newCmd(&cmdECHO)
@@ -1050,6 +1074,14 @@ func (b *Batch) Get(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// GetLease queues GET with the reply in a pooled Lease; see Client.GetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) GetLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdGET)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // GetBit queues GETBIT; see Client.GetBit.
 func (b *Batch) GetBit(key string, offset int64) *Future[int64] {
 	x := b.newCmd(&cmdGETBIT)
@@ -1065,6 +1097,14 @@ func (b *Batch) GetDel(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// GetDelLease queues GETDEL with the reply in a pooled Lease; see Client.GetDelLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) GetDelLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdGETDEL)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // GetEx queues GETEX; see Client.GetEx.
 func (b *Batch) GetEx(key string, opts *GetExOptions) *Future[string] {
 	x := b.newCmd(&cmdGETEX)
@@ -1072,11 +1112,27 @@ func (b *Batch) GetEx(key string, opts *GetExOptions) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// GetExLease queues GETEX with the reply in a pooled Lease; see Client.GetExLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) GetExLease(key string, opts *GetExOptions) *Future[*Lease] {
+	x := b.newCmd(&cmdGETEX)
+	argsGetEx(x, key, opts)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // GetRange queues GETRANGE; see Client.GetRange.
 func (b *Batch) GetRange(key string, start int64, end int64) *Future[string] {
 	x := b.newCmd(&cmdGETRANGE)
 	argsGetRange(x, key, start, end)
 	return queue(b, x, decStr, pickStr)
+}
+
+// GetRangeLease queues GETRANGE with the reply in a pooled Lease; see Client.GetRangeLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) GetRangeLease(key string, start int64, end int64) *Future[*Lease] {
+	x := b.newCmd(&cmdGETRANGE)
+	argsGetRange(x, key, start, end)
+	return queue(b, x, decLease, pickLease)
 }
 
 // GetSet queues GETSET; see Client.GetSet.
@@ -1087,6 +1143,15 @@ func (b *Batch) GetSet(key string, value string) *Future[string] {
 	x.argKey(key)
 	x.arg(value)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// GetSetLease queues GETSET with the reply in a pooled Lease; see Client.GetSetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) GetSetLease(key string, value string) *Future[*Lease] {
+	x := b.newCmd(&cmdGETSET)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // HDel queues HDEL; see Client.HDel.
@@ -1131,6 +1196,15 @@ func (b *Batch) HGet(key string, field string) *Future[string] {
 	x.argKey(key)
 	x.arg(field)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// HGetLease queues HGET with the reply in a pooled Lease; see Client.HGetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) HGetLease(key string, field string) *Future[*Lease] {
+	x := b.newCmd(&cmdHGET)
+	x.argKey(key)
+	x.arg(field)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // HGetAll queues HGETALL; see Client.HGetAll.
@@ -1238,6 +1312,14 @@ func (b *Batch) HRandField(key string) *Future[string] {
 	x := b.newCmd(&cmdHRANDFIELD)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// HRandFieldLease queues HRANDFIELD with the reply in a pooled Lease; see Client.HRandFieldLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) HRandFieldLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdHRANDFIELD)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // HRandFieldCount queues HRANDFIELD; see Client.HRandFieldCount.
@@ -1414,6 +1496,14 @@ func (b *Batch) LCS(key1 string, key2 string, opts *LCSOptions) *Future[string] 
 	return queue(b, x, decStr, pickStr)
 }
 
+// LCSLease queues LCS with the reply in a pooled Lease; see Client.LCSLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) LCSLease(key1 string, key2 string, opts *LCSOptions) *Future[*Lease] {
+	x := b.newCmd(&cmdLCS)
+	argsLCS(x, key1, key2, opts)
+	return queue(b, x, decLease, pickLease)
+}
+
 // LCSLen queues LCS; see Client.LCSLen.
 func (b *Batch) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64] {
 	x := b.newCmd(&cmdLCS)
@@ -1434,6 +1524,15 @@ func (b *Batch) LIndex(key string, index int64) *Future[string] {
 	x.argKey(key)
 	x.argInt(index)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// LIndexLease queues LINDEX with the reply in a pooled Lease; see Client.LIndexLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) LIndexLease(key string, index int64) *Future[*Lease] {
+	x := b.newCmd(&cmdLINDEX)
+	x.argKey(key)
+	x.argInt(index)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // LInsert queues LINSERT; see Client.LInsert.
@@ -1457,6 +1556,14 @@ func (b *Batch) LMove(source string, destination string, whereFrom Side, whereTo
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// LMoveLease queues LMOVE with the reply in a pooled Lease; see Client.LMoveLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) LMoveLease(source string, destination string, whereFrom Side, whereTo Side) *Future[*Lease] {
+	x := b.newCmd(&cmdLMOVE)
+	argsLMove(x, source, destination, whereFrom, whereTo)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // LMPop queues LMPOP; see Client.LMPop.
 func (b *Batch) LMPop(keys []string, where Side, opts *LMPopOptions) *Future[KeyElements] {
 	x := b.newCmd(&cmdLMPOP)
@@ -1476,6 +1583,14 @@ func (b *Batch) LPop(key string) *Future[string] {
 	x := b.newCmd(&cmdLPOP)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// LPopLease queues LPOP with the reply in a pooled Lease; see Client.LPopLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) LPopLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdLPOP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // LPopCount queues LPOP; see Client.LPopCount.
@@ -1665,6 +1780,14 @@ func (b *Batch) ObjectEncoding(key string) *Future[string] {
 	x := b.newCmd(&cmdOBJECT_ENCODING)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// ObjectEncodingLease queues OBJECT ENCODING with the reply in a pooled Lease; see Client.ObjectEncodingLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) ObjectEncodingLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdOBJECT_ENCODING)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // ObjectFreq queues OBJECT FREQ; see Client.ObjectFreq.
@@ -1903,6 +2026,14 @@ func (b *Batch) RPop(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// RPopLease queues RPOP with the reply in a pooled Lease; see Client.RPopLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) RPopLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdRPOP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // RPopCount queues RPOP; see Client.RPopCount.
 func (b *Batch) RPopCount(key string, count int64) *Future[[]string] {
 	x := b.newCmd(&cmdRPOP)
@@ -1919,6 +2050,15 @@ func (b *Batch) RPopLPush(source string, destination string) *Future[string] {
 	x.argKey(source)
 	x.argKey(destination)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// RPopLPushLease queues RPOPLPUSH with the reply in a pooled Lease; see Client.RPopLPushLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) RPopLPushLease(source string, destination string) *Future[*Lease] {
+	x := b.newCmd(&cmdRPOPLPUSH)
+	x.argKey(source)
+	x.argKey(destination)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // RPush queues RPUSH; see Client.RPush.
@@ -2034,6 +2174,14 @@ func (b *Batch) SetGet(key string, value string, opts *SetOptions) *Future[strin
 	x := b.newCmd(&cmdSET)
 	argsSetGet(x, key, value, opts)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// SetGetLease queues SET with the reply in a pooled Lease; see Client.SetGetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) SetGetLease(key string, value string, opts *SetOptions) *Future[*Lease] {
+	x := b.newCmd(&cmdSET)
+	argsSetGet(x, key, value, opts)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // SetBit queues SETBIT; see Client.SetBit.
@@ -2191,6 +2339,14 @@ func (b *Batch) SPop(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// SPopLease queues SPOP with the reply in a pooled Lease; see Client.SPopLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) SPopLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdSPOP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // SPopCount queues SPOP; see Client.SPopCount.
 func (b *Batch) SPopCount(key string, count int64) *Future[[]string] {
 	x := b.newCmd(&cmdSPOP)
@@ -2212,6 +2368,14 @@ func (b *Batch) SRandMember(key string) *Future[string] {
 	x := b.newCmd(&cmdSRANDMEMBER)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// SRandMemberLease queues SRANDMEMBER with the reply in a pooled Lease; see Client.SRandMemberLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) SRandMemberLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdSRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // SRandMemberCount queues SRANDMEMBER; see Client.SRandMemberCount.
@@ -2250,6 +2414,14 @@ func (b *Batch) SubStr(key string, start int64, end int64) *Future[string] {
 	x := b.newCmd(&cmdSUBSTR)
 	argsSubStr(x, key, start, end)
 	return queue(b, x, decStr, pickStr)
+}
+
+// SubStrLease queues SUBSTR with the reply in a pooled Lease; see Client.SubStrLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) SubStrLease(key string, start int64, end int64) *Future[*Lease] {
+	x := b.newCmd(&cmdSUBSTR)
+	argsSubStr(x, key, start, end)
+	return queue(b, x, decLease, pickLease)
 }
 
 // SUnion queues SUNION; see Client.SUnion.
@@ -2367,6 +2539,17 @@ func (b *Batch) VGetAttr(key string, args ...string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// VGetAttrLease queues VGETATTR with the reply in a pooled Lease; see Client.VGetAttrLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) VGetAttrLease(key string, args ...string) *Future[*Lease] {
+	x := b.newCmd(&cmdVGETATTR)
+	x.argKey(key)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // VInfo queues VINFO; see Client.VInfo.
 func (b *Batch) VInfo(key string, args ...string) *Future[VectorSetInfo] {
 	x := b.newCmd(&cmdVINFO)
@@ -2405,6 +2588,17 @@ func (b *Batch) VRandMember(key string, args ...string) *Future[string] {
 		x.arg(e)
 	}
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// VRandMemberLease queues VRANDMEMBER with the reply in a pooled Lease; see Client.VRandMemberLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) VRandMemberLease(key string, args ...string) *Future[*Lease] {
+	x := b.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // VRem queues VREM; see Client.VRem.
@@ -2466,11 +2660,27 @@ func (b *Batch) XAdd(key string, id string, data []FieldValue, opts *XAddOptions
 	return queue(b, x, decStr, pickStr)
 }
 
+// XAddLease queues XADD with the reply in a pooled Lease; see Client.XAddLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) XAddLease(key string, id string, data []FieldValue, opts *XAddOptions) *Future[*Lease] {
+	x := b.newCmd(&cmdXADD)
+	argsXAdd(x, key, id, data, opts)
+	return queue(b, x, decLease, pickLease)
+}
+
 // XAddNoMkStream queues XADD; see Client.XAddNoMkStream.
 func (b *Batch) XAddNoMkStream(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
 	x := b.newCmd(&cmdXADD)
 	argsXAddNoMkStream(x, key, id, data, opts)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// XAddNoMkStreamLease queues XADD with the reply in a pooled Lease; see Client.XAddNoMkStreamLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) XAddNoMkStreamLease(key string, id string, data []FieldValue, opts *XAddOptions) *Future[*Lease] {
+	x := b.newCmd(&cmdXADD)
+	argsXAddNoMkStream(x, key, id, data, opts)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // XAutoClaim queues XAUTOCLAIM; see Client.XAutoClaim.
@@ -2773,6 +2983,14 @@ func (b *Batch) ZRandMember(key string) *Future[string] {
 	x := b.newCmd(&cmdZRANDMEMBER)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
+}
+
+// ZRandMemberLease queues ZRANDMEMBER with the reply in a pooled Lease; see Client.ZRandMemberLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) ZRandMemberLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdZRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // ZRandMemberCount queues ZRANDMEMBER; see Client.ZRandMemberCount.

@@ -332,3 +332,57 @@ func TestLeaseListConcurrentCallers(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestBatchLeaseForms checks the Lease twins of Batch and Tx: values byte
+// for byte in pooled buffers, a missing key as Nil with a nil Lease, a
+// wrong type as the command's own error, on every server and protocol.
+func TestBatchLeaseForms(t *testing.T) {
+	vals := leaseValues(t)
+	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
+		srv := startFlavor(t, f, harness.Config{})
+		for _, m := range modes {
+			t.Run(m.name, func(t *testing.T) {
+				c := connect(t, respire.Options{Addr: srv.Addr, Filler: m.filler, Protocol: m.protocol})
+				ctx := ctxT(t)
+				pre := "blease:" + m.name + ":"
+				_, err := c.Do(ctx, "RPUSH", pre+"list", "x")
+				require.NoError(t, err)
+				names := make([]string, 0, len(vals))
+				for name, v := range vals {
+					require.NoError(t, c.Set(ctx, pre+name, v, nil))
+					names = append(names, name)
+				}
+				run := func(t *testing.T, b *respire.Batch, exec func() error) {
+					futs := make([]*respire.Future[*respire.Lease], len(names))
+					for i, name := range names {
+						futs[i] = b.GetLease(pre + name)
+					}
+					missing := b.GetLease(pre + "missing")
+					wrong := b.GetLease(pre + "list")
+					require.NoError(t, exec())
+					for i, name := range names {
+						l, err := futs[i].Result()
+						require.NoError(t, err, name)
+						require.True(t, string(l.Bytes()) == vals[name], "%s: bytes differ", name)
+						l.Release()
+					}
+					l, err := missing.Result()
+					assert.ErrorIs(t, err, respire.Nil)
+					assert.Nil(t, l)
+					l, err = wrong.Result()
+					var se *respire.Error
+					assert.ErrorAs(t, err, &se)
+					assert.Nil(t, l)
+				}
+				t.Run("batch", func(t *testing.T) {
+					b := c.NewBatch()
+					run(t, b, func() error { return b.Exec(ctx) })
+				})
+				t.Run("tx", func(t *testing.T) {
+					tx := c.NewTx()
+					run(t, tx.Batch, func() error { return tx.Exec(ctx) })
+				})
+			})
+		}
+	})
+}

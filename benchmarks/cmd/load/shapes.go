@@ -66,6 +66,7 @@ type loadResult struct {
 // worker runs one goroutine's commands and checks every reply.
 type worker struct {
 	c     clients.Client
+	ck    clients.Checker // non-nil when c checks values in place
 	s     shape
 	last  int64 // INCR: the counter only grows
 	keys  []string
@@ -77,6 +78,7 @@ type worker struct {
 
 func newWorker(c clients.Client, s shape) *worker {
 	w := &worker{c: c, s: s}
+	w.ck, _ = c.(clients.Checker)
 	if s.Mode == modePipe {
 		w.keys = make([]string, s.Width)
 		w.vals = make([]string, s.Width)
@@ -94,6 +96,11 @@ func (w *worker) step(ctx context.Context) error {
 	var err error
 	n := int64(1)
 	switch {
+	case w.s.Mode == modePipe && w.ck != nil:
+		err = w.ck.GetPipeCheck(ctx, w.keys, w.s.Value)
+		n = int64(len(w.keys))
+	case w.s.Cmd == "GET" && w.ck != nil:
+		err = w.ck.GetCheck(ctx, w.s.Key, w.s.Value)
 	case w.s.Mode == modePipe:
 		clear(w.vals)
 		err = w.c.GetPipe(ctx, w.keys, w.vals)

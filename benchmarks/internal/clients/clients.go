@@ -22,6 +22,18 @@ type Client interface {
 	Close() error
 }
 
+// Checker is implemented by clients that check a GET's value in place,
+// without making a string of it (Respire's Lease forms, client
+// "respire-lease"). Benchmarks and the load tool use it when present: it
+// is how a hot path that consumes values at once would read them.
+type Checker interface {
+	// GetCheck reads key and returns an error unless its value is want.
+	GetCheck(ctx context.Context, key, want string) error
+	// GetPipeCheck reads every key in one pipeline and returns an error
+	// unless each value is want.
+	GetPipeCheck(ctx context.Context, keys []string, want string) error
+}
+
 // IO counts what a client did on its sockets (Respire reports it).
 type IO struct {
 	// ParseReads and ParseBytes: the parser's reads (one parse pass each)
@@ -51,7 +63,7 @@ func Per(a, b int64) float64 {
 const PoolSize = 64
 
 // Names lists the clients, in the order benchmarks run them.
-var Names = []string{"respire-nofiller", "respire-filler", "goredis", "rueidis", "redigo"}
+var Names = []string{"respire-nofiller", "respire-filler", "respire-lease", "goredis", "rueidis", "redigo"}
 
 // New connects client name to addr.
 func New(ctx context.Context, name, addr string) (Client, error) {
@@ -60,6 +72,12 @@ func New(ctx context.Context, name, addr string) (Client, error) {
 		return newRespire(ctx, addr, false)
 	case "respire-filler":
 		return newRespire(ctx, addr, true)
+	case "respire-lease":
+		r, err := newRespire(ctx, addr, false)
+		if err != nil {
+			return nil, err
+		}
+		return &respireLease{respireClient: r}, nil
 	case "goredis":
 		return newGoRedis(ctx, addr)
 	case "rueidis":

@@ -3,6 +3,7 @@ package clients
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/respire-go/respire/respire"
 )
@@ -68,4 +69,54 @@ func (r *respireClient) IOStats() IO {
 		SocketReads: st.SocketReads, SocketBytes: st.SocketBytes,
 		Commands: int64(st.Replies), Writes: int64(st.Writes),
 	}
+}
+
+// respireLease is Respire without the filler, reading GET values into
+// pooled Leases (GetLease, Batch.GetLease) that are checked in place and
+// released: no allocation per value.
+type respireLease struct {
+	*respireClient
+	futs []*respire.Future[*respire.Lease] // reused by GetPipeCheck (one goroutine)
+}
+
+func (r *respireLease) GetCheck(ctx context.Context, key, want string) error {
+	l, err := r.c.GetLease(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return checkValue(key, l.Bytes(), want)
+}
+
+func (r *respireLease) GetPipeCheck(ctx context.Context, keys []string, want string) error {
+	b := r.c.NewBatch()
+	futs := r.futs[:0]
+	for _, k := range keys {
+		futs = append(futs, b.GetLease(k))
+	}
+	r.futs = futs
+	if err := b.Exec(ctx); err != nil {
+		return err
+	}
+	var errs []error
+	for i, f := range futs {
+		l, err := f.Result()
+		if err == nil {
+			err = checkValue(keys[i], l.Bytes(), want)
+			l.Release()
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		futs[i] = nil
+	}
+	return errors.Join(errs...)
+}
+
+// checkValue compares without converting v to a string on the heap.
+func checkValue(key string, v []byte, want string) error {
+	if string(v) != want {
+		return fmt.Errorf("GET %s: %d bytes differ from the %d written", key, len(v), len(want))
+	}
+	return nil
 }
