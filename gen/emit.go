@@ -229,7 +229,7 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 		lbody = append(lbody, jen.Return(jen.Id("queue").Call(jen.Id("b"), jen.Id("x"), jen.Id(m.lease), jen.Id("pickLease"))))
 		batch.Commentf("%sLease queues %s with the reply in a pooled Lease; see Client.%sLease.", m.name, m.cmd.Name, m.name)
 		batch.Comment("Release the Lease of the Future's value once done with its bytes.")
-		batch.Func().Params(jen.Id("b").Op("*").Id("Batch")).Id(m.name+"Lease").Params(batchParams...).
+		batch.Func().Params(jen.Id("b").Op("*").Id("Batch")).Id(m.name + "Lease").Params(batchParams...).
 			Op("*").Id("Future").Types(jen.Op("*").Id("Lease")).Block(lbody...)
 		batch.Line()
 	}

@@ -79,7 +79,7 @@ type Reader struct {
 	// filled is set when the last read filled all the free space of the
 	// buffer: the source may hold more than the buffer took.
 	filled bool
-	stats     ReaderStats
+	stats  ReaderStats
 }
 
 // span locates a node's payload relative to the start of its message, so the
