@@ -38,6 +38,9 @@ type Config struct {
 	// reply is next reads it itself when no other goroutine is reading,
 	// which saves a goroutine hand-off per call for sequential callers.
 	NoDirectRead bool
+	// ReadSpin is how long a caller reading its own reply polls the
+	// socket before parking (see spin.go); 0 turns polling off.
+	ReadSpin time.Duration
 	// FailFast makes calls fail at once with ErrUnavailable while the
 	// connection is down, instead of waiting (bounded by their context) for
 	// the reconnect.

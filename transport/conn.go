@@ -51,6 +51,7 @@ type conn struct {
 	readCalls, readBytes atomic.Int64
 	writes               atomic.Uint64
 	fill                 *filler // nil without the filler
+	spin                 *spinReader
 
 	ping     Request
 	onBroken func(*conn)
@@ -69,6 +70,11 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		direct:   !cfg.Filler && cfg.OnPush == nil && cfg.Tracking == nil && !cfg.NoDirectRead,
 	}
 	c.ping.Init(pingHandler{})
+	if c.direct {
+		if c.spin = newSpinReader(nc, cfg.ReadSpin); c.spin != nil {
+			rd.Reset(c.spin)
+		}
+	}
 	wg.Add(2)
 	if cfg.Filler {
 		f := newFiller(nc, c.dead)

@@ -161,7 +161,13 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) error {
 		if ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, func() { _ = c.nc.SetReadDeadline(longAgo) })
 		}
+		if c.spin != nil {
+			c.spin.on = true
+		}
 		err := c.readFor(ctx, r)
+		if c.spin != nil {
+			c.spin.on = false
+		}
 		if stop != nil && !stop() {
 			// The deadline was (or is being) set: clear it for whoever
 			// reads next. A late set is handled by that reader.
