@@ -34,6 +34,14 @@ type spinReader struct {
 	on    bool
 	skip  int // reads left before polling is tried again
 	fails int // consecutive polls that gave up
+
+	// the state of one poll (see poll)
+	pollFn func(fd uintptr) bool
+	p      []byte
+	n      int
+	rerr   error
+	got    bool
+	start  time.Time
 }
 
 // maxSpinSkip is the most reads polling is skipped for after it gave up.
@@ -49,7 +57,9 @@ func newSpinReader(nc net.Conn, max time.Duration) *spinReader {
 	if err != nil {
 		return nil
 	}
-	return &spinReader{nc: nc, rc: rc, max: max}
+	s := &spinReader{nc: nc, rc: rc, max: max}
+	s.pollFn = s.pollOnce
+	return s
 }
 
 func (s *spinReader) Read(p []byte) (int, error) {
@@ -72,28 +82,13 @@ func (s *spinReader) Read(p []byte) (int, error) {
 
 // poll tries to read for up to s.max; got reports whether the read
 // finished (with data, end of stream or an error) rather than timing out.
+// Its state lives in s, and pollFn is bound once, so that a poll does not
+// allocate.
 func (s *spinReader) poll(p []byte) (n int, err error, got bool) {
-	var start time.Time
-	var rerr error
-	cerr := s.rc.Read(func(fd uintptr) bool {
-		for i := 0; ; i++ {
-			n, rerr = syscall.Read(int(fd), p)
-			switch {
-			case rerr == nil, !errors.Is(rerr, syscall.EAGAIN) && !errors.Is(rerr, syscall.EINTR):
-				got = true
-				return true
-			}
-			if i&3 == 3 {
-				now := time.Now()
-				if start.IsZero() {
-					start = now
-				} else if now.Sub(start) > s.max {
-					return true // give up; the caller parks
-				}
-			}
-			runtime.Gosched()
-		}
-	})
+	s.p, s.n, s.rerr, s.got, s.start = p, 0, nil, false, time.Time{}
+	cerr := s.rc.Read(s.pollFn)
+	s.p = nil
+	n, rerr, got := s.n, s.rerr, s.got
 	if !got {
 		return 0, cerr, cerr != nil
 	}
@@ -104,4 +99,24 @@ func (s *spinReader) poll(p []byte) (n int, err error, got bool) {
 		return 0, io.EOF, true
 	}
 	return n, nil, true
+}
+
+// pollOnce is the body of poll, called by the runtime with the descriptor.
+func (s *spinReader) pollOnce(fd uintptr) bool {
+	for i := 0; ; i++ {
+		s.n, s.rerr = syscall.Read(int(fd), s.p)
+		if s.rerr == nil || !errors.Is(s.rerr, syscall.EAGAIN) && !errors.Is(s.rerr, syscall.EINTR) {
+			s.got = true
+			return true
+		}
+		if i&3 == 3 {
+			now := time.Now()
+			if s.start.IsZero() {
+				s.start = now
+			} else if now.Sub(s.start) > s.max {
+				return true // give up; the caller parks
+			}
+		}
+		runtime.Gosched()
+	}
 }
