@@ -36,6 +36,8 @@ func (o *Options) readSpin() time.Duration {
 	switch {
 	case o.ReadSpin < 0:
 		return 0
+	case o.ReadSpin == 0 && o.ClientCache != nil:
+		return 0
 	case o.ReadSpin == 0:
 		return DefaultReadSpin
 	}
@@ -79,11 +81,15 @@ type Options struct {
 	// NoDirectRead) polls the socket before parking its goroutine on the
 	// network poller. A parked goroutine is woken by another thread, which
 	// costs microseconds (tens on virtual machines) per round trip; polling
-	// catches a fast reply at once. The poll yields to every other runnable
-	// goroutine between tries, so it uses only otherwise idle CPU, and it
+	// catches a fast reply at once. It costs CPU: between tries the
+	// polling thread yields to any other thread that wants the CPU, at most
+	// GOMAXPROCS-1 goroutines of the process poll at once, and polling
 	// backs off when replies keep taking longer than ReadSpin. Zero means
-	// DefaultReadSpin; a negative value turns polling off. It applies to
-	// TCP and Unix sockets without TLS, when GOMAXPROCS is at least 2.
+	// DefaultReadSpin, or no polling for a client with ClientCache (a
+	// polling caller was measured to delay the cache's invalidations by up
+	// to 10-20 ms on a 2-core machine; an explicit ReadSpin accepts that);
+	// a negative value turns polling off. It applies to TCP and Unix
+	// sockets without TLS, when GOMAXPROCS is at least 2.
 	ReadSpin time.Duration
 	// FailFast makes commands fail at once with ErrUnavailable while the
 	// server cannot be reached. By default they wait for the reconnect,
