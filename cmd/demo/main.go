@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/respire-go/respire/respire"
@@ -71,7 +70,7 @@ func run() error {
 	defer os.RemoveAll(dir)
 	srv := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "server.log"))
-	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	srv.SysProcAttr = sysProcAttr()
 	if err := srv.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", bin, err)
 	}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package transport
+
+import (
+	"net"
+	"time"
+)
+
+// spinReader polls sockets on Linux only (see spin.go); elsewhere callers
+// always park on the network poller.
+type spinReader struct {
+	net.Conn
+	on bool
+}
+
+func newSpinReader(net.Conn, time.Duration) *spinReader { return nil }
