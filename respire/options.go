@@ -19,7 +19,7 @@ type FillerMode int
 
 const (
 	// FillerDefault lets Respire choose; today it means FillerOff, the faster
-	// mode in our measurements on loopback (see the README).
+	// mode in our measurements on loopback (docs/performance.md).
 	FillerDefault FillerMode = iota
 	// FillerOn runs the filler goroutine.
 	FillerOn
