@@ -102,3 +102,20 @@ func TestArgErrorNamesCommandAndArgument(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.True(t, strings.Contains(err.Error(), "SET") && strings.Contains(err.Error(), "expiration"))
 }
+
+func TestReadSpinDefaults(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+		want time.Duration
+	}{
+		{"zero means the default", Options{}, DefaultReadSpin},
+		{"negative turns it off", Options{ReadSpin: -1}, 0},
+		{"explicit", Options{ReadSpin: 20 * time.Microsecond}, 20 * time.Microsecond},
+		{"no polling with a client-side cache", Options{ClientCache: &CacheOptions{}}, 0},
+		{"unless asked for", Options{ClientCache: &CacheOptions{}, ReadSpin: time.Microsecond}, time.Microsecond},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, c.opts.transportConfig().ReadSpin, c.name)
+	}
+}
