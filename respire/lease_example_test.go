@@ -41,3 +41,34 @@ func ExampleSetLeasePoolLimit() {
 	respire.SetLeasePoolLimit(previous)
 	// Output: true
 }
+
+func ExampleBatch_GetLease() {
+	ctx := context.Background()
+	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	b := c.NewBatch()
+	keys := []string{"page:1", "page:2", "page:3"}
+	futs := make([]*respire.Future[*respire.Lease], len(keys))
+	for i, k := range keys {
+		futs[i] = b.GetLease(k)
+	}
+	if err := b.Exec(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, f := range futs {
+		l, err := f.Result()
+		if err != nil { // respire.Nil for a missing key, or the command's own error
+			continue
+		}
+		// The bytes are valid until Release: consume them, then give them back.
+		_, _ = os.Stdout.Write(l.Bytes())
+		fmt.Println(" <-", keys[i])
+		l.Release()
+	}
+}
