@@ -49,6 +49,9 @@ type spinReader struct {
 	on    bool
 	skip  int // reads left before polling is tried again
 	fails int // consecutive polls that gave up
+	// onGiveUp, when set (by tests), runs when a poll has given up and
+	// before the read parks.
+	onGiveUp func()
 
 	// the state of one poll (see poll)
 	pollFn func(fd uintptr) bool
@@ -94,6 +97,9 @@ func (s *spinReader) Read(p []byte) (int, error) {
 	case pollTimedOut:
 		s.fails++
 		s.skip = min(1<<min(s.fails, 6), maxSpinSkip)
+		if s.onGiveUp != nil {
+			s.onGiveUp()
+		}
 	}
 	// pollBusy: no slot free; park without counting it as slowness.
 	return s.nc.Read(p)

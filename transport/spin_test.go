@@ -38,6 +38,7 @@ func TestSpinReaderPollsThenParks(t *testing.T) {
 	s := newSpinReader(client, 20*time.Microsecond)
 	require.NotNil(t, s, "TCP connections expose their descriptor")
 	s.on = true
+	s.slots = 1 << 20 // not limited by pollers elsewhere in the process
 	buf := make([]byte, 16)
 
 	// Data already there: the poll gets it.
@@ -48,11 +49,12 @@ func TestSpinReaderPollsThenParks(t *testing.T) {
 	assert.Equal(t, "ab", string(buf[:n]))
 	assert.Zero(t, s.fails)
 
-	// Data late (a slow server): the poll gives up, the read parks and
-	// still gets it, and polling is skipped for the next two reads.
-	timer := time.AfterFunc(5*time.Millisecond, func() { _, _ = server.Write([]byte("late")) })
-	defer timer.Stop()
+	// Data late (a slow server, which sends only once the poll gave up):
+	// the read parks and still gets it, and polling is skipped for the
+	// next two reads.
+	s.onGiveUp = func() { _, _ = server.Write([]byte("late")) }
 	n, err = s.Read(buf)
+	s.onGiveUp = nil
 	require.NoError(t, err)
 	assert.Equal(t, "late", string(buf[:n]))
 	assert.Equal(t, 1, s.fails)
@@ -81,11 +83,11 @@ func TestSpinReaderBackOffIsBounded(t *testing.T) {
 	require.NotNil(t, s)
 	s.on = true
 	buf := make([]byte, 1)
+	s.slots = 1 << 20
+	s.onGiveUp = func() { _, _ = server.Write([]byte("z")) }
 	for range 10 {
 		s.skip = 0 // force a poll that gives up each time
-		timer := time.AfterFunc(time.Millisecond, func() { _, _ = server.Write([]byte("z")) })
 		_, err := s.Read(buf)
-		timer.Stop()
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 10, s.fails)
