@@ -89,7 +89,10 @@ type Options struct {
 	// polling caller was measured to delay the cache's invalidations by up
 	// to 10-20 ms on a 2-core machine; an explicit ReadSpin accepts that);
 	// a negative value turns polling off. It applies to TCP and Unix
-	// sockets without TLS, when GOMAXPROCS is at least 2.
+	// sockets without TLS, on Linux, when GOMAXPROCS is at least 2. On a
+	// machine with few cores, a caller that polls almost continuously can
+	// delay the wake-ups of the process's other network goroutines; see
+	// docs/performance.md before keeping it on in such a process.
 	ReadSpin time.Duration
 	// FailFast makes commands fail at once with ErrUnavailable while the
 	// server cannot be reached. By default they wait for the reconnect,
