@@ -26,8 +26,8 @@ type Batch struct {
 	cmds []*cmd
 	futs []settler
 	done bool
-	// lists holds the slices above when they came from batchLists; Exec
-	// gives them back.
+	// lists holds the pooled slices behind cmds and futs (set by
+	// NewBatch); Exec gives them back.
 	lists *batchLists
 	// Futures of the most common result types are carved from slabs, one
 	// allocation per slab rather than one per command. A slab is never
@@ -137,20 +137,15 @@ func (b *Batch) Exec(ctx context.Context) error {
 		b.recycleLists(cmds, futs)
 		return nil
 	}
-	var reqs []*transport.Request
-	if b.lists != nil {
-		reqs = b.lists.reqs
-	}
-	reqs, err := b.c.execBatch(ctx, cmds, reqs)
-	if b.lists != nil {
-		b.lists.reqs = reqs
-	}
+	var err error
+	b.lists.reqs, err = b.c.execBatch(ctx, cmds, b.lists.reqs)
 	if err != nil {
 		for _, f := range futs {
 			f.settle(nil, err)
 		}
-		// The transport owns the commands: the slices are dropped, not
-		// pooled, since a late reply may still reach them.
+		// The transport owns the commands now (a late reply may still be
+		// decoded into them): the slices that point at them are dropped,
+		// not pooled.
 		b.lists = nil
 		return err
 	}

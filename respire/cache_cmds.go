@@ -101,15 +101,9 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	if err != nil {
 		return nil, v.c.wrapErr("MGET", err)
 	}
-	if x.replyErr != nil {
-		err := x.replyErr
-		x.Recycle()
+	got, err := takeNullStrs(x, len(missing), "MGET", "one value per key")
+	if err != nil {
 		return nil, err
-	}
-	got, _ := x.res.Any.([]Null[string])
-	x.Recycle()
-	if len(got) != len(missing) {
-		return nil, &UnexpectedReplyError{Command: "MGET", Got: "a reply of another length", Want: "one value per key"}
 	}
 	ti := 0
 	for j, i := range missing {
@@ -205,15 +199,9 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 			auxOK = false
 		}
 	}
-	if x.replyErr != nil {
-		err := x.replyErr
-		x.Recycle()
+	got, err := takeNullStrs(x, len(missing), "HMGET", "one value per field")
+	if err != nil {
 		return nil, err
-	}
-	got, _ := x.res.Any.([]Null[string])
-	x.Recycle()
-	if len(got) != len(missing) {
-		return nil, &UnexpectedReplyError{Command: "HMGET", Got: "a reply of another length", Want: "one value per field"}
 	}
 	d, live := cc.deadline(t0, pttl[0], v.localTTL())
 	for j, i := range missing {
@@ -261,4 +249,19 @@ func cacheDecNullStrs(m resp.Msg, r *result) error {
 	}
 	r.Any = v
 	return nil
+}
+
+// takeNullStrs returns the values of x, an answered MGET or HMGET of n
+// keys or fields (decoded by cacheDecNullStrs), or its error, and
+// recycles it. want names what a reply of the wrong length lacks.
+func takeNullStrs(x *cmd, n int, command, want string) ([]Null[string], error) {
+	defer x.Recycle()
+	if x.replyErr != nil {
+		return nil, x.replyErr
+	}
+	got, _ := x.res.Any.([]Null[string])
+	if len(got) != n {
+		return nil, &UnexpectedReplyError{Command: command, Got: "a reply of another length", Want: want}
+	}
+	return got, nil
 }

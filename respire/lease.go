@@ -201,17 +201,34 @@ func readLease(m resp.Msg) (*Lease, error) {
 		return nil, err
 	}
 	n := &m[j]
+	size, ok := leaseValueSize(n)
+	if !ok {
+		return nil, want(m, j, "a string")
+	}
+	l := getLease(size)
+	l.b = appendLeaseValue(l.b, n)
+	return l, nil
+}
+
+// leaseValueSize returns the most bytes appendLeaseValue writes for n, and
+// whether n is a value a Lease holds: a string (simple, bulk, verbatim),
+// a big number, a double, or an integer (in decimal).
+func leaseValueSize(n *resp.Node) (int, bool) {
 	switch {
 	case isText(n), n.Type == resp.TypeBigNumber, n.Type == resp.TypeDouble:
-		l := getLease(len(n.Data))
-		l.b = append(l.b, n.Data...)
-		return l, nil
+		return len(n.Data), true
 	case n.Type == resp.TypeInteger:
-		l := getLease(20)
-		l.b = strconv.AppendInt(l.b, n.Int, 10)
-		return l, nil
+		return 20, true // the longest int64
 	}
-	return nil, want(m, j, "a string")
+	return 0, false
+}
+
+// appendLeaseValue appends the bytes of n, which leaseValueSize accepted.
+func appendLeaseValue(b []byte, n *resp.Node) []byte {
+	if n.Type == resp.TypeInteger {
+		return strconv.AppendInt(b, n.Int, 10)
+	}
+	return append(b, n.Data...)
 }
 
 // decLease is decStr into a Lease, left in r.Any.

@@ -24,7 +24,6 @@ package respire
 import (
 	"context"
 	"slices"
-	"strconv"
 	"unsafe"
 
 	"github.com/respire-go/respire/transport/resp"
@@ -199,16 +198,13 @@ func readLeaseList(m resp.Msg, nulls bool) (*LeaseList, error) {
 			return nil, err
 		}
 		nd := &m[v]
-		switch {
-		case nd.Null || nd.Type == resp.TypeNull:
+		if nd.Null || nd.Type == resp.TypeNull {
 			if !nulls {
 				return nil, want(m, v, elem)
 			}
-		case isText(nd), nd.Type == resp.TypeBigNumber, nd.Type == resp.TypeDouble:
-			size += len(nd.Data)
-		case nd.Type == resp.TypeInteger:
-			size += 20 // the longest int64
-		default:
+		} else if sz, ok := leaseValueSize(nd); ok {
+			size += sz
+		} else {
 			return nil, want(m, v, elem)
 		}
 		j = v + 1 // every accepted element is one node
@@ -221,13 +217,10 @@ func readLeaseList(m resp.Msg, nulls bool) (*LeaseList, error) {
 		v := m.Value(j)
 		nd := &m[v]
 		start := len(l.b)
-		switch {
-		case nd.Null || nd.Type == resp.TypeNull:
+		if nd.Null || nd.Type == resp.TypeNull {
 			start = -1
-		case nd.Type == resp.TypeInteger:
-			l.b = strconv.AppendInt(l.b, nd.Int, 10)
-		default:
-			l.b = append(l.b, nd.Data...)
+		} else {
+			l.b = appendLeaseValue(l.b, nd)
 		}
 		l.spans = append(l.spans, span{start, len(l.b)})
 		j = v + 1

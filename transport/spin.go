@@ -130,7 +130,8 @@ func (s *spinReader) poll(p []byte) (n int, err error, res int) {
 	case !got:
 		return 0, nil, pollTimedOut
 	case rerr != nil:
-		return 0, &net.OpError{Op: "read", Net: s.nc.LocalAddr().Network(), Source: s.nc.LocalAddr(), Addr: s.nc.RemoteAddr(), Err: rerr}, pollDone
+		la := s.nc.LocalAddr()
+		return 0, &net.OpError{Op: "read", Net: la.Network(), Source: la, Addr: s.nc.RemoteAddr(), Err: rerr}, pollDone
 	case n == 0:
 		return 0, io.EOF, pollDone
 	}
