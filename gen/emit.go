@@ -81,6 +81,18 @@ func (g *generator) emitInfos(f *jen.File) {
 	f.Comment("The static description of every generated command, from spec/commands.json.")
 	f.Var().Defs(defs...)
 
+	// The commands Do refuses: they change the state of the connection
+	// they run on, which the client shares between callers.
+	f.Comment("connStateCommands maps each command that changes the state of its connection to the")
+	f.Comment("reason from spec/replies.txt, which names the safe way to get the same effect.")
+	f.Var().Id("connStateCommands").Op("=").Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
+		for _, e := range g.excluded {
+			if !e.container {
+				d[jen.Lit(e.name)] = jen.Lit(e.reason)
+			}
+		}
+	}))
+
 	// A lookup by name, for Do: a command sent by name gets the same
 	// routing (blocking pool, cache, server check) as its typed method.
 	f.Comment("commandsByName finds a command's description by its upper-case name (\"GET\", \"CLIENT KILL\").")

@@ -77,6 +77,7 @@ type excludedCmd struct {
 	name, reason string
 	servers      []string
 	group        string
+	container    bool // a container command (CLIENT, CONFIG): not callable on its own
 }
 
 // Generate builds the generated files.
@@ -125,7 +126,7 @@ func (g *generator) build() error {
 			missing = append(missing, cmd.Name)
 			continue
 		case e.Reply == nil:
-			g.excluded = append(g.excluded, excludedCmd{cmd.Name, e.Excluded, cmd.Servers, cmd.Group})
+			g.excluded = append(g.excluded, excludedCmd{cmd.Name, e.Excluded, cmd.Servers, cmd.Group, containers[cmd.Name]})
 			continue
 		}
 		if err := g.buildCommand(cmd, e); err != nil {
@@ -319,8 +320,10 @@ func (g *generator) excludedDoc() []byte {
 	b.WriteString("# Commands without a generated method\n\n")
 	b.WriteString("These commands of `spec/commands.json` have no typed method on `Client` or `Batch`,\n")
 	b.WriteString("because they change the state of the connection they run on, which the client\n")
-	b.WriteString("shares between callers. The reasons come from `spec/replies.txt`. `Client.Do` can\n")
-	b.WriteString("still send them, at the caller's risk.\n\n")
+	b.WriteString("shares between callers. The reasons come from `spec/replies.txt`. `Client.Do`,\n")
+	b.WriteString("`Client.DoBlocking`, `Batch.Do` and `Tx.Do` refuse every one of them but the\n")
+	b.WriteString("container commands with an `*ArgError` that names the safe way; `Client.WithConn`\n")
+	b.WriteString("runs them on a connection of the caller's own, closed afterwards.\n\n")
 	b.WriteString("| Command | Group | Reason |\n|---|---|---|\n")
 	ex := slices.Clone(g.excluded)
 	sort.Slice(ex, func(i, j int) bool { return ex[i].name < ex[j].name })

@@ -2,12 +2,9 @@ package respire
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
 )
 
 // Client is a Redis or Valkey client for one server. It multiplexes all
@@ -21,6 +18,7 @@ type Client struct {
 	hub      *transport.PubSub
 	cache    *clientCache // nil unless Options.ClientCache
 	conns    uint32
+	retries  uint8 // Options.RetryReads, for read-only commands
 	rr       atomic.Uint32
 	srvBit   atomic.Pointer[serverBitCache]
 }
@@ -36,6 +34,7 @@ func NewClient(opts Options) (*Client, error) {
 	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
 	c.hub = transport.NewPubSub(cfg)
 	c.conns = uint32(c.mux.Config().Connections)
+	c.retries = uint8(min(opts.RetryReads, 255))
 	c.cache = newClientCache(&opts, cfg)
 	return c, nil
 }
@@ -51,7 +50,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if err := c.mux.Connect(ctx); err != nil {
 		c.Close()
-		return nil, err
+		return nil, c.wrapErr("connect", err)
 	}
 	if err := c.connectCache(ctx); err != nil {
 		c.Close()
@@ -73,144 +72,3 @@ func (c *Client) Close() error {
 // Stats returns transport counters (socket reads, bytes, replies), for
 // measuring how many replies each read carries.
 func (c *Client) Stats() transport.Stats { return c.mux.Stats() }
-
-var cmdDo = cmdInfo{name: ""}
-
-// Do sends any command, given as its words, and returns the reply as a
-// generic Reply. Arguments may be string, []byte, integers, floats, bool
-// (sent as 1 or 0) or time.Duration (sent as whole milliseconds). A null
-// reply gives Nil and an error reply an *Error.
-//
-//	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")
-func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
-	return c.do(ctx, &cmdDo, args)
-}
-
-func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, error) {
-	if len(args) == 0 {
-		return Reply{}, newArgError("Do", "args", "no command given")
-	}
-	x := newCmd(info)
-	name, _ := args[0].(string)
-	for i, a := range args {
-		switch v := a.(type) {
-		case string:
-			x.arg(v)
-		case []byte:
-			x.argBytes(v)
-		case int:
-			x.argInt(int64(v))
-		case int32:
-			x.argInt(int64(v))
-		case int64:
-			x.argInt(v)
-		case uint:
-			x.argUint(uint64(v))
-		case uint32:
-			x.argUint(uint64(v))
-		case uint64:
-			x.argUint(v)
-		case float64:
-			x.argFloat(v)
-		case float32:
-			x.argFloat(float64(v))
-		case bool:
-			if v {
-				x.arg("1")
-			} else {
-				x.arg("0")
-			}
-		case time.Duration:
-			x.argInt(v.Milliseconds())
-		default:
-			x.fail(newArgError(fmt.Sprint(name), fmt.Sprint(i), fmt.Sprintf("unsupported type %T", a)))
-		}
-	}
-	if x.argErr != nil {
-		err := x.argErr
-		x.Recycle()
-		return Reply{}, err
-	}
-	x.dec = decodeReply
-	x.seal()
-	// A command the spec knows is routed as its typed method would be:
-	// blocking ones to the pool, and by its first key.
-	keyPos := 1
-	var known *cmdInfo
-	if info == &cmdDo {
-		known = lookupCommand(args)
-	}
-	if known != nil {
-		x.info = known
-		keyPos = known.firstKey
-	}
-	if c.conns > 1 {
-		if k, ok := argAt(args, keyPos).(string); ok && keyPos > 0 {
-			x.Route = routeOf(k)
-		} else {
-			x.Route = c.rr.Add(1)
-		}
-	}
-	readonly := known != nil && known.flags&flagReadonly != 0
-	if err := c.send(ctx, x); err != nil {
-		return Reply{}, c.wrapErr(name, err)
-	}
-	if c.cache != nil && !readonly {
-		c.afterUnknown(ctx)
-	}
-	if x.replyErr != nil {
-		err := x.replyErr
-		x.Recycle()
-		return Reply{}, err
-	}
-	r, _ := x.res.Any.(Reply)
-	x.Recycle()
-	if r.IsNull() {
-		return r, Nil
-	}
-	return r, nil
-}
-
-func argAt(args []any, i int) any {
-	if i >= 0 && i < len(args) {
-		return args[i]
-	}
-	return nil
-}
-
-// lookupCommand finds the spec's description of a command given as words
-// ("client", "kill", ...), case-insensitively and without allocating; nil
-// when the spec does not know it.
-func lookupCommand(args []any) *cmdInfo {
-	name, ok := args[0].(string)
-	if !ok || len(name) > 32 {
-		return nil
-	}
-	var buf [72]byte
-	up := appendUpper(buf[:0], name)
-	if len(args) > 1 {
-		if sub, ok := args[1].(string); ok && len(sub) <= 32 {
-			full := appendUpper(append(up, ' '), sub)
-			if info := commandsByName[string(full)]; info != nil {
-				return info
-			}
-		}
-	}
-	return commandsByName[string(up)]
-}
-
-func appendUpper(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if 'a' <= b && b <= 'z' {
-			b -= 'a' - 'A'
-		}
-		dst = append(dst, b)
-	}
-	return dst
-}
-
-func decodeReply(m resp.Msg, r *result) error {
-	r.Any = Reply{m.Tree()}
-	return nil
-}

@@ -126,6 +126,7 @@ func newCmd(info *cmdInfo) *cmd {
 	x.nargs = 0
 	x.keyed = false
 	x.Route = 0
+	x.Retries = 0
 	name := info.name
 	for name != "" {
 		word := name
@@ -224,6 +225,9 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 	x.seal()
 	if !x.keyed && c.conns > 1 {
 		x.Route = c.rr.Add(1)
+	}
+	if x.info.flags&flagReadonly != 0 {
+		x.Retries = c.retries
 	}
 	name := x.info.name
 	if err := c.mux.Do(ctx, &x.Request); err != nil {

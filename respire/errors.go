@@ -3,7 +3,6 @@ package respire
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
@@ -42,6 +41,17 @@ type ConnError = transport.ConnError
 // prefix WRONGPASS.
 type HandshakeError = transport.HandshakeError
 
+// ErrNotSent is matched (errors.Is) by the error of every command that
+// certainly never reached the server, which is therefore safe to send
+// again whatever it does: a bad argument or a refused command (*ArgError),
+// a command the server lacks (*UnsupportedError), a context that ended or a
+// client closed before the command was written, no connection to be had
+// (ErrUnavailable, a permanent *HandshakeError), a connection that broke
+// before the command's bytes were written. Any other error means the
+// command may have run (outcome unknown: a *ConnError, a context that
+// ended while waiting for the reply) or ran and failed (an *Error).
+var ErrNotSent = transport.ErrNotSent
+
 // ErrInvalidOption is wrapped by every error about a bad Options value or URL.
 var ErrInvalidOption = errors.New("respire: invalid option")
 
@@ -56,6 +66,9 @@ type ArgError struct {
 func (e *ArgError) Error() string {
 	return fmt.Sprintf("respire: %s: argument %s: %s", e.Command, e.Argument, e.Reason)
 }
+
+// Is makes errors.Is(err, ErrNotSent) hold: nothing was sent.
+func (e *ArgError) Is(target error) bool { return target == ErrNotSent }
 
 func newArgError(cmd, arg, msg string) error {
 	return &ArgError{Command: cmd, Argument: arg, Reason: msg}
@@ -92,7 +105,7 @@ type CommandError struct {
 }
 
 func (e *CommandError) Error() string {
-	return "respire: " + e.Command + ": " + strings.TrimPrefix(e.Err.Error(), "respire: ")
+	return "respire: " + e.Command + ": " + transport.Trim(e.Err)
 }
 
 func (e *CommandError) Unwrap() error { return e.Err }

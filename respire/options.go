@@ -2,9 +2,13 @@ package respire
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +36,13 @@ const (
 // across a network, where the back-off soon stops polling.
 const DefaultReadSpin = 50 * time.Microsecond
 
+// DefaultWatchRetries is the WatchRetries used when Options.WatchRetries is
+// zero: enough for a contended key to commit under ordinary load, few
+// enough that a key that changes on every attempt fails the call after
+// about 2.3 s of randomized pauses on average, instead of retrying for as
+// long as its context allows.
+const DefaultWatchRetries = 100
+
 func (o *Options) readSpin() time.Duration {
 	switch {
 	case o.ReadSpin < 0:
@@ -48,7 +59,9 @@ func (o *Options) readSpin() time.Duration {
 // default, documented on the field.
 type Options struct {
 	// Addr is "host:port", or a Unix socket path starting with '/'.
-	// Default "localhost:6379".
+	// Default "localhost:6379". The host is a DNS name, an IPv4 address or
+	// an IPv6 address in brackets ("[::1]:6379"), never empty; the port is
+	// a number from 1 to 65535.
 	Addr string
 	// Network is "tcp" or "unix". Default: "unix" when Addr starts with
 	// '/', else "tcp".
@@ -58,6 +71,7 @@ type Options struct {
 	Username string
 	Password string
 	// ClientName is set with HELLO SETNAME / CLIENT SETNAME when not empty.
+	// The server accepts only printable ASCII without spaces ('!' to '~').
 	ClientName string
 	// DB is selected after connecting when not 0.
 	DB int
@@ -102,7 +116,9 @@ type Options struct {
 	DialTimeout time.Duration
 	// MinRetryBackoff and MaxRetryBackoff bound the delay between reconnect
 	// attempts, which doubles from the first to the second, with jitter.
-	// Defaults 25ms and 2s.
+	// Defaults 25ms and 2s. When both are set, MaxRetryBackoff may not be
+	// below MinRetryBackoff; a MinRetryBackoff above 2s with
+	// MaxRetryBackoff zero raises the cap to MinRetryBackoff.
 	MinRetryBackoff time.Duration
 	MaxRetryBackoff time.Duration
 	// HealthCheckInterval is how long a connection may be idle before it is
@@ -128,6 +144,19 @@ type Options struct {
 	// for reads made through Client.Cached; see CacheOptions. It needs
 	// RESP3.
 	ClientCache *CacheOptions
+	// RetryReads is how many times a command that the spec marks read-only
+	// is sent again when its connection broke after it was written, so
+	// that its outcome is unknown (a write is never resent then). Each
+	// attempt waits for the reconnect within the command's context. Zero
+	// means no such retry. Whatever this says, a command that certainly
+	// never reached the server (its connection broke before its bytes were
+	// written) is sent again on the new connection, read or write, as long
+	// as its context allows.
+	RetryReads int
+	// WatchRetries is how many times WatchRetry runs its function at most
+	// before it gives up with an error wrapping TxFailed. Zero means
+	// DefaultWatchRetries.
+	WatchRetries int
 }
 
 func optErr(field, format string, args ...any) error {
@@ -161,6 +190,9 @@ func (o *Options) validate() error {
 	if o.PubSubBuffer < 0 {
 		return optErr("PubSubBuffer", "%d is negative", o.PubSubBuffer)
 	}
+	if o.RetryReads < 0 {
+		return optErr("RetryReads", "%d is negative", o.RetryReads)
+	}
 	if o.Filler < FillerDefault || o.Filler > FillerOff {
 		return optErr("Filler", "unknown mode %d", o.Filler)
 	}
@@ -179,7 +211,16 @@ func (o *Options) validate() error {
 	if o.Limits.MaxBulk < 0 || o.Limits.MaxAggregate < 0 || o.Limits.MaxDepth < 0 || o.Limits.MaxLine < 0 || o.Limits.MaxNodes < 0 {
 		return optErr("Limits", "negative limit")
 	}
-	return nil
+	if o.WatchRetries < 0 {
+		return optErr("WatchRetries", "%d is negative", o.WatchRetries)
+	}
+	if o.MinRetryBackoff > 0 && o.MaxRetryBackoff > 0 && o.MinRetryBackoff > o.MaxRetryBackoff {
+		return optErr("MaxRetryBackoff", "%v is below MinRetryBackoff %v", o.MaxRetryBackoff, o.MinRetryBackoff)
+	}
+	if err := checkClientName(o.ClientName); err != nil {
+		return err
+	}
+	return o.checkAddr()
 }
 
 func (o *Options) transportConfig() transport.Config {
@@ -210,21 +251,48 @@ func (o *Options) transportConfig() transport.Config {
 	}
 }
 
-// ParseURL parses a redis://, rediss:// (TLS) or unix:// URL into Options:
+// ParseURL parses a redis://, rediss:// (TLS), valkey://, valkeys:// (TLS)
+// or unix:// URL into Options:
 //
 //	redis://[[user]:password@]host[:port][/db][?option=value&...]
 //	rediss://... (the same, with TLS verifying the host's certificate)
-//	unix://[[user]:password@]/path/to/socket[?db=N&...]
+//	valkey://... and valkeys://... (the same as redis:// and rediss://)
+//	unix://[[user]:password@]/path/to/socket[?option=value&...]
+//
+// The host is a DNS name, an IPv4 address or an IPv6 address in brackets
+// ([::1]); an empty host is localhost, with or without a port, and the port
+// defaults to 6379. A URL names one server: a list of hosts
+// (redis://h1:6379,h2:6379) is an error, since several hosts need cluster
+// or sentinel mode, which ParseURL does not support yet. A lone user part
+// (redis://secret@host) is the password of the default user. A unix URL
+// has no host (three slashes); its user part authenticates as in a redis://
+// URL. The path of a redis:// URL is empty or one database number; a
+// database given both in the path and as db in the query must be the same
+// number in both.
 //
 // Query options: db, protocol, client_name, connections, dial_timeout,
 // stall_timeout, health_check_interval, fail_fast, filler (on|off),
-// blocking_pool_size, pubsub_buffer.
-// Errors wrap ErrInvalidOption and never contain the password.
+// blocking_pool_size, pubsub_buffer, retry_reads (Options.RetryReads).
+// Numbers are decimal digits, durations are written as for
+// time.ParseDuration. An option given twice must have the same text both
+// times.
+//
+// '/', '?' and '#' end the user part, so write them as %2F, %3F and %23 in
+// a password: an '@' after the host is refused instead of being read as
+// part of a path or query, where a password would show up in errors (write
+// an '@' in a query value as %40). Fragments (#...) and opaque URLs
+// (redis:host) are errors. Errors wrap ErrInvalidOption and never contain
+// the password.
 func ParseURL(raw string) (Options, error) {
 	var o Options
 	u, err := url.Parse(raw)
 	if err != nil {
-		return o, fmt.Errorf("%w: URL: cannot parse %q", ErrInvalidOption, redact(raw))
+		// Not err: its text may quote part of a mistyped password.
+		return Options{}, optErr("URL", "cannot parse %q", redact(raw))
+	}
+	secure, err := checkURLShape(u, raw)
+	if err != nil {
+		return Options{}, err
 	}
 	if u.User != nil {
 		o.Username = u.User.Username()
@@ -234,93 +302,260 @@ func ParseURL(raw string) (Options, error) {
 			o.Password, o.Username = o.Username, ""
 		}
 	}
-	switch u.Scheme {
-	case "redis", "rediss":
-		host, port := u.Hostname(), u.Port()
-		if host == "" {
-			host = "localhost"
+	pathDB := -1
+	if u.Scheme == "unix" {
+		if u.Host != "" {
+			return Options{}, optErr("URL", "unix URL names the host %q: write unix:///path/to/socket", u.Host)
 		}
-		if port == "" {
-			port = "6379"
-		}
-		o.Addr = net.JoinHostPort(host, port)
-		if u.Scheme == "rediss" {
-			o.TLSConfig = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
-		}
-		if p := strings.Trim(u.Path, "/"); p != "" {
-			db, err := strconv.Atoi(p)
-			if err != nil || db < 0 {
-				return o, optErr("URL", "database %q is not a non-negative number", p)
-			}
-			o.DB = db
-		}
-	case "unix":
-		if u.Path == "" {
-			return o, optErr("URL", "unix URL has no socket path")
+		if u.Path == "" || strings.HasSuffix(u.Path, "/") {
+			return Options{}, optErr("URL", "unix URL has no socket path")
 		}
 		o.Network, o.Addr = "unix", u.Path
-	default:
-		return o, optErr("URL", "scheme %q is not redis, rediss or unix", u.Scheme)
-	}
-	q := u.Query()
-	for key, vals := range q {
-		v := vals[len(vals)-1]
-		var err error
-		switch key {
-		case "db":
-			o.DB, err = strconv.Atoi(v)
-		case "protocol":
-			o.Protocol, err = strconv.Atoi(v)
-		case "client_name":
-			o.ClientName = v
-		case "connections":
-			o.Connections, err = strconv.Atoi(v)
-		case "dial_timeout":
-			o.DialTimeout, err = time.ParseDuration(v)
-		case "stall_timeout":
-			o.StallTimeout, err = time.ParseDuration(v)
-		case "health_check_interval":
-			o.HealthCheckInterval, err = time.ParseDuration(v)
-		case "fail_fast":
-			o.FailFast, err = strconv.ParseBool(v)
-		case "blocking_pool_size":
-			o.BlockingPoolSize, err = strconv.Atoi(v)
-		case "pubsub_buffer":
-			o.PubSubBuffer, err = strconv.Atoi(v)
-		case "filler":
-			switch v {
-			case "on":
-				o.Filler = FillerOn
-			case "off":
-				o.Filler = FillerOff
-			default:
-				err = fmt.Errorf("not on or off")
-			}
-		default:
-			return o, optErr("URL", "unknown query option %q", key)
-		}
+	} else {
+		host, port, err := urlHostPort(u)
 		if err != nil {
-			return o, optErr("URL", "option %s=%q: %v", key, v, err)
+			return Options{}, err
 		}
+		o.Addr = net.JoinHostPort(host, port)
+		if secure {
+			o.TLSConfig = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+		}
+		if pathDB, err = urlPathDB(u.Path); err != nil {
+			return Options{}, err
+		}
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Options{}, optErr("URL", "query: %v", err)
+	}
+	// In order, so that the error about a URL is always the same one.
+	for _, key := range slices.Sorted(maps.Keys(q)) {
+		vals := q[key]
+		for _, v := range vals[1:] {
+			if v != vals[0] {
+				return Options{}, optErr("URL", "option %s is given twice, as %q and %q", key, vals[0], v)
+			}
+		}
+		if err := o.setURLOption(key, vals[0]); err != nil {
+			return Options{}, err
+		}
+	}
+	if pathDB >= 0 {
+		if q.Has("db") && o.DB != pathDB {
+			return Options{}, optErr("URL", "database %d in the path and %d in the query", pathDB, o.DB)
+		}
+		o.DB = pathDB
 	}
 	if err := o.validate(); err != nil {
-		return o, err
+		return Options{}, err
 	}
 	return o, nil
 }
 
-// redact hides the password of a URL that may not parse.
+// setURLOption sets the field of a URL query option.
+func (o *Options) setURLOption(key, v string) error {
+	var err error
+	switch key {
+	case "db":
+		o.DB, err = parseCount(v)
+	case "protocol":
+		o.Protocol, err = parseCount(v)
+	case "client_name":
+		o.ClientName = v
+	case "connections":
+		o.Connections, err = parseCount(v)
+	case "dial_timeout":
+		o.DialTimeout, err = time.ParseDuration(v)
+	case "stall_timeout":
+		o.StallTimeout, err = time.ParseDuration(v)
+	case "health_check_interval":
+		o.HealthCheckInterval, err = time.ParseDuration(v)
+	case "fail_fast":
+		o.FailFast, err = strconv.ParseBool(v)
+	case "blocking_pool_size":
+		o.BlockingPoolSize, err = parseCount(v)
+	case "pubsub_buffer":
+		o.PubSubBuffer, err = parseCount(v)
+	case "retry_reads":
+		o.RetryReads, err = parseCount(v)
+	case "filler":
+		switch v {
+		case "on":
+			o.Filler = FillerOn
+		case "off":
+			o.Filler = FillerOff
+		default:
+			err = errors.New("not on or off")
+		}
+	default:
+		return optErr("URL", "unknown query option %q", key)
+	}
+	if err != nil {
+		return optErr("URL", "option %s=%q: %v", key, v, err)
+	}
+	return nil
+}
+
+// checkURLShape refuses what no scheme allows: an unknown scheme, an opaque
+// URL, a fragment, an '@' after the host. It reports whether the scheme
+// asks for TLS.
+func checkURLShape(u *url.URL, raw string) (secure bool, err error) {
+	switch u.Scheme {
+	case "redis", "valkey", "unix":
+	case "rediss", "valkeys":
+		secure = true
+	default:
+		return false, optErr("URL", "scheme %q is not redis, rediss, valkey, valkeys or unix", u.Scheme)
+	}
+	// url.Parse found the scheme at the start of raw, followed by ':'.
+	rest, ok := strings.CutPrefix(raw[len(u.Scheme)+1:], "//")
+	if u.Opaque != "" || !ok {
+		return false, optErr("URL", "want %s://..., with two slashes after the scheme", u.Scheme)
+	}
+	if strings.IndexByte(raw, '#') >= 0 {
+		return false, optErr("URL", "a fragment (#...) has no meaning here; write a '#' in a password as %%23")
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 && strings.IndexByte(rest[i:], '@') >= 0 {
+		return false, optErr("URL", "'@' after the host: write '/' and '?' in a password as %%2F and %%3F, and '@' in a query value as %%40")
+	}
+	return secure, nil
+}
+
+// urlHostPort checks the host and port of a redis:// URL and applies their
+// defaults.
+func urlHostPort(u *url.URL) (host, port string, err error) {
+	if strings.IndexByte(u.Host, ',') >= 0 {
+		return "", "", optErr("URL", "%q lists several hosts, which need cluster or sentinel mode; ParseURL does not support those yet", u.Host)
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		return "", "", optErr("URL", "host %q has a ':' but no port", u.Host)
+	}
+	host, port = u.Hostname(), u.Port()
+	switch {
+	case strings.HasPrefix(u.Host, "["):
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+			return "", "", optErr("URL", "%q in brackets is not an IPv6 address", host)
+		}
+	case host == "":
+		host = "localhost"
+	default:
+		if err := checkHost("URL", host); err != nil {
+			return "", "", err
+		}
+	}
+	if port == "" {
+		return host, "6379", nil
+	}
+	if err := checkPort("URL", port); err != nil {
+		return "", "", err
+	}
+	return host, port, nil
+}
+
+// urlPathDB returns the database that the path of a redis:// URL selects,
+// or -1 for none.
+func urlPathDB(path string) (int, error) {
+	if path == "" || path == "/" {
+		return -1, nil
+	}
+	db, err := parseCount(strings.TrimPrefix(path, "/"))
+	if err != nil {
+		return -1, optErr("URL", "path %q is not /N, a database number", path)
+	}
+	return db, nil
+}
+
+// parseCount parses a non-negative decimal number without a sign.
+func parseCount(s string) (int, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, errors.New("not a non-negative decimal number")
+	}
+	return strconv.Atoi(s)
+}
+
+// checkAddr checks Addr for the network it is dialed on.
+func (o *Options) checkAddr() error {
+	unix := o.Network == "unix" || o.Network == "" && strings.HasPrefix(o.Addr, "/")
+	switch {
+	case unix && o.Addr == "":
+		return optErr("Addr", "network unix needs the path of a socket")
+	case unix:
+		if strings.IndexByte(o.Addr, 0) >= 0 {
+			return optErr("Addr", "socket path %q has a NUL byte", o.Addr)
+		}
+		return nil
+	case o.Addr == "":
+		return nil // localhost:6379
+	}
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return optErr("Addr", "%q is not host:port (an IPv6 address goes in brackets, as in [::1]:6379)", o.Addr)
+	}
+	if err := checkPort("Addr", port); err != nil {
+		return err
+	}
+	return checkHost("Addr", host)
+}
+
+// checkHost refuses a host that no resolver finds: empty, or neither an IP
+// address nor a name of letters, digits, '-', '_' and '.'.
+func checkHost(field, host string) error {
+	if host == "" {
+		return optErr(field, "the host is empty; write localhost for this machine")
+	}
+	if strings.IndexByte(host, ':') >= 0 {
+		if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+			return nil
+		}
+		return optErr(field, "host %q has a ':' that does not start the port; an IPv6 address goes in brackets, as in [::1]:6379", host)
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return optErr(field, "host %q has the character %q, which no host name has", host, c)
+		}
+	}
+	return nil
+}
+
+// checkPort refuses a port that is not a number from 1 to 65535 (a service
+// name such as "redis" included).
+func checkPort(field, port string) error {
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return optErr(field, "port %q is not a number from 1 to 65535", port)
+	}
+	return nil
+}
+
+// checkClientName refuses a name the server would refuse at every
+// handshake: it takes only '!' to '~'.
+func checkClientName(name string) error {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < '!' || c > '~' {
+			return optErr("ClientName", "%q has the character %q; the server takes only printable ASCII without spaces", name, c)
+		}
+	}
+	return nil
+}
+
+// redact hides the password of a URL that may not parse: what lies between
+// the scheme (or the start) and the last '@', but for a user name before a
+// ':' (unless an '@' in it leaves unclear where the user name ends).
 func redact(raw string) string {
 	at := strings.LastIndexByte(raw, '@')
-	scheme := strings.Index(raw, "://")
-	if at < 0 || scheme < 0 || at < scheme {
+	if at < 0 {
 		return raw
 	}
-	cred := raw[scheme+3 : at]
-	if i := strings.IndexByte(cred, ':'); i >= 0 {
+	start := 0
+	if i := strings.Index(raw[:at], "://"); i >= 0 {
+		start = i + 3
+	} else if i := strings.IndexByte(raw[:at], ':'); i >= 0 {
+		start = i + 1 // redis:user:password@host, or user:password@host
+	}
+	cred := raw[start:at]
+	if i := strings.IndexByte(cred, ':'); i >= 0 && strings.IndexByte(cred[:i], '@') < 0 {
 		cred = cred[:i+1] + "xxxxx"
 	} else {
 		cred = "xxxxx"
 	}
-	return raw[:scheme+3] + cred + raw[at:]
+	return raw[:start] + cred + raw[at:]
 }

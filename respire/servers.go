@@ -27,6 +27,9 @@ func (e *UnsupportedError) Error() string {
 // Unwrap makes errors.Is(err, ErrUnsupported) hold.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
+// Is makes errors.Is(err, ErrNotSent) hold: nothing was sent.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrNotSent }
+
 // specServers are the servers the spec was dumped from, with their bits.
 var specServers = []struct {
 	bit     uint8

@@ -370,6 +370,40 @@ var (
 	cmdZUNIONSTORE                   = cmdInfo{name: "ZUNIONSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
 )
 
+// connStateCommands maps each command that changes the state of its connection to the
+// reason from spec/replies.txt, which names the safe way to get the same effect.
+var connStateCommands = map[string]string{
+	"ASKING":               "one-shot flag for the next command on the connection; the cluster router sends it with the redirected command; on a connection of your own use Client.WithConn",
+	"AUTH":                 "authenticates the whole connection; set Options.Username and Options.Password, or use Client.WithConn",
+	"CLIENT CACHING":       "steers tracking of the next command on the connection; owned by the client-side cache: use Options.ClientCache and Client.Cached, or Client.WithConn",
+	"CLIENT CAPA":          "changes the errors the server sends to every caller of the connection; use Client.WithConn",
+	"CLIENT IMPORT-SOURCE": "lets the connection visit logically expired keys (import mode), for every caller sharing it; use Client.WithConn",
+	"CLIENT REPLY":         "suppresses replies, which breaks the FIFO matching of a multiplexed connection; use Client.WithConn (Conn.Send)",
+	"CLIENT TRACKING":      "turns on invalidation pushes for the connection; owned by the client-side cache: use Options.ClientCache and Client.Cached, or Client.WithConn",
+	"DISCARD":              "transaction state of the connection; use Client.NewTx (a Tx that is not executed is discarded)",
+	"EXEC":                 "transaction state of the connection; use Client.NewTx and Tx.Exec",
+	"HELLO":                "negotiates protocol and authentication for the connection; set Options.Protocol, or use Client.WithConn",
+	"MONITOR":              "streams every command the server runs onto the connection; use Client.WithConn (Conn.Send, then Conn.Receive)",
+	"MULTI":                "transaction state of the connection; use Client.NewTx and Tx.Exec",
+	"PSUBSCRIBE":           "puts the connection in subscriber mode; use Client.PSubscribe",
+	"PSYNC":                "turns the connection into a replication stream; use Client.WithConn; use Client.WithConn",
+	"PUNSUBSCRIBE":         "subscriber-mode command; use Subscription.PUnsubscribe",
+	"QUIT":                 "closes the connection shared by every caller; use Client.Close",
+	"READONLY":             "connection mode for replica reads; the cluster client sets it on replica connections; on a connection of your own use Client.WithConn",
+	"READWRITE":            "connection mode for replica reads; the cluster client sets it on replica connections; on a connection of your own use Client.WithConn",
+	"REPLCONF":             "replication handshake between servers, not a client command; use Client.WithConn",
+	"RESET":                "resets the state of the connection shared by every caller; use Client.WithConn",
+	"SCRIPT DEBUG":         "arms the interactive Lua debugger, which takes over the connection; use Client.WithConn",
+	"SELECT":               "switches the database of the connection shared by every caller; set Options.DB (a client per database), or use Client.WithConn",
+	"SSUBSCRIBE":           "puts the connection in subscriber mode; use Client.SSubscribe",
+	"SUBSCRIBE":            "puts the connection in subscriber mode; use Client.Subscribe",
+	"SUNSUBSCRIBE":         "subscriber-mode command; use Subscription.SUnsubscribe",
+	"SYNC":                 "turns the connection into a replication stream; use Client.WithConn",
+	"UNSUBSCRIBE":          "subscriber-mode command; use Subscription.Unsubscribe",
+	"UNWATCH":              "transaction state of the connection; use Client.Watch, which unwatches by itself",
+	"WATCH":                "transaction state of the connection; use Client.Watch or Client.WatchRetry",
+}
+
 // commandsByName finds a command's description by its upper-case name ("GET", "CLIENT KILL").
 var commandsByName = map[string]*cmdInfo{
 	"ACL CAT":                       &cmdACL_CAT,

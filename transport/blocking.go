@@ -83,7 +83,7 @@ func (p *BlockingPool) Do(ctx context.Context, r *Request) error {
 
 func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("not sent: %w", err)
+		return NotSent(err)
 	}
 	// One context ends the call for both reasons: the caller's and Close.
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -92,16 +92,16 @@ func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 	defer stop()
 
 	if err := p.acquire(ctx, cctx); err != nil {
-		return err
+		return NotSent(err)
 	}
 	defer func() { <-p.tokens }()
 
 	d, err := p.get(cctx)
 	if err != nil {
 		if context.Cause(cctx) == ErrClosed {
-			return ErrClosed
+			return NotSent(ErrClosed)
 		}
-		return err
+		return NotSent(err)
 	}
 	err = d.Do(cctx, r.payload, r.handler.HandleReply)
 	p.put(d)
@@ -158,10 +158,13 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 	}
 	d, err := DialDedicated(ctx, p.cfg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %s: dialing: %w (%v)", ErrUnavailable, p.cfg.Addr, ctx.Err(), err)
+		switch {
+		case permanent(err):
+			return nil, NotSent(err)
+		case ctx.Err() != nil:
+			return nil, unavailable(p.cfg.Addr, err, ctx.Err())
 		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, p.cfg.Addr, err)
+		return nil, unavailable(p.cfg.Addr, err, nil)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

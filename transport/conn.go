@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -32,7 +33,11 @@ type conn struct {
 	spare   []byte
 	writing bool
 	pending fifo
-	err     error // set once, when the connection breaks
+	// unwritten counts the requests at the tail of pending whose bytes are
+	// still in wbuf, never handed to a write: if the connection breaks now,
+	// they certainly did not reach the server.
+	unwritten int
+	err       error // set once, when the connection breaks
 
 	kick chan struct{}
 	dead chan struct{} // closed when broken
@@ -103,6 +108,7 @@ func (c *conn) send(rs ...*Request) error {
 		c.wbuf = append(c.wbuf, r.payload...)
 		c.pending.push(r)
 	}
+	c.unwritten += len(rs)
 	c.inflight.Add(int64(len(rs)))
 	c.sends.Add(1)
 	if c.writing {
@@ -143,6 +149,7 @@ func (c *conn) flush(maxRounds int) {
 			return
 		}
 		buf := c.wbuf
+		c.unwritten = 0
 		c.wbuf = c.spare[:0]
 		c.spare = nil
 		c.mu.Unlock()
@@ -202,6 +209,15 @@ func (c *conn) dispatch(m resp.Msg) (*Request, bool) {
 		if c.cfg.Tracking != nil && c.cfg.Tracking.handlePush(m) {
 			return nil, true
 		}
+		if kind := pubsubPush(m); kind != "" {
+			// The multiplexed connection never subscribes: a subscribe
+			// confirmation or a message means some command put it in a
+			// state its FIFO does not account for (the push may even be
+			// the reply a pending request waits for). Nothing read from it
+			// can be trusted to belong to the caller it would go to.
+			c.fail(&resp.ProtocolError{Reason: fmt.Sprintf("%q push on a connection without subscriptions: replies out of step", kind)})
+			return nil, false
+		}
 		if c.cfg.OnPush != nil {
 			c.cfg.OnPush(m)
 		}
@@ -238,7 +254,9 @@ func (c *conn) fail(cause error) {
 		c.err = &ConnError{Addr: c.cfg.Addr, Err: cause}
 	}
 	pend := c.pending
+	sent := pend.size - c.unwritten
 	c.pending = fifo{}
+	c.unwritten = 0
 	err := c.err
 	c.mu.Unlock()
 
@@ -249,9 +267,14 @@ func (c *conn) fail(cause error) {
 	}
 	close(c.dead)
 	_ = c.nc.Close()
-	for r := pend.pop(); r != nil; r = pend.pop() {
+	unsent := NotSent(err)
+	for i, r := 0, pend.pop(); r != nil; i, r = i+1, pend.pop() {
 		c.inflight.Add(-1)
-		r.fail(err)
+		if i < sent {
+			r.fail(err)
+		} else {
+			r.fail(unsent)
+		}
 	}
 	if c.onBroken != nil {
 		c.onBroken(c)
@@ -292,3 +315,22 @@ type pingHandler struct{}
 
 func (pingHandler) HandleReply(resp.Msg) {}
 func (pingHandler) Recycle()             {}
+
+// pubsubPush returns the kind of a pub/sub push frame (message, subscribe,
+// unsubscribe, ...), or "" for any other push.
+func pubsubPush(m resp.Msg) string {
+	top := m.Value(0)
+	if m[top].Int < 1 {
+		return ""
+	}
+	k := m.Value(top + 1)
+	if k >= len(m) {
+		return ""
+	}
+	switch kind := m[k].Data; string(kind) {
+	case "message", "pmessage", "smessage", "subscribe", "psubscribe", "ssubscribe",
+		"unsubscribe", "punsubscribe", "sunsubscribe":
+		return string(kind)
+	}
+	return ""
+}

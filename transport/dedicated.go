@@ -20,8 +20,9 @@ import (
 // Held is a connection of a BlockingPool lent to one caller until Release.
 // It is not safe for concurrent use.
 type Held struct {
-	p *BlockingPool
-	d *Dedicated
+	p       *BlockingPool
+	d       *Dedicated
+	discard bool // close at Release, whatever its state
 }
 
 // Hold takes a connection of the pool for the caller's exclusive use, for
@@ -30,7 +31,7 @@ type Held struct {
 // error), and fails with ErrClosed after Close.
 func (p *BlockingPool) Hold(ctx context.Context) (*Held, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("not sent: %w", err)
+		return nil, NotSent(err)
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -38,15 +39,15 @@ func (p *BlockingPool) Hold(ctx context.Context) (*Held, error) {
 	defer stop()
 
 	if err := p.acquire(ctx, cctx); err != nil {
-		return nil, err
+		return nil, NotSent(err)
 	}
 	d, err := p.get(cctx)
 	if err != nil {
 		<-p.tokens
 		if context.Cause(cctx) == ErrClosed {
-			return nil, ErrClosed
+			return nil, NotSent(ErrClosed)
 		}
-		return nil, err
+		return nil, NotSent(err)
 	}
 	return &Held{p: p, d: d}, nil
 }
@@ -57,25 +58,7 @@ func (p *BlockingPool) Hold(ctx context.Context) (*Held, error) {
 // the pool is closed, Do returns at once and the connection is broken:
 // Release then closes it. Errors are those of BlockingPool.Do.
 func (h *Held) Do(ctx context.Context, payload []byte, n int, handle func(i int, m resp.Msg)) error {
-	if h.d == nil {
-		return errors.New("respire: held connection already released")
-	}
-	if h.p.ctx.Err() != nil {
-		h.d.broken = true
-		return ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("not sent: %w", err)
-	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(h.p.ctx, func() { cancel(ErrClosed) })
-	defer stop()
-	err := h.d.DoN(cctx, payload, n, handle)
-	if err != nil && context.Cause(cctx) == ErrClosed {
-		return ErrClosed
-	}
-	return err
+	return h.run(ctx, func(ctx context.Context) error { return h.d.DoN(ctx, payload, n, handle) })
 }
 
 // Broken reports whether the connection failed and can no longer be used.
@@ -84,11 +67,7 @@ func (h *Held) Broken() bool { return h.d == nil || h.d.broken }
 // Discard marks the connection as unusable, so that Release closes it
 // instead of returning it to the pool: for a caller that cannot restore
 // the connection's state.
-func (h *Held) Discard() {
-	if h.d != nil {
-		h.d.broken = true
-	}
-}
+func (h *Held) Discard() { h.discard = true }
 
 // Release gives the connection back to the pool, or closes it if it is
 // broken. Calls after the first do nothing.
@@ -96,7 +75,11 @@ func (h *Held) Release() {
 	if h.d == nil {
 		return
 	}
-	h.p.put(h.d)
+	if h.discard {
+		h.p.discard(h.d)
+	} else {
+		h.p.put(h.d)
+	}
 	h.d = nil
 	<-h.p.tokens
 }
@@ -107,23 +90,7 @@ func (h *Held) Release() {
 // wrapping ctx.Err() as soon as the socket gives up, and the connection is
 // broken: the replies it still owes would be read by the next command.
 func (d *Dedicated) DoN(ctx context.Context, payload []byte, n int, handle func(i int, m resp.Msg)) error {
-	if d.broken {
-		return &ConnError{Addr: d.cfg.Addr, Err: errors.New("connection already broken")}
-	}
-	stop := context.AfterFunc(ctx, func() { _ = d.nc.SetDeadline(time.Unix(1, 0)) })
-	err := d.roundTripN(payload, n, handle)
-	if !stop() {
-		d.broken = true
-		if err != nil {
-			return fmt.Errorf("waiting for reply: %w", ctx.Err())
-		}
-		return nil
-	}
-	if err != nil {
-		d.broken = true
-		return &ConnError{Addr: d.cfg.Addr, Err: err}
-	}
-	return nil
+	return d.guard(ctx, func() error { return d.roundTripN(payload, n, handle) })
 }
 
 func (d *Dedicated) roundTripN(payload []byte, n int, handle func(i int, m resp.Msg)) error {
@@ -143,6 +110,87 @@ func (d *Dedicated) roundTripN(payload []byte, n int, handle func(i int, m resp.
 		}
 		handle(i, m)
 		i++
+	}
+	return nil
+}
+
+// Write writes payload (any number of encoded commands) on the held
+// connection and reads nothing: for commands whose replies the server
+// suppresses (CLIENT REPLY OFF) or that are read later with Read. When ctx
+// ends first the connection is broken.
+func (h *Held) Write(ctx context.Context, payload []byte) error {
+	return h.run(ctx, func(ctx context.Context) error { return h.d.Write(ctx, payload) })
+}
+
+// Read reads the next frame of the held connection, push frames included,
+// and passes it to handle; m is valid only during handle. When ctx ends
+// first the connection is broken.
+func (h *Held) Read(ctx context.Context, handle func(m resp.Msg)) error {
+	return h.run(ctx, func(ctx context.Context) error { return h.d.Read(ctx, handle) })
+}
+
+// run calls fn with a context that Close also ends.
+func (h *Held) run(ctx context.Context, fn func(ctx context.Context) error) error {
+	if h.d == nil {
+		return errors.New("respire: held connection already released")
+	}
+	if h.p.ctx.Err() != nil {
+		h.d.broken = true
+		return NotSent(ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return NotSent(err)
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(h.p.ctx, func() { cancel(ErrClosed) })
+	defer stop()
+	err := fn(cctx)
+	if err != nil && context.Cause(cctx) == ErrClosed {
+		return ErrClosed
+	}
+	return err
+}
+
+// Write writes payload and reads nothing. Errors are those of DoN.
+func (d *Dedicated) Write(ctx context.Context, payload []byte) error {
+	return d.guard(ctx, func() error {
+		_, err := d.nc.Write(payload)
+		return err
+	})
+}
+
+// Read reads the next frame, push frames included, and passes it to handle.
+// Errors are those of DoN.
+func (d *Dedicated) Read(ctx context.Context, handle func(m resp.Msg)) error {
+	return d.guard(ctx, func() error {
+		m, err := d.rd.Next()
+		if err != nil {
+			return err
+		}
+		handle(m)
+		return nil
+	})
+}
+
+// guard runs one I/O step of the connection, interrupted when ctx ends; an
+// interrupted or failed step breaks the connection.
+func (d *Dedicated) guard(ctx context.Context, step func() error) error {
+	if d.broken {
+		return NotSent(&ConnError{Addr: d.cfg.Addr, Err: errors.New("connection already broken")})
+	}
+	stop := context.AfterFunc(ctx, func() { _ = d.nc.SetDeadline(time.Unix(1, 0)) })
+	err := step()
+	if !stop() {
+		d.broken = true
+		if err != nil {
+			return fmt.Errorf("waiting for reply: %w", ctx.Err())
+		}
+		return nil
+	}
+	if err != nil {
+		d.broken = true
+		return &ConnError{Addr: d.cfg.Addr, Err: err}
 	}
 	return nil
 }

@@ -145,8 +145,8 @@ func (c *conn) backgroundReader() {
 
 // waitDirect waits for r's reply, reading it (and any replies before it)
 // itself while no other goroutine reads and at most own requests (the
-// caller's) are pending.
-func (c *conn) waitDirect(ctx context.Context, r *Request, own int) error {
+// caller's) are pending. Its results are wait's.
+func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned bool, err error) {
 	for r.state.Load() == stateWaiting {
 		if !c.takeReadRole(own) {
 			return wait(ctx, r)
@@ -176,7 +176,7 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) error {
 		c.releaseReadRole()
 		if err != nil {
 			if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
-				return fmt.Errorf("waiting for reply: %w", err)
+				return true, fmt.Errorf("waiting for reply: %w", err)
 			}
 			break // answered meanwhile
 		}

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +15,34 @@ var ErrClosed = errors.New("respire: client is closed")
 // server is up and the call could not wait (fail-fast mode), or its context
 // ended while waiting for a reconnect.
 var ErrUnavailable = errors.New("respire: server unavailable")
+
+// ErrNotSent is matched (errors.Is) by the error of every command that
+// certainly never reached the server: its context ended, or the client was
+// closed, before it was written; no connection could be had; its connection
+// broke before its bytes were handed to the socket; it was refused before
+// encoding. Such a command is safe to send again, whatever it does. An
+// error that does not match it may come from a command that ran (outcome
+// unknown), or from the server's error reply.
+var ErrNotSent = errors.New("not sent")
+
+// NotSent wraps err so that it matches ErrNotSent.
+func NotSent(err error) error {
+	if err == nil || errors.Is(err, ErrNotSent) {
+		return err
+	}
+	return &notSentError{err}
+}
+
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string        { return "respire: not sent: " + Trim(e.err) }
+func (e *notSentError) Unwrap() error        { return e.err }
+func (e *notSentError) Is(target error) bool { return target == ErrNotSent }
+
+// Trim returns err's message without the leading "respire: " that the
+// package's own errors carry, for wrapping it inside another message that
+// has one.
+func Trim(err error) string { return strings.TrimPrefix(err.Error(), "respire: ") }
 
 // ErrStalled is the cause given to in-flight calls when a connection was
 // closed because its oldest pending reply made no progress for the
@@ -28,7 +58,7 @@ type ConnError struct {
 }
 
 func (e *ConnError) Error() string {
-	return fmt.Sprintf("respire: connection to %s broken: %v", e.Addr, e.Err)
+	return fmt.Sprintf("respire: connection to %s broken: %s", e.Addr, Trim(e.Err))
 }
 
 func (e *ConnError) Unwrap() error { return e.Err }
@@ -61,7 +91,92 @@ type HandshakeError struct {
 }
 
 func (e *HandshakeError) Error() string {
-	return fmt.Sprintf("respire: handshake %s: %v", e.Step, e.Err)
+	return fmt.Sprintf("respire: handshake %s: %s", e.Step, Trim(e.Err))
 }
 
 func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// Permanent reports a handshake failure that trying again will not fix
+// until the configuration or the server changes: a wrong password or user
+// (WRONGPASS, NOAUTH, NOPERM, a refused AUTH), a database SELECT refused,
+// RESP3 required but refused, tracking refused or impossible, a TLS
+// certificate that does not verify. Callers get such an error at once,
+// instead of waiting for a reconnect, while the client keeps trying in the
+// background. Transient failures (a full server, a server still loading)
+// are not permanent.
+func (e *HandshakeError) Permanent() bool {
+	if errors.Is(e.Err, ErrTrackingNeedsRESP3) {
+		return true
+	}
+	var se *ServerError
+	if errors.As(e.Err, &se) {
+		switch se.Prefix {
+		case "WRONGPASS", "NOAUTH", "NOPERM":
+			return true
+		case "LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN":
+			return false
+		}
+		if strings.Contains(se.Message, "max number of clients") {
+			return false
+		}
+		switch e.Step {
+		case "AUTH", "SELECT", "CLIENT TRACKING":
+			return true
+		case "HELLO":
+			// HELLO refused reaches the caller only when RESP3 was required.
+			return helloRefused(se)
+		}
+		return false
+	}
+	if e.Step == "TLS" {
+		var verr *tls.CertificateVerificationError
+		var uerr x509.UnknownAuthorityError
+		var herr x509.HostnameError
+		var cerr x509.CertificateInvalidError
+		return errors.As(e.Err, &verr) || errors.As(e.Err, &uerr) || errors.As(e.Err, &herr) || errors.As(e.Err, &cerr)
+	}
+	return false
+}
+
+// permanent reports an error that wraps a permanent *HandshakeError.
+func permanent(err error) bool {
+	var he *HandshakeError
+	return errors.As(err, &he) && he.Permanent()
+}
+
+// unavailableError is the error of a call that found no connection.
+type unavailableError struct {
+	addr  string
+	cause error // the last dial error, or nil
+	ctx   error // the context's error, when it ended the wait, or nil
+}
+
+func unavailable(addr string, cause, ctxErr error) error {
+	return NotSent(&unavailableError{addr: addr, cause: cause, ctx: ctxErr})
+}
+
+func (e *unavailableError) Error() string {
+	msg := ErrUnavailable.Error() + ": " + e.addr
+	if e.ctx != nil {
+		msg += ": " + e.ctx.Error()
+	}
+	if e.cause != nil {
+		if e.ctx != nil {
+			msg += " (last error: " + Trim(e.cause) + ")"
+		} else {
+			msg += ": " + Trim(e.cause)
+		}
+	}
+	return msg
+}
+
+func (e *unavailableError) Unwrap() []error {
+	errs := []error{ErrUnavailable}
+	if e.ctx != nil {
+		errs = append(errs, e.ctx)
+	}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}

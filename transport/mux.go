@@ -44,7 +44,8 @@ func NewMux(cfg Config) *Mux {
 func (m *Mux) Config() Config { return m.cfg }
 
 // Connect dials every connection now and returns the first error, such as
-// a refused connection or a wrong password.
+// a refused connection (matching ErrUnavailable) or a wrong password (a
+// permanent *HandshakeError).
 func (m *Mux) Connect(ctx context.Context) error {
 	for _, s := range m.slots {
 		if _, err := s.get(ctx, true); err != nil {
@@ -59,17 +60,25 @@ func (m *Mux) Connect(ctx context.Context) error {
 // Handler's Recycle is called (now or when the connection lets go of it),
 // and the caller must not touch r again. Errors wrap ctx.Err() when the
 // context ended, ErrClosed after Close, ErrUnavailable while the server
-// cannot be reached, and a *ConnError when the connection broke.
+// cannot be reached, a permanent *HandshakeError when it refuses the
+// client's configuration, and a *ConnError when the connection broke.
+// Errors of requests that certainly never reached the server match
+// ErrNotSent.
+//
+// A request whose connection broke before its bytes were written is sent
+// again on the next connection (a few times at most, within ctx). One whose
+// connection broke after that is sent again only while r.Retries allows.
 func (m *Mux) Do(ctx context.Context, r *Request) error {
 	r.err = nil
 	if err := ctx.Err(); err != nil {
 		r.handler.Recycle()
-		return fmt.Errorf("not sent: %w", err)
+		return NotSent(err)
 	}
 	s := m.slots[0]
 	if len(m.slots) > 1 {
 		s = m.slots[r.Route%uint32(len(m.slots))]
 	}
+	resends, retries := maxResends, r.Retries
 	for {
 		c, err := s.get(ctx, m.cfg.FailFast)
 		if err != nil {
@@ -82,16 +91,53 @@ func (m *Mux) Do(ctx context.Context, r *Request) error {
 			s.drop(c)
 			continue
 		}
+		var abandoned bool
 		if c.direct {
-			return c.waitDirect(ctx, r, 1)
+			abandoned, err = c.waitDirect(ctx, r, 1)
+		} else {
+			abandoned, err = wait(ctx, r)
 		}
-		return wait(ctx, r)
+		if err == nil || abandoned {
+			return err
+		}
+		if again(ctx, err, &resends, &retries) {
+			r.err = nil
+			continue
+		}
+		r.handler.Recycle()
+		return err
 	}
+}
+
+// maxResends bounds how often a request whose connection broke before it
+// was written is sent again.
+const maxResends = 3
+
+// again reports whether a request that failed with err, its reply not
+// handled, should be sent again, and counts the attempt.
+func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
+	if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+		return false
+	}
+	var ce *ConnError
+	switch {
+	case errors.Is(err, ErrNotSent):
+		if *resends > 0 {
+			*resends--
+			return true
+		}
+	case errors.As(err, &ce) && *retries > 0:
+		*retries--
+		return true
+	}
+	return false
 }
 
 // DoMulti sends rs in one write on one connection (chosen by rs[0].Route)
 // and waits for all their replies. On error, as for Do, every request
-// belongs to the Mux.
+// belongs to the Mux. When the connection broke before any of them was
+// written, they are all sent again, as Do does; the Retries of requests
+// are not used.
 func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	if len(rs) == 0 {
 		return nil
@@ -100,14 +146,41 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	if len(m.slots) > 1 {
 		s = m.slots[rs[0].Route%uint32(len(m.slots))]
 	}
-	for _, r := range rs {
-		r.err = nil
-	}
 	if err := ctx.Err(); err != nil {
 		for _, r := range rs {
 			r.handler.Recycle()
 		}
-		return fmt.Errorf("not sent: %w", err)
+		return NotSent(err)
+	}
+	resends := maxResends
+	for {
+		err := m.doMultiOnce(ctx, s, rs)
+		if err == nil {
+			return nil
+		}
+		var none uint8
+		if err == errResend && again(ctx, NotSent(err), &resends, &none) {
+			continue
+		}
+		if err == errResend {
+			err = rs[len(rs)-1].err
+		}
+		for _, r := range rs {
+			r.handler.Recycle()
+		}
+		return err
+	}
+}
+
+// errResend is doMultiOnce's report that every request failed unsent and
+// is still the caller's; the requests' own errors say why.
+var errResend = errors.New("resend")
+
+// doMultiOnce is one attempt of DoMulti. On an error other than errResend
+// the requests are recycled, or left to whoever finishes them.
+func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
+	for _, r := range rs {
+		r.err = nil
 	}
 	var c *conn
 	for {
@@ -134,34 +207,38 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	// Replies come in order, so once the last is in, all are: wait for it
 	// alone (reading directly when possible), then collect the rest.
 	last := rs[len(rs)-1]
+	var abandoned bool
 	var err error
 	if c.direct {
-		err = c.waitDirect(ctx, last, len(rs))
+		abandoned, err = c.waitDirect(ctx, last, len(rs))
 	} else {
-		err = wait(ctx, last)
+		abandoned, err = wait(ctx, last)
 	}
 	rest := rs[:len(rs)-1]
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
-			// last was abandoned; the others may still be owed.
-			for _, r := range rest {
-				abandon(r)
-			}
-			return err
-		}
-		// The connection failed last, so it failed or answered all the
-		// others before it.
+	if abandoned {
+		// last was abandoned; the others may still be owed.
 		for _, r := range rest {
-			<-r.done
-			r.state.Store(stateIdle)
+			abandon(r)
+		}
+		return err
+	}
+	// The connection answered or failed last, so it answered or failed all
+	// the others before it.
+	for _, r := range rest {
+		<-r.done
+		r.state.Store(stateIdle)
+	}
+	if err != nil {
+		if errors.Is(err, ErrNotSent) && allUnsent(rest) {
+			return errResend
+		}
+		for _, r := range rs {
 			r.handler.Recycle()
 		}
 		return err
 	}
 	var first error
 	for _, r := range rest {
-		<-r.done
-		r.state.Store(stateIdle)
 		if r.err != nil && first == nil {
 			first = r.err
 		}
@@ -175,6 +252,15 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	return nil
 }
 
+func allUnsent(rs []*Request) bool {
+	for _, r := range rs {
+		if !errors.Is(r.err, ErrNotSent) {
+			return false
+		}
+	}
+	return true
+}
+
 // abandon gives up on r after another request of its batch failed.
 func abandon(r *Request) {
 	if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
@@ -185,7 +271,11 @@ func abandon(r *Request) {
 	r.handler.Recycle()
 }
 
-func wait(ctx context.Context, r *Request) error {
+// wait waits for r to be answered or failed, or for ctx to end. It
+// returns r's error, the request back in the caller's hands (idle, not
+// recycled); or, abandoned, the context's error, the request then left to
+// whoever finishes it, which recycles it.
+func wait(ctx context.Context, r *Request) (abandoned bool, err error) {
 	select {
 	case <-r.done:
 	default:
@@ -193,18 +283,13 @@ func wait(ctx context.Context, r *Request) error {
 		case <-r.done:
 		case <-ctx.Done():
 			if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
-				return fmt.Errorf("waiting for reply: %w", ctx.Err())
+				return true, fmt.Errorf("waiting for reply: %w", ctx.Err())
 			}
 			<-r.done
 		}
 	}
 	r.state.Store(stateIdle)
-	if r.err != nil {
-		err := r.err
-		r.handler.Recycle()
-		return err
-	}
-	return nil
+	return false, r.err
 }
 
 // Close closes every connection. Calls in flight and later calls fail with
@@ -321,22 +406,28 @@ type slot struct {
 
 	mu      sync.Mutex
 	dialing bool
+	everUp  bool // a connection was established once
 	lastErr error
 	changed chan struct{} // closed and replaced after every dial attempt
 }
 
-// get returns the live connection, waiting for a dial when there is none
-// (or, with failFast, returning the last dial error once one attempt failed).
+// get returns the live connection, waiting for a dial when there is none.
+// It returns at once, without waiting, the last dial error when that is
+// permanent (a wrong password, ...); after one failed attempt when
+// failFast is set, or when the slot never had a connection and ctx has no
+// deadline (a wrong address in a new client must not hang a caller
+// forever). Its errors match ErrNotSent.
 func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 	if c := s.cur.Load(); c != nil && !c.broken() {
 		return c, nil
 	}
+	_, bounded := ctx.Deadline()
 	attempts := 0
 	for {
 		s.mu.Lock()
 		if s.m.closed.Load() {
 			s.mu.Unlock()
-			return nil, ErrClosed
+			return nil, NotSent(ErrClosed)
 		}
 		c := s.cur.Load()
 		if c != nil && c.broken() {
@@ -347,24 +438,26 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 			s.mu.Unlock()
 			return c, nil
 		}
-		if attempts > 0 && failFast {
-			err := s.lastErr
+		lastErr := s.lastErr
+		if lastErr != nil && permanent(lastErr) {
+			s.startDial()
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, s.m.cfg.Addr, err)
+			return nil, NotSent(lastErr)
+		}
+		if attempts > 0 && (failFast || (!s.everUp && !bounded)) {
+			s.mu.Unlock()
+			return nil, unavailable(s.m.cfg.Addr, lastErr, nil)
 		}
 		s.startDial()
-		changed, lastErr := s.changed, s.lastErr
+		changed := s.changed
 		s.mu.Unlock()
 		select {
 		case <-changed:
 			attempts++
 		case <-ctx.Done():
-			if lastErr != nil {
-				return nil, fmt.Errorf("%w: %s: %w (last error: %v)", ErrUnavailable, s.m.cfg.Addr, ctx.Err(), lastErr)
-			}
-			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, s.m.cfg.Addr, ctx.Err())
+			return nil, unavailable(s.m.cfg.Addr, lastErr, ctx.Err())
 		case <-s.m.ctx.Done():
-			return nil, ErrClosed
+			return nil, NotSent(ErrClosed)
 		}
 	}
 }
@@ -407,6 +500,7 @@ func (s *slot) dialLoop() {
 			c := newConn(&m.cfg, nc, rd, info, &m.wg, s.drop)
 			s.cur.Store(c)
 			s.lastErr = nil
+			s.everUp = true
 			s.dialing = false
 			close(s.changed)
 			s.changed = make(chan struct{})

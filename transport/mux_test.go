@@ -279,3 +279,39 @@ func TestDirectReadStress(t *testing.T) {
 		require.NoError(t, m.Close())
 	}
 }
+
+// A pub/sub push on a multiplexed connection means a command changed the
+// connection's state behind the FIFO's back (RESP3 answers UNSUBSCRIBE on
+// a connection without subscriptions with a push, so its request would
+// take the next caller's reply). The connection must be closed and its
+// callers failed, never answered with a reply that is not theirs.
+func TestPubSubPushBreaksConnection(t *testing.T) {
+	for _, kind := range []string{"unsubscribe", "subscribe", "message", "smessage", "psubscribe"} {
+		t.Run(kind, func(t *testing.T) {
+			p := newPeer(t, func(args []string) string {
+				switch args[0] {
+				case "HELLO":
+					return helloReply
+				case "UNSUB":
+					return ">3\r\n$" + strconv.Itoa(len(kind)) + "\r\n" + kind + "\r\n_\r\n:0\r\n"
+				}
+				return "+" + args[1] + "\r\n"
+			})
+			m := NewMux(Config{Addr: p.Addr(), MinBackoff: time.Millisecond, NoDirectRead: true})
+			defer m.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			// Queue both in one write so that the GET is pending behind the
+			// push's request when the push arrives.
+			un, get := newTestReq("UNSUB"), newTestReq("ECHO", "mine")
+			err := m.DoMulti(ctx, []*Request{&un.Request, &get.Request})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, resp.ErrProtocol)
+			assert.Empty(t, get.got, "no reply may be handed to the GET")
+			// The Mux reconnects and serves the next caller its own reply.
+			r := newTestReq("ECHO", "after")
+			require.NoError(t, m.Do(ctx, &r.Request))
+			assert.Equal(t, "after", r.got)
+		})
+	}
+}

@@ -65,6 +65,10 @@ type PubSub struct {
 	subs    map[*Subscription]struct{}
 	cur     *psConn // nil while disconnected
 	lastErr error   // of the last failed dial or broken connection
+	everUp  bool    // a connection was established once
+	// dialFailed is closed and replaced after each failed dial, to wake
+	// subscribers that must not wait on a permanent error.
+	dialFailed chan struct{}
 }
 
 // topic is one channel, pattern or sharded channel the server is asked
@@ -116,7 +120,7 @@ type psConn struct {
 func NewPubSub(cfg Config) *PubSub {
 	cfg = cfg.withDefaults()
 	cfg.Tracking = nil // the hub reads no keys
-	h := &PubSub{cfg: cfg, subs: make(map[*Subscription]struct{})}
+	h := &PubSub{cfg: cfg, subs: make(map[*Subscription]struct{}), dialFailed: make(chan struct{})}
 	for k := range h.topics {
 		h.topics[k] = make(map[string]*topic)
 	}
@@ -200,19 +204,39 @@ func (h *PubSub) subscribe(ctx context.Context, s *Subscription, kind Kind, name
 		h.wg.Add(1)
 		go func() { defer h.wg.Done(); h.run(ctx) }()
 	}
+	failed := h.dialFailed
 	h.mu.Unlock()
 
+	_, bounded := ctx.Deadline()
 	var err error
-	for _, w := range waits {
+	for i := 0; i < len(waits); i++ {
+		w := waits[i]
 		select {
 		case <-w.ready:
 			err = w.t.err
+		case <-failed:
+			// A permanent dial error is returned at once, and so is any
+			// dial error of a hub that never connected, for a caller
+			// without a deadline; otherwise wait for the next attempt.
+			h.mu.Lock()
+			last, up := h.lastErr, h.everUp
+			failed = h.dialFailed
+			h.mu.Unlock()
+			switch {
+			case permanent(last):
+				err = NotSent(last)
+			case !up && !bounded:
+				err = unavailable(h.cfg.Addr, last, nil)
+			default:
+				i--
+				continue
+			}
 		case <-ctx.Done():
 			h.mu.Lock()
 			last := h.lastErr
 			h.mu.Unlock()
 			if last != nil {
-				err = fmt.Errorf("%w: %s: %w (last error: %v)", ErrUnavailable, h.cfg.Addr, ctx.Err(), last)
+				err = unavailable(h.cfg.Addr, last, ctx.Err())
 			} else {
 				err = fmt.Errorf("waiting for %s confirmation: %w", kinds[kind].sub, ctx.Err())
 			}

@@ -17,7 +17,8 @@ func (h *PubSub) run(ctx context.Context) {
 	defer delay.stop()
 	for {
 		nc, rd, _, err := dial(ctx, &h.cfg)
-		if err == nil {
+		dialed := err == nil
+		if dialed {
 			delay.reset()
 			err = h.serve(ctx, nc, rd)
 		}
@@ -26,6 +27,10 @@ func (h *PubSub) run(ctx context.Context) {
 		}
 		h.mu.Lock()
 		h.lastErr = err
+		if !dialed {
+			close(h.dialFailed)
+			h.dialFailed = make(chan struct{})
+		}
 		h.mu.Unlock()
 		if !delay.wait(ctx.Done()) {
 			return
@@ -46,6 +51,7 @@ func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader) error 
 	}
 	h.cur = c
 	h.lastErr = nil
+	h.everUp = true
 	for k := range h.topics {
 		var chunk []*topic
 		for _, t := range h.topics[k] {

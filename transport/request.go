@@ -32,7 +32,11 @@ type Request struct {
 	payload []byte
 	// Route picks the connection when the Mux has several: requests with
 	// equal Route values go to the same connection, in order.
-	Route   uint32
+	Route uint32
+	// Retries is how often Mux.Do sends the request again when its
+	// connection broke after it was written, so that it may have run: set
+	// it only for commands that are safe to repeat (read-only ones).
+	Retries uint8
 	handler Handler
 	state   atomic.Uint32
 	done    chan struct{}

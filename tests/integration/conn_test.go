@@ -53,15 +53,19 @@ func TestWrongPasswordIsAnAuthError(t *testing.T) {
 		require.NoError(t, c.Set(ctxT(t), "auth", "ok", nil))
 	}
 
-	// With NewClient the error arrives with the first command, fail-fast.
-	c, err := respire.NewClient(respire.Options{Addr: srv.Addr, Password: "wrong", FailFast: true})
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.Get(ctxT(t), "k")
-	var se *respire.Error
-	require.ErrorAs(t, err, &se)
-	require.Equal(t, "WRONGPASS", se.Prefix)
-	require.ErrorIs(t, err, respire.ErrUnavailable)
+	// With NewClient the error arrives with the first command, with or
+	// without FailFast: it is a configuration mistake, not an outage.
+	for _, failFast := range []bool{true, false} {
+		c, err := respire.NewClient(respire.Options{Addr: srv.Addr, Password: "wrong", FailFast: failFast})
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = c.Get(ctxT(t), "k")
+		var se *respire.Error
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, "WRONGPASS", se.Prefix)
+		require.NotErrorIs(t, err, respire.ErrUnavailable)
+		require.ErrorIs(t, err, respire.ErrNotSent)
+	}
 }
 
 func TestACLUser(t *testing.T) {

@@ -1,0 +1,272 @@
+package respire
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Raw commands: Do and its twins on Batch and Tx.
+//
+// A command given as words is checked against the spec before it is
+// encoded: one that would change the state of the connection it runs on
+// (SUBSCRIBE, SELECT, CLIENT REPLY, MULTI, MONITOR, ...) is refused with an
+// *ArgError, because the connection is shared by every caller of the client
+// and its replies are matched to requests in order. The list of such
+// commands is generated from spec/replies.txt (connStateCommands), with the
+// safe way to get the same effect; WithConn runs any of them on a
+// connection of the caller's own.
+
+var cmdDo = cmdInfo{name: ""}
+
+// Do sends any command, given as its words, and returns the reply as a
+// generic Reply. Arguments may be string, []byte, integers, floats, bool
+// (sent as 1 or 0) or time.Duration (sent as whole milliseconds). A null
+// reply gives Nil and an error reply an *Error.
+//
+//	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")
+//
+// A command that would change the state of the shared connection
+// (SUBSCRIBE, SELECT, CLIENT REPLY, MULTI, MONITOR, HELLO, ...; the list is
+// respire/zz_excluded.md) is refused before anything is sent with an
+// *ArgError that names the safe way: Subscribe, Options.DB, NewTx, Watch,
+// or WithConn for a connection of the caller's own.
+func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
+	return c.do(ctx, &cmdDo, args)
+}
+
+func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, error) {
+	x, name := c.buildDo(info, args)
+	if x.argErr != nil {
+		err := x.argErr
+		x.Recycle()
+		return Reply{}, err
+	}
+	x.dec = decodeReply
+	x.seal()
+	readonly := x.info.flags&flagReadonly != 0
+	if readonly {
+		x.Retries = c.retries
+	}
+	if err := c.send(ctx, x); err != nil {
+		return Reply{}, c.wrapErr(name, err)
+	}
+	if c.cache != nil && !readonly {
+		c.afterUnknown(ctx)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return Reply{}, err
+	}
+	r, _ := x.res.Any.(Reply)
+	x.Recycle()
+	if r.IsNull() {
+		return r, Nil
+	}
+	return r, nil
+}
+
+// buildDo encodes a raw command. A refused command or a bad argument is
+// recorded in the returned cmd's argErr. A command the spec knows takes
+// that command's description, so that it is routed as its typed method
+// would be: blocking ones to the pool, and by its first key. name is the
+// command's first word, for errors.
+func (c *Client) buildDo(info *cmdInfo, args []any) (*cmd, string) {
+	return c.encodeDo(info, args, true)
+}
+
+// encodeDo is buildDo; refuse says whether connection-state commands are
+// refused (everywhere but on a Conn).
+func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string) {
+	if len(args) == 0 {
+		x := newCmd(info)
+		x.fail(newArgError("Do", "args", "no command given"))
+		return x, ""
+	}
+	x := newCmd(info)
+	name := word(args[0])
+	if name == "" {
+		name = fmt.Sprint(args[0])
+	}
+	if refuse {
+		if err := refuseConnState(args); err != nil {
+			x.fail(err)
+			return x, name
+		}
+	}
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			x.arg(v)
+		case []byte:
+			x.argBytes(v)
+		case int:
+			x.argInt(int64(v))
+		case int32:
+			x.argInt(int64(v))
+		case int64:
+			x.argInt(v)
+		case uint:
+			x.argUint(uint64(v))
+		case uint32:
+			x.argUint(uint64(v))
+		case uint64:
+			x.argUint(v)
+		case float64:
+			x.argFloat(v)
+		case float32:
+			x.argFloat(float64(v))
+		case bool:
+			if v {
+				x.arg("1")
+			} else {
+				x.arg("0")
+			}
+		case time.Duration:
+			x.argInt(v.Milliseconds())
+		default:
+			x.fail(newArgError(name, fmt.Sprint(i), fmt.Sprintf("unsupported type %T", a)))
+		}
+	}
+	keyPos := 1
+	if info == &cmdDo {
+		if known := lookupCommand(args); known != nil {
+			x.info = known
+			keyPos = known.firstKey
+		}
+	}
+	if c.conns > 1 {
+		if k, ok := argAt(args, keyPos).(string); ok && keyPos > 0 {
+			x.Route = routeOf(k)
+		} else {
+			x.Route = c.rr.Add(1)
+		}
+	}
+	return x, name
+}
+
+// refuseConnState returns the *ArgError for a command that would change
+// the state of the connection it runs on, or nil.
+func refuseConnState(args []any) error {
+	var buf [72]byte
+	name, ok := upperWord(buf[:0], args[0])
+	if !ok {
+		return nil
+	}
+	full := name
+	reason, found := connStateCommands[string(name)]
+	if len(args) > 1 {
+		if sub, ok := upperWord(append(name, ' '), args[1]); ok {
+			if r, f := connStateCommands[string(sub)]; f {
+				full, reason, found = sub, r, true
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &ArgError{Command: string(full), Argument: "command",
+		Reason: "refused: it changes the state of a connection the client shares between callers (" + reason + ")"}
+}
+
+// word returns a command word given as a string or []byte, or "".
+func word(a any) string {
+	switch v := a.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// upperWord appends the upper-case form of a command word given as a
+// string or []byte; false for other types and words longer than any
+// command name.
+func upperWord(dst []byte, a any) ([]byte, bool) {
+	switch v := a.(type) {
+	case string:
+		if len(v) > 32 {
+			return dst, false
+		}
+		for i := 0; i < len(v); i++ {
+			dst = append(dst, upper(v[i]))
+		}
+		return dst, true
+	case []byte:
+		if len(v) > 32 {
+			return dst, false
+		}
+		for _, b := range v {
+			dst = append(dst, upper(b))
+		}
+		return dst, true
+	}
+	return dst, false
+}
+
+func upper(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		b -= 'a' - 'A'
+	}
+	return b
+}
+
+func argAt(args []any, i int) any {
+	if i >= 0 && i < len(args) {
+		return args[i]
+	}
+	return nil
+}
+
+// lookupCommand finds the spec's description of a command given as words
+// ("client", "kill", ...), case-insensitively and without allocating; nil
+// when the spec does not know it.
+func lookupCommand(args []any) *cmdInfo {
+	var buf [72]byte
+	up, ok := upperWord(buf[:0], args[0])
+	if !ok {
+		return nil
+	}
+	if len(args) > 1 {
+		if full, ok := upperWord(append(up, ' '), args[1]); ok {
+			if info := commandsByName[string(full)]; info != nil {
+				return info
+			}
+		}
+	}
+	return commandsByName[string(up)]
+}
+
+func decodeReply(m resp.Msg, r *result) error {
+	r.Any = Reply{m.Tree()}
+	return nil
+}
+
+// decodeReplyNil is decodeReply for a Future: a null reply is Nil there,
+// as it is Do's error.
+func decodeReplyNil(m resp.Msg, r *result) error {
+	r.Any = Reply{m.Tree()}
+	if m.Top().Null || m.Top().Type == resp.TypeNull {
+		return Nil
+	}
+	return nil
+}
+
+func pickReply(r *result) Reply {
+	v, _ := r.Any.(Reply)
+	return v
+}
+
+// Do queues any command, given as its words, as Client.Do would send it,
+// and returns the Future of its generic reply (Nil for a null reply). A
+// command that would change the state of the connection is refused as by
+// Client.Do: the Future and Exec hold the *ArgError, and nothing of the
+// batch is sent.
+func (b *Batch) Do(args ...any) *Future[Reply] {
+	x, _ := b.c.buildDo(&cmdDo, args)
+	return queue(b, x, decodeReplyNil, pickReply)
+}
