@@ -137,6 +137,9 @@ func (b *Batch) Exec(ctx context.Context) error {
 		b.recycleLists(cmds, futs)
 		return nil
 	}
+	if b.c.cl != nil {
+		return b.execCluster(ctx, cmds, futs)
+	}
 	var err error
 	b.lists.reqs, err = b.c.execBatch(ctx, cmds, b.lists.reqs)
 	if err != nil {
@@ -222,4 +225,35 @@ func (f *Future[T]) Val() T {
 func (f *Future[T]) Err() error {
 	_, err := f.Result()
 	return err
+}
+
+// execCluster is Exec on a cluster, where some commands of a batch may
+// fail while others succeed: each Future gets its own outcome, and Exec
+// returns the first error.
+func (b *Batch) execCluster(ctx context.Context, cmds []*cmd, futs []settler) error {
+	errs, first := b.c.execBatchCluster(ctx, cmds)
+	if errs == nil {
+		// Refused before sending.
+		for i, x := range cmds {
+			futs[i].settle(nil, first)
+			x.Recycle()
+		}
+		b.recycleLists(cmds, futs)
+		return first
+	}
+	for i, x := range cmds {
+		if errs[i] != nil {
+			futs[i].settle(nil, errs[i])
+			continue
+		}
+		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
+		b.c.release(x)
+	}
+	if first != nil {
+		// Failed commands belong to the transport: drop the slices.
+		b.lists = nil
+		return first
+	}
+	b.recycleLists(cmds, futs)
+	return nil
 }

@@ -51,6 +51,9 @@ func (c *Client) DoBlocking(ctx context.Context, args ...any) (Reply, error) {
 // send runs x, sealed, on the blocking pool or the multiplexed connections,
 // as the command's flags say.
 func (c *Client) send(ctx context.Context, x *cmd) error {
+	if c.cl != nil {
+		return c.execCluster(ctx, x)
+	}
 	if x.info.flags&flagBlocking != 0 {
 		return c.blocking.Do(ctx, &x.Request)
 	}

@@ -3,18 +3,22 @@ package respire
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
+	"github.com/respire-go/respire/topology"
 	"github.com/respire-go/respire/transport"
 )
 
-// Client is a Redis or Valkey client for one server. It multiplexes all
-// goroutines over Options.Connections connections, pipelining their
-// commands automatically. It is safe for concurrent use; create one and
-// share it.
+// Client is a Redis or Valkey client for one server or a cluster
+// (Options.Cluster). It multiplexes all goroutines over
+// Options.Connections connections per server, pipelining their commands
+// automatically. It is safe for concurrent use; create one and share it.
 type Client struct {
 	opts     Options
-	mux      *transport.Mux
-	blocking *transport.BlockingPool
+	mux      *transport.Mux          // nil on a cluster
+	blocking *transport.BlockingPool // nil on a cluster
+	cl       *topology.Cluster       // nil on a single server
+	closed   atomic.Bool
 	hub      *transport.PubSub
 	cache    *clientCache // nil unless Options.ClientCache
 	conns    uint32
@@ -30,11 +34,20 @@ func NewClient(opts Options) (*Client, error) {
 		return nil, err
 	}
 	cfg := opts.transportConfig()
-	c := &Client{opts: opts, mux: transport.NewMux(cfg)}
+	c := &Client{opts: opts}
+	c.retries = uint8(min(opts.RetryReads, 255))
+	if opts.Cluster != nil {
+		c.cl = newCluster(&opts, cfg)
+		hubCfg := cfg
+		hubCfg.Resolve = c.anyNodeAddr
+		c.hub = transport.NewPubSub(hubCfg)
+		c.conns = uint32(max(opts.Connections, 1))
+		return c, nil
+	}
+	c.mux = transport.NewMux(cfg)
 	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
 	c.hub = transport.NewPubSub(cfg)
 	c.conns = uint32(c.mux.Config().Connections)
-	c.retries = uint8(min(opts.RetryReads, 255))
 	c.cache = newClientCache(&opts, cfg)
 	return c, nil
 }
@@ -48,9 +61,15 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.mux.Connect(ctx); err != nil {
+	var cerr error
+	if c.cl != nil {
+		cerr = c.cl.Connect(ctx)
+	} else {
+		cerr = c.mux.Connect(ctx)
+	}
+	if cerr != nil {
 		c.Close()
-		return nil, c.wrapErr("connect", err)
+		return nil, c.wrapErr("connect", cerr)
 	}
 	if err := c.connectCache(ctx); err != nil {
 		c.Close()
@@ -63,12 +82,65 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // with an error wrapping ErrClosed. Close waits for the client's goroutines
 // to end. It is safe to call more than once.
 func (c *Client) Close() error {
+	c.closed.Store(true)
 	c.closeCache()
 	c.hub.Close()
+	if c.cl != nil {
+		c.cl.Close()
+		return nil
+	}
 	c.blocking.Close()
 	return c.mux.Close()
 }
 
 // Stats returns transport counters (socket reads, bytes, replies), for
-// measuring how many replies each read carries.
-func (c *Client) Stats() transport.Stats { return c.mux.Stats() }
+// measuring how many replies each read carries; on a cluster, summed over
+// the nodes.
+func (c *Client) Stats() transport.Stats {
+	if c.cl == nil {
+		return c.mux.Stats()
+	}
+	var st transport.Stats
+	for _, n := range c.cl.Nodes() {
+		s := n.Mux.Stats()
+		st.Reads += s.Reads
+		st.Bytes += s.Bytes
+		st.Replies += s.Replies
+		st.Sends += s.Sends
+		st.Writes += s.Writes
+		st.SocketReads += s.SocketReads
+		st.SocketBytes += s.SocketBytes
+	}
+	return st
+}
+
+// anyNodeAddr is the address the pub/sub hub of a cluster client dials:
+// any primary (SUBSCRIBE and PUBLISH reach every node of a cluster).
+func (c *Client) anyNodeAddr() string {
+	ctx, cancel := context.WithTimeout(context.Background(), c.mux0Timeout())
+	defer cancel()
+	if n, err := c.cl.Any(ctx); err == nil {
+		return n.Addr
+	}
+	return c.cl.Seed()
+}
+
+func (c *Client) mux0Timeout() time.Duration {
+	if c.opts.DialTimeout > 0 {
+		return c.opts.DialTimeout
+	}
+	return 5 * time.Second
+}
+
+// serverInfo describes a server of the client (on a cluster, some node).
+func (c *Client) serverInfo() *transport.ConnInfo {
+	if c.cl == nil {
+		return c.mux.ServerInfo()
+	}
+	for _, n := range c.cl.Nodes() {
+		if si := n.Mux.ServerInfo(); si != nil {
+			return si
+		}
+	}
+	return nil
+}

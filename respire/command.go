@@ -214,6 +214,21 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 		x.Recycle()
 		return err
 	}
+	if c.cl != nil {
+		x.dec = dec
+		x.seal()
+		if x.info.flags&flagReadonly != 0 {
+			x.Retries = c.retries
+		}
+		if !x.keyed && c.conns > 1 {
+			x.Route = c.rr.Add(1)
+		}
+		name := x.info.name
+		if err := c.execCluster(ctx, x); err != nil {
+			return c.wrapCluster(name, err)
+		}
+		return nil
+	}
 	if x.info.flags&flagBlocking != 0 {
 		err := c.execBlocking(ctx, x, dec)
 		if err == nil && c.cache != nil {

@@ -23,7 +23,8 @@ type Conn struct {
 // protocol and database), calls fn with it, and closes it when fn returns;
 // it returns fn's error, or the error that kept it from calling fn. The
 // connection counts against Options.BlockingPoolSize while it is held, and
-// WithConn waits for a free place until ctx ends.
+// WithConn waits for a free place until ctx ends. On a cluster it is a
+// connection to one of the primaries, chosen at random.
 //
 //	err := c.WithConn(ctx, func(conn *respire.Conn) error {
 //		if _, err := conn.Do(ctx, "SELECT", 2); err != nil {
@@ -33,7 +34,7 @@ type Conn struct {
 //		return err
 //	})
 func (c *Client) WithConn(ctx context.Context, fn func(conn *Conn) error) error {
-	h, err := c.blocking.Hold(ctx)
+	h, err := c.hold(ctx, 0, false, nil)
 	if err != nil {
 		return c.wrapErr("WithConn", err)
 	}

@@ -136,6 +136,9 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		if known := lookupCommand(args); known != nil {
 			x.info = known
 			keyPos = known.firstKey
+			if c.cl != nil {
+				clusterKeys(x, known, args)
+			}
 		}
 	}
 	if c.conns > 1 {
@@ -269,4 +272,23 @@ func pickReply(r *result) Reply {
 func (b *Batch) Do(args ...any) *Future[Reply] {
 	x, _ := b.c.buildDo(&cmdDo, args)
 	return queue(b, x, decodeReplyNil, pickReply)
+}
+
+// clusterKeys records the keys of a raw command at the spec's key
+// positions, for routing on a cluster. Commands whose keys move (EVAL's
+// numkeys, XREAD's STREAMS) have none there: they go to any node and
+// follow its MOVED redirect.
+func clusterKeys(x *cmd, info *cmdInfo, args []any) {
+	first, last, step := info.firstKey, info.lastKey, info.keyStep
+	if first <= 0 || step <= 0 || info.flags&flagMovableKeys != 0 {
+		return
+	}
+	if last < 0 {
+		last = len(args) + last
+	}
+	for i := first; i <= last && i < len(args); i += step {
+		if k := word(args[i]); k != "" || args[i] != nil {
+			x.keys = append(x.keys, k)
+		}
+	}
 }

@@ -61,7 +61,13 @@ type ArgError struct {
 	Command  string // e.g. "SET"
 	Argument string // e.g. "expiration"
 	Reason   string
+	// Err is the sentinel the reason is an instance of (ErrCrossSlot, ...),
+	// for errors.Is; nil for most argument errors.
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *ArgError) Unwrap() error { return e.Err }
 
 func (e *ArgError) Error() string {
 	return fmt.Sprintf("respire: %s: argument %s: %s", e.Command, e.Argument, e.Reason)

@@ -157,6 +157,15 @@ type Options struct {
 	// before it gives up with an error wrapping TxFailed. Zero means
 	// DefaultWatchRetries.
 	WatchRetries int
+	// Cluster, when set, connects to a Redis Cluster (or Valkey cluster)
+	// instead of a single server: commands go to the node that serves
+	// their keys' slot; see ClusterOptions and docs/cluster.md. Addr is
+	// then one more seed.
+	Cluster *ClusterOptions
+	// ReadFrom chooses where commands the spec marks read-only go on a
+	// cluster: the slot's primary (the zero value), or one of its
+	// replicas. Commands in a Tx or Watch always go to the primary.
+	ReadFrom ReadFrom
 }
 
 func optErr(field, format string, args ...any) error {
@@ -169,6 +178,15 @@ func (o *Options) validate() error {
 	case 0, 2, 3:
 	default:
 		return optErr("Protocol", "%d is not 2 or 3", o.Protocol)
+	}
+	if err := o.Cluster.validate(); err != nil {
+		return err
+	}
+	if o.Cluster != nil && o.ClientCache != nil {
+		return optErr("ClientCache", "client-side caching is not supported with Cluster yet")
+	}
+	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadReplica {
+		return optErr("ReadFrom", "unknown mode %d", o.ReadFrom)
 	}
 	if err := o.ClientCache.validate(o.Protocol); err != nil {
 		return err

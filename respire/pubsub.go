@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/respire-go/respire/transport"
@@ -92,7 +93,14 @@ func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscript
 	return c.newSubscription(ctx, transport.KindShard, channels)
 }
 
+// ErrShardedPubSubCluster is the error of SSubscribe on a cluster client,
+// which does not route sharded channels to their slots' owners yet.
+var ErrShardedPubSubCluster = errors.New("respire: SSUBSCRIBE is not supported on a cluster client yet")
+
 func (c *Client) newSubscription(ctx context.Context, kind transport.Kind, names []string) (*Subscription, error) {
+	if kind == transport.KindShard && c.cl != nil {
+		return nil, ErrShardedPubSubCluster
+	}
 	if len(names) == 0 {
 		return nil, newArgError(kindCommand(kind), "channel", "at least one is required")
 	}

@@ -66,7 +66,7 @@ func (c *Client) unsupported(info *cmdInfo) error {
 	if info.servers == 0 {
 		return nil
 	}
-	si := c.mux.ServerInfo()
+	si := c.serverInfo()
 	if si == nil {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/respire-go/respire/topology"
+
 	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -119,13 +121,9 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		return nil
 	}
 	c := tx.c
-	h := tx.held
-	if h == nil {
-		var err error
-		if h, err = c.blocking.Hold(ctx); err != nil {
-			return settleAll(futs, c.wrapErr("MULTI", err))
-		}
-		defer h.Release()
+	slot, keyed, err := txSlot(c, cmds)
+	if err != nil {
+		return settleAll(futs, err)
 	}
 
 	size := len(multiPayload) + len(execPayload)
@@ -133,20 +131,102 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		x.seal()
 		size += len(x.buf) - x.start
 	}
-	payload := make([]byte, 0, size)
+	payload := make([]byte, 0, len(askingPayload)+size)
+	payload = append(payload, askingPayload...)
 	payload = append(payload, multiPayload...)
 	for _, x := range cmds {
 		payload = append(payload, x.buf[x.start:]...)
 	}
 	payload = append(payload, execPayload...)
 
-	r := txReplies{cmds: cmds, queueErr: make([]error, len(cmds))}
-	if err := h.Do(ctx, payload, len(cmds)+2, r.handle); err != nil {
-		return settleAll(futs, c.wrapErr("EXEC", err))
+	var ask *topology.Node
+	for attempt := 0; ; attempt++ {
+		h := tx.held
+		if h == nil {
+			if h, err = c.hold(ctx, slot, keyed, ask); err != nil {
+				return settleAll(futs, c.wrapErr("MULTI", err))
+			}
+		}
+		// ASKING before MULTI, after an ASK redirect: the server keeps the
+		// flag for the whole transaction.
+		p, n, skip := payload[len(askingPayload):], len(cmds)+2, 0
+		if ask != nil {
+			p, n, skip = payload, n+1, 1
+		}
+		r := txReplies{cmds: cmds, queueErr: make([]error, len(cmds))}
+		err := h.Do(ctx, p, n, func(i int, m resp.Msg) {
+			if i >= skip {
+				r.handle(i-skip, m)
+			}
+		})
+		if tx.held == nil {
+			h.Release()
+		}
+		if err != nil {
+			return settleAll(futs, c.wrapErr("EXEC", err))
+		}
+		// Whatever EXEC replied, the server has unwatched the keys.
+		tx.watching = false
+		rd, redirected := r.redirect()
+		if !redirected || tx.held != nil || attempt >= maxRedirects {
+			return r.settle(ctx, c, futs)
+		}
+		// The cluster refused the whole transaction (EXECABORT) for a
+		// redirect: nothing ran, so it goes again, as a unit.
+		ask = nil
+		switch rd.kind {
+		case "MOVED":
+			c.cl.Moved(rd.slot, rd.addr)
+		case "ASK":
+			ask = c.cl.Node(rd.addr)
+		default:
+			if !c.pause(ctx, clusterPause(attempt)) {
+				return r.settle(ctx, c, futs)
+			}
+		}
 	}
-	// Whatever EXEC replied, the server has unwatched the keys.
-	tx.watching = false
-	return r.settle(ctx, c, futs)
+}
+
+// txSlot is the slot of a transaction's keys on a cluster: they must all
+// be in one, which is checked before anything is sent.
+func txSlot(c *Client, cmds []*cmd) (uint16, bool, error) {
+	if c.cl == nil {
+		return 0, false, nil
+	}
+	var slot uint16
+	var keyed bool
+	var first string
+	for _, x := range cmds {
+		s, ok, err := slotOf(x)
+		if err != nil {
+			return 0, false, err
+		}
+		if !ok {
+			continue
+		}
+		if keyed && s != slot {
+			return 0, false, &ArgError{Command: "MULTI", Argument: "key",
+				Reason: fmt.Sprintf("%v: a transaction on a cluster runs on one node: %q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, first, slot, x.keys[0], s), Err: ErrCrossSlot}
+		}
+		if !keyed {
+			slot, keyed, first = s, true, x.keys[0]
+		}
+	}
+	return slot, keyed, nil
+}
+
+// redirect returns the cluster redirect that made the server refuse the
+// transaction, if any.
+func (r *txReplies) redirect() (redirect, bool) {
+	if r.execErr == nil {
+		return redirect{}, false
+	}
+	for _, e := range r.queueErr {
+		if rd, ok := redirectOf(e, ""); ok {
+			return rd, true
+		}
+	}
+	return redirectOf(r.multiErr, "")
 }
 
 // settle hands the outcome of the transaction to the Futures and returns

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/respire-go/respire/topology"
 	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -54,7 +55,7 @@ import (
 // Watch holds a connection of the blocking pool (Options.BlockingPoolSize)
 // until it returns: keep fn short. The errors of Tx.Exec apply.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
-	h, err := c.blocking.Hold(ctx)
+	h, err := c.holdWatch(ctx, keys)
 	if err != nil {
 		return c.wrapErr("WATCH", err)
 	}
@@ -69,18 +70,27 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 // safe to run several times, and read afresh each time. WatchRetry returns
 // nil once a transaction commits, at once on any other error, and, when
 // ctx ends between attempts, an error wrapping both TxFailed and the
-// context's error.
+// context's error. It runs fn at most Options.WatchRetries times
+// (DefaultWatchRetries when zero); when the last attempt fails too, it
+// returns an error that wraps TxFailed and says how many attempts it made.
 func (c *Client) WatchRetry(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
-	h, err := c.blocking.Hold(ctx)
+	h, err := c.holdWatch(ctx, keys)
 	if err != nil {
 		return c.wrapErr("WATCH", err)
 	}
 	defer h.Release()
+	attempts := c.opts.WatchRetries
+	if attempts == 0 {
+		attempts = DefaultWatchRetries
+	}
 	var timer *time.Timer
 	for attempt := 1; ; attempt++ {
 		err := c.watchOnce(ctx, h, fn, keys)
 		if !errors.Is(err, TxFailed) {
 			return err
+		}
+		if attempt >= attempts {
+			return fmt.Errorf("%w: gave up after %d attempts (Options.WatchRetries)", TxFailed, attempt)
 		}
 		if timer == nil {
 			timer = time.NewTimer(txBackoff(attempt))
@@ -94,6 +104,22 @@ func (c *Client) WatchRetry(ctx context.Context, fn func(tx *Tx) error, keys ...
 			return fmt.Errorf("%w (%d attempts): %w", TxFailed, attempt, ctx.Err())
 		}
 	}
+}
+
+// holdWatch lends the connection a Watch runs on: on a cluster, one of the
+// primary that serves the keys, which must share a slot.
+func (c *Client) holdWatch(ctx context.Context, keys []string) (*transport.Held, error) {
+	if c.cl == nil || len(keys) == 0 {
+		return c.hold(ctx, 0, false, nil)
+	}
+	slot := topology.Slot(keys[0])
+	for _, k := range keys[1:] {
+		if s := topology.Slot(k); s != slot {
+			return nil, &ArgError{Command: "WATCH", Argument: "key",
+				Reason: fmt.Sprintf("%v: %q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, keys[0], slot, k, s), Err: ErrCrossSlot}
+		}
+	}
+	return c.hold(ctx, slot, true, nil)
 }
 
 // txBackoff is the pause after the given number of failed attempts: random

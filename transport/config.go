@@ -16,6 +16,10 @@ type Config struct {
 	Network string
 	// Addr is host:port for tcp, a path for unix.
 	Addr string
+	// Resolve, when set, gives the address to dial each time a connection
+	// is opened, instead of Addr: for a connection that follows a topology
+	// (a cluster node that may fail, a Sentinel-watched primary).
+	Resolve func() string
 	// TLS, when set, wraps connections in TLS. Its ServerName defaults to
 	// the host of Addr so the certificate is verified.
 	TLS *tls.Config
@@ -61,6 +65,14 @@ type Config struct {
 	OnPush func(m resp.Msg)
 	// OnConnect, when set, runs after each successful handshake.
 	OnConnect func(info ConnInfo)
+	// ReadOnly sends READONLY after connecting, for reads from a cluster
+	// replica.
+	ReadOnly bool
+	// NodeID, when set, is the cluster node id the server must report
+	// (CLUSTER MYID) for the connection to be used: a different node or
+	// cluster answering at a known address fails the handshake with
+	// ErrWrongNode.
+	NodeID string
 	// Tracking, when set, turns on CLIENT TRACKING on every connection and
 	// routes invalidation pushes to it; a connection that negotiates RESP2
 	// then fails its handshake with ErrTrackingNeedsRESP3.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -15,6 +16,11 @@ import (
 // dial opens and handshakes one connection. The returned reader holds no
 // buffered bytes.
 func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, error) {
+	if cfg.Resolve != nil {
+		resolved := *cfg
+		resolved.Addr, resolved.Resolve = cfg.Resolve(), nil
+		cfg = &resolved
+	}
 	info := ConnInfo{Addr: cfg.Addr}
 	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
@@ -126,6 +132,12 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 	if cfg.DB != 0 {
 		steps = append(steps, hsStep{"SELECT", []string{"SELECT", strconv.Itoa(cfg.DB)}})
 	}
+	if cfg.NodeID != "" {
+		steps = append(steps, hsStep{"CLUSTER MYID", []string{"CLUSTER", "MYID"}})
+	}
+	if cfg.ReadOnly {
+		steps = append(steps, hsStep{"READONLY", []string{"READONLY"}})
+	}
 	if cfg.Tracking != nil {
 		if info.Protocol != 3 {
 			return info, &HandshakeError{Step: "CLIENT TRACKING", Err: ErrTrackingNeedsRESP3}
@@ -149,8 +161,12 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 		if err != nil {
 			return info, &HandshakeError{Step: s.name, Err: err}
 		}
-		if e := (treeReply{m.Tree()}).err(); e != nil && first == nil {
+		r := treeReply{m.Tree()}
+		if e := r.err(); e != nil && first == nil {
 			first = &HandshakeError{Step: s.name, Err: e}
+		}
+		if s.name == "CLUSTER MYID" && r.err() == nil && r.Str != cfg.NodeID && first == nil {
+			first = &HandshakeError{Step: s.name, Err: fmt.Errorf("%w: %s answers as node %q, not %q", ErrWrongNode, cfg.Addr, r.Str, cfg.NodeID)}
 		}
 	}
 	return info, first

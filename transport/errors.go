@@ -25,6 +25,11 @@ var ErrUnavailable = errors.New("respire: server unavailable")
 // unknown), or from the server's error reply.
 var ErrNotSent = errors.New("not sent")
 
+// ErrWrongNode is wrapped by the handshake error of a connection to a
+// cluster node whose id is not the one the topology expects at that
+// address: another node, or another cluster, now answers there.
+var ErrWrongNode = errors.New("respire: wrong cluster node")
+
 // NotSent wraps err so that it matches ErrNotSent.
 func NotSent(err error) error {
 	if err == nil || errors.Is(err, ErrNotSent) {
@@ -105,7 +110,7 @@ func (e *HandshakeError) Unwrap() error { return e.Err }
 // background. Transient failures (a full server, a server still loading)
 // are not permanent.
 func (e *HandshakeError) Permanent() bool {
-	if errors.Is(e.Err, ErrTrackingNeedsRESP3) {
+	if errors.Is(e.Err, ErrTrackingNeedsRESP3) || errors.Is(e.Err, ErrWrongNode) {
 		return true
 	}
 	var se *ServerError

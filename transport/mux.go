@@ -69,10 +69,21 @@ func (m *Mux) Connect(ctx context.Context) error {
 // again on the next connection (a few times at most, within ctx). One whose
 // connection broke after that is sent again only while r.Retries allows.
 func (m *Mux) Do(ctx context.Context, r *Request) error {
+	abandoned, err := m.Try(ctx, r)
+	if err != nil && !abandoned {
+		r.handler.Recycle()
+	}
+	return err
+}
+
+// Try is Do for a caller that may send r elsewhere when it fails: on an
+// error r is still the caller's, not recycled, unless abandoned is true
+// (the context ended while r was in flight), in which case the Mux owns it
+// as after Do.
+func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	r.err = nil
 	if err := ctx.Err(); err != nil {
-		r.handler.Recycle()
-		return NotSent(err)
+		return false, NotSent(err)
 	}
 	s := m.slots[0]
 	if len(m.slots) > 1 {
@@ -82,8 +93,7 @@ func (m *Mux) Do(ctx context.Context, r *Request) error {
 	for {
 		c, err := s.get(ctx, m.cfg.FailFast)
 		if err != nil {
-			r.handler.Recycle()
-			return err
+			return false, err
 		}
 		r.state.Store(stateWaiting)
 		if err := c.send(r); err != nil {
@@ -91,21 +101,19 @@ func (m *Mux) Do(ctx context.Context, r *Request) error {
 			s.drop(c)
 			continue
 		}
-		var abandoned bool
 		if c.direct {
 			abandoned, err = c.waitDirect(ctx, r, 1)
 		} else {
 			abandoned, err = wait(ctx, r)
 		}
 		if err == nil || abandoned {
-			return err
+			return abandoned, err
 		}
 		if again(ctx, err, &resends, &retries) {
 			r.err = nil
 			continue
 		}
-		r.handler.Recycle()
-		return err
+		return false, err
 	}
 }
 

@@ -37,6 +37,10 @@ type Config struct {
 	// redis.conf: "maxmemory 10mb". Values are split at white space. They
 	// come last, so they override the harness's own directives.
 	Args []string
+
+	// pickPort, when set, chooses the port instead of freePort: a cluster
+	// node needs its bus port (port+10000) free as well.
+	pickPort func() (int, error)
 }
 
 // User is an ACL user, enabled at startup.
@@ -152,7 +156,11 @@ func Start(t testing.TB, cfg Config) *Server {
 
 	const attempts = 5
 	for i := 1; ; i++ {
-		port, err := freePort()
+		pick := freePort
+		if cfg.pickPort != nil {
+			pick = cfg.pickPort
+		}
+		port, err := pick()
 		if err != nil {
 			t.Fatalf("harness: %v", err)
 		}

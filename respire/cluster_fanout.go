@@ -1,0 +1,334 @@
+package respire
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/respire-go/respire/topology"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Fan-out on a cluster, as the spec's tips say.
+//
+// request_policy all_shards sends a command to every primary (DBSIZE,
+// KEYS, FLUSHALL, SCRIPT EXISTS), all_nodes to every node the client knows
+// (SCRIPT LOAD, CONFIG SET), and multi_shard splits a command whose keys
+// span slots into one command per slot (MGET, DEL, EXISTS, MSET, TOUCH,
+// UNLINK). The parts run in parallel, each with the redirect handling of a
+// single command; their replies are merged as response_policy says (agg_sum,
+// agg_min, agg_max, agg_logical_and/or, all_succeeded, one_succeeded; the
+// elements of a split command's replies go back to their keys' places; the
+// arrays of an unsplit fan-out are concatenated; otherwise the first
+// node's reply), and the merged reply goes through the command's own
+// decoder, so the typed result is the one a single node would give.
+// A command without a tip that spans slots is refused (ErrCrossSlot):
+// splitting MSETNX, say, would break its all-or-nothing promise.
+
+// fanOut reports whether x is to be fanned out on a cluster.
+func fanOut(x *cmd) bool {
+	switch x.info.requestPolicy {
+	case "all_shards", "all_nodes":
+		return true
+	case "multi_shard":
+		if len(x.keys) < 2 {
+			return false
+		}
+		s := topology.Slot(x.keys[0])
+		for _, k := range x.keys[1:] {
+			if topology.Slot(k) != s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// part is one piece of a fanned-out command.
+type part struct {
+	x    *cmd
+	node *topology.Node // set for all_shards / all_nodes
+	keys []int          // for multi_shard: the key indexes it carries
+	v    resp.Value
+	err  error
+}
+
+// execFanOut runs a fanned-out x (sealed, decoder set) and leaves the
+// merged outcome in x, as execCluster does. The contract is execCluster's.
+func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
+	args, err := commandArgs(x.buf[x.start:])
+	if err != nil {
+		x.Recycle()
+		return err
+	}
+	var parts []*part
+	split := x.info.requestPolicy == "multi_shard"
+	if split {
+		parts, err = c.splitBySlot(x, args)
+	} else {
+		parts, err = c.perNode(ctx, x, args)
+	}
+	if err != nil {
+		x.Recycle()
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.err = c.runPart(ctx, p)
+		}()
+	}
+	wg.Wait()
+	for _, p := range parts {
+		if p.err != nil {
+			x.Recycle()
+			return p.err
+		}
+	}
+	merged, err := merge(x, parts, split)
+	if err != nil {
+		x.Recycle()
+		return err
+	}
+	// The merged reply goes through x's own decoder.
+	buf := resp.AppendValue(nil, merged)
+	m, err := resp.NewReader(bytes.NewReader(buf), resp.Limits{}).Next()
+	if err != nil {
+		x.Recycle()
+		return fmt.Errorf("respire: %s: merging replies: %w", x.info.name, err)
+	}
+	x.HandleReply(m)
+	return nil
+}
+
+// runPart sends one part and keeps its reply as a tree.
+func (c *Client) runPart(ctx context.Context, p *part) error {
+	p.x.dec = decodeReply
+	p.x.seal()
+	var err error
+	if p.node != nil {
+		err = c.onNode(ctx, p.node, p.x)
+	} else {
+		err = c.execCluster(ctx, p.x)
+	}
+	if err != nil {
+		return c.wrapCluster(p.x.info.name, err)
+	}
+	if p.x.replyErr != nil {
+		p.v = resp.Value{Type: resp.TypeSimpleError, Str: p.x.replyErr.Error()}
+		if se, ok := p.x.replyErr.(*Error); ok {
+			p.v.Str = se.Message
+		}
+	} else {
+		r, _ := p.x.res.Any.(Reply)
+		p.v = r.v
+	}
+	p.x.Recycle()
+	return nil
+}
+
+// onNode sends x to one given node (a fan-out to every node).
+func (c *Client) onNode(ctx context.Context, n *topology.Node, x *cmd) error {
+	if x.info.flags&flagBlocking != 0 {
+		return n.Pool.Do(ctx, &x.Request)
+	}
+	return n.Mux.Do(ctx, &x.Request)
+}
+
+// perNode makes one copy of x for every primary (all_shards) or every node
+// (all_nodes).
+func (c *Client) perNode(ctx context.Context, x *cmd, args [][]byte) ([]*part, error) {
+	var nodes []*topology.Node
+	var err error
+	if x.info.requestPolicy == "all_nodes" {
+		nodes, err = c.cl.All(ctx)
+	} else {
+		nodes, err = c.cl.Primaries(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]*part, len(nodes))
+	for i, n := range nodes {
+		parts[i] = &part{x: rebuild(x.info, args, nil), node: n}
+	}
+	return parts, nil
+}
+
+// splitBySlot makes one command per slot of x's keys, with the arguments
+// that go with each key (the value after MSET's key, say), by the spec's
+// key positions.
+func (c *Client) splitBySlot(x *cmd, args [][]byte) ([]*part, error) {
+	first, last, step := x.info.firstKey, x.info.lastKey, x.info.keyStep
+	if first <= 0 || step <= 0 {
+		return nil, &ArgError{Command: x.info.name, Argument: "key", Reason: ErrCrossSlot.Error() + " and the spec gives no key positions to split it"}
+	}
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) || first > last {
+		return nil, &ArgError{Command: x.info.name, Argument: "key", Reason: "arguments do not match the command's key positions"}
+	}
+	// The key groups: a key and the step-1 arguments after it.
+	end := first
+	for end <= last {
+		end += step
+	}
+	if end > len(args) {
+		return nil, &ArgError{Command: x.info.name, Argument: "key", Reason: "arguments do not match the command's key positions"}
+	}
+	bySlot := map[uint16]*part{}
+	var parts []*part
+	for k, i := 0, first; i < end; k, i = k+1, i+step {
+		s := topology.Slot(string(args[i]))
+		p := bySlot[s]
+		if p == nil {
+			p = &part{}
+			bySlot[s] = p
+			parts = append(parts, p)
+		}
+		p.keys = append(p.keys, k)
+	}
+	for _, p := range parts {
+		var pargs [][]byte
+		pargs = append(pargs, args[:first]...)
+		for _, k := range p.keys {
+			i := first + k*step
+			pargs = append(pargs, args[i:i+step]...)
+		}
+		pargs = append(pargs, args[end:]...)
+		p.x = rebuild(x.info, pargs, func(px *cmd) {
+			for _, k := range p.keys {
+				px.keys = append(px.keys, string(args[first+k*step]))
+			}
+		})
+	}
+	return parts, nil
+}
+
+// rebuild encodes a command of info from its words.
+func rebuild(info *cmdInfo, args [][]byte, keys func(*cmd)) *cmd {
+	x := cmdPool.Get().(*cmd)
+	x.info = info
+	x.buf = x.buf[:hdrRoom]
+	x.nargs = 0
+	x.keyed = false
+	x.Route = 0
+	x.Retries = 0
+	for _, a := range args {
+		x.argBytes(a)
+	}
+	if keys != nil {
+		keys(x)
+	}
+	return x
+}
+
+// commandArgs decodes an encoded command (an array of bulk strings).
+func commandArgs(b []byte) ([][]byte, error) {
+	m, err := resp.NewReader(bytes.NewReader(b), resp.Limits{}).Next()
+	if err != nil {
+		return nil, err
+	}
+	v := m.Tree()
+	out := make([][]byte, len(v.Elems))
+	for i, e := range v.Elems {
+		out[i] = []byte(e.Str)
+	}
+	return out, nil
+}
+
+// merge combines the parts' replies as x's response policy says.
+func merge(x *cmd, parts []*part, split bool) (resp.Value, error) {
+	policy := x.info.responsePolicy
+	var firstErr *resp.Value
+	for _, p := range parts {
+		if p.v.Type == resp.TypeSimpleError || p.v.Type == resp.TypeBulkError {
+			if firstErr == nil {
+				firstErr = &p.v
+			}
+		}
+	}
+	switch policy {
+	case "one_succeeded":
+		for _, p := range parts {
+			if p.v.Type != resp.TypeSimpleError && p.v.Type != resp.TypeBulkError {
+				return p.v, nil
+			}
+		}
+		return *firstErr, nil
+	}
+	if firstErr != nil {
+		return *firstErr, nil
+	}
+	switch policy {
+	case "all_succeeded", "special":
+		return parts[0].v, nil
+	case "agg_sum", "agg_min", "agg_max":
+		var acc int64
+		for i, p := range parts {
+			n := p.v.Int
+			if p.v.Type != resp.TypeInteger {
+				return resp.Value{}, fmt.Errorf("respire: %s: cannot aggregate a %s reply", x.info.name, p.v.Type)
+			}
+			switch {
+			case i == 0:
+				acc = n
+			case policy == "agg_sum":
+				acc += n
+			case policy == "agg_min":
+				acc = min(acc, n)
+			default:
+				acc = max(acc, n)
+			}
+		}
+		return resp.Value{Type: resp.TypeInteger, Int: acc}, nil
+	case "agg_logical_and", "agg_logical_or":
+		out := parts[0].v
+		out.Elems = append([]resp.Value(nil), out.Elems...)
+		for _, p := range parts[1:] {
+			for i := range out.Elems {
+				if i < len(p.v.Elems) {
+					a, b := out.Elems[i].Int != 0, p.v.Elems[i].Int != 0
+					r := a && b
+					if policy == "agg_logical_or" {
+						r = a || b
+					}
+					out.Elems[i].Int = 0
+					if r {
+						out.Elems[i].Int = 1
+					}
+				}
+			}
+		}
+		return out, nil
+	}
+	if split {
+		// Each key's reply back in its place.
+		n := 0
+		for _, p := range parts {
+			n += len(p.keys)
+		}
+		out := resp.Value{Type: parts[0].v.Type, Elems: make([]resp.Value, n)}
+		for _, p := range parts {
+			if len(p.v.Elems) != len(p.keys) {
+				return resp.Value{}, fmt.Errorf("respire: %s: a part of %d keys got %d replies", x.info.name, len(p.keys), len(p.v.Elems))
+			}
+			for j, k := range p.keys {
+				out.Elems[k] = p.v.Elems[j]
+			}
+		}
+		return out, nil
+	}
+	if t := parts[0].v.Type; t == resp.TypeArray || t == resp.TypeSet {
+		out := resp.Value{Type: t}
+		for _, p := range parts {
+			out.Elems = append(out.Elems, p.v.Elems...)
+		}
+		return out, nil
+	}
+	return parts[0].v, nil
+}

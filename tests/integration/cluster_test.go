@@ -1,0 +1,215 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// clusterClient connects to c through all its seeds.
+func clusterClient(t *testing.T, c *harness.Cluster, opts respire.Options) *respire.Client {
+	t.Helper()
+	if opts.Cluster == nil {
+		opts.Cluster = &respire.ClusterOptions{}
+	}
+	opts.Cluster.Seeds = c.Seeds()
+	if opts.MinRetryBackoff == 0 {
+		opts.MinRetryBackoff = 5 * time.Millisecond
+		opts.MaxRetryBackoff = 100 * time.Millisecond
+	}
+	return connect(t, opts)
+}
+
+// topologyFetches sums the CLUSTER SHARDS and CLUSTER SLOTS calls every
+// node has served.
+func topologyFetches(t *testing.T, c *harness.Cluster) int {
+	t.Helper()
+	total := 0
+	for _, n := range c.Nodes {
+		info, err := n.Do(context.Background(), "INFO", "commandstats")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(fmt.Sprint(info), "\n") {
+			for _, name := range []string{"cmdstat_cluster|shards:", "cmdstat_cluster|slots:"} {
+				if strings.HasPrefix(line, name) {
+					f := strings.TrimPrefix(line, name)
+					f = strings.TrimPrefix(strings.Split(f, ",")[0], "calls=")
+					n, _ := strconv.Atoi(f)
+					total += n
+				}
+			}
+		}
+	}
+	return total
+}
+
+// TestClusterSurface: the same client and generated methods work on a
+// cluster: keys on every shard, fan-out from the spec's tips, batches,
+// transactions, Watch, blocking commands, pub/sub, leases, Do; commands
+// that cannot be split are refused before sending.
+func TestClusterSurface(t *testing.T) {
+	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
+		hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: f})
+		for _, proto := range []int{3, 2} {
+			t.Run(fmt.Sprintf("resp%d", proto), func(t *testing.T) {
+				ctx := ctxT(t)
+				before := topologyFetches(t, hc)
+				c := clusterClient(t, hc, respire.Options{Protocol: proto})
+				p := fmt.Sprintf("surf%d:", proto)
+
+				// 64 callers on first use; keys on every shard.
+				var wg sync.WaitGroup
+				errs := make(chan error, 64)
+				for i := range 64 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						k := fmt.Sprintf("%sk%d", p, i)
+						if err := c.Set(ctx, k, "v"+strconv.Itoa(i), nil); err != nil {
+							errs <- err
+							return
+						}
+						v, err := c.Get(ctx, k)
+						if err == nil && v != "v"+strconv.Itoa(i) {
+							err = fmt.Errorf("%s: got %q", k, v)
+						}
+						if err != nil {
+							errs <- err
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				assert.LessOrEqual(t, topologyFetches(t, hc)-before, 1, "one topology fetch on first use")
+
+				// Split by slot and merged in the caller's order.
+				keys := make([]string, 100)
+				for i := range keys {
+					keys[i] = fmt.Sprintf("%sk%d", p, i)
+				}
+				vals, err := c.MGet(ctx, keys...)
+				require.NoError(t, err)
+				require.Len(t, vals, 100)
+				for i, v := range vals {
+					if i < 64 {
+						assert.Equal(t, "v"+strconv.Itoa(i), v.V, keys[i])
+					} else {
+						assert.False(t, v.Valid, keys[i])
+					}
+				}
+				n, err := c.Exists(ctx, keys...)
+				require.NoError(t, err)
+				assert.Equal(t, int64(64), n)
+				require.NoError(t, c.MSet(ctx, respire.KeyValue{Key: p + "a", Value: "1"}, respire.KeyValue{Key: p + "b", Value: "2"}, respire.KeyValue{Key: p + "c", Value: "3"}))
+				_, err = c.MSetNX(ctx, respire.KeyValue{Key: p + "a", Value: "1"}, respire.KeyValue{Key: p + "zz", Value: "2"})
+				var ae *respire.ArgError
+				require.ErrorAs(t, err, &ae, "MSETNX across slots must be refused")
+				assert.ErrorIs(t, err, respire.ErrCrossSlot)
+				assert.ErrorIs(t, err, respire.ErrNotSent)
+				_, err = c.RPopLPush(ctx, p+"x", p+"y")
+				require.ErrorAs(t, err, &ae)
+				assert.Contains(t, err.Error(), "slot")
+				// Hash tags keep keys together.
+				_, err = c.MSetNX(ctx, respire.KeyValue{Key: "{" + p + "t}a", Value: "1"}, respire.KeyValue{Key: "{" + p + "t}b", Value: "2"})
+				require.NoError(t, err)
+
+				dbsize, err := c.DBSize(ctx)
+				require.NoError(t, err)
+				assert.GreaterOrEqual(t, dbsize, int64(69))
+				all, err := c.Keys(ctx, p+"*")
+				require.NoError(t, err)
+				assert.Len(t, all, 67, "every shard's keys but the hash-tagged ones")
+				del, err := c.Del(ctx, keys...)
+				require.NoError(t, err)
+				assert.Equal(t, int64(64), del)
+
+				// Batch over all shards, results in order.
+				b := c.NewBatch()
+				var futs []*respire.Future[int64]
+				for i := range 200 {
+					futs = append(futs, b.Incr(fmt.Sprintf("%sn%d", p, i%50)))
+				}
+				mg := b.MGet(p+"n1", p+"n2", p+"n3")
+				require.NoError(t, b.Exec(ctx))
+				for i, f := range futs {
+					v, err := f.Result()
+					require.NoError(t, err)
+					assert.Equal(t, int64(i/50+1), v)
+				}
+				assert.Len(t, mg.Val(), 3)
+
+				// A transaction in one slot; across slots it is refused.
+				tx := c.NewTx()
+				i1 := tx.Incr("{" + p + "tx}a")
+				tx.Incr("{" + p + "tx}b")
+				require.NoError(t, tx.Exec(ctx))
+				assert.Equal(t, int64(1), i1.Val())
+				tx = c.NewTx()
+				tx.Incr(p + "tx-a")
+				tx.Incr(p + "tx-b")
+				err = tx.Exec(ctx)
+				require.ErrorAs(t, err, &ae)
+				assert.ErrorIs(t, err, respire.ErrCrossSlot)
+
+				require.NoError(t, c.WatchRetry(ctx, func(tx *respire.Tx) error {
+					v, err := c.Get(ctx, "{"+p+"w}bal")
+					if err != nil && !errors.Is(err, respire.Nil) {
+						return err
+					}
+					tx.Set("{"+p+"w}bal", v+"x", nil)
+					return nil
+				}, "{"+p+"w}bal"))
+
+				// Blocking commands on the slot owner's pool.
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					c.RPush(context.Background(), p+"list", "item")
+				}()
+				got, err := c.BLPop(ctx, 5*time.Second, p+"list")
+				require.NoError(t, err)
+				assert.Equal(t, "item", got.Element)
+
+				// Pub/sub on any node reaches publishers on any other.
+				sub, err := c.Subscribe(ctx, p+"ch")
+				require.NoError(t, err)
+				defer sub.Close()
+				_, err = c.Publish(ctx, p+"ch", "hello")
+				require.NoError(t, err)
+				msg, err := sub.Next(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, "hello", msg.Payload)
+
+				// Leases and Do.
+				require.NoError(t, c.Set(ctx, p+"blob", "bytes", nil))
+				l, err := c.GetLease(ctx, p+"blob")
+				require.NoError(t, err)
+				assert.Equal(t, "bytes", string(l.Bytes()))
+				l.Release()
+				r, err := c.Do(ctx, "GET", p+"blob")
+				require.NoError(t, err)
+				s, _ := r.Text()
+				assert.Equal(t, "bytes", s)
+				r, err = c.Do(ctx, "EVAL", "return redis.call('GET', KEYS[1])", 1, p+"blob")
+				require.NoError(t, err, "a movable-key command follows MOVED")
+				s, _ = r.Text()
+				assert.Equal(t, "bytes", s)
+				_, err = c.SSubscribe(ctx, p+"sh")
+				assert.ErrorIs(t, err, respire.ErrShardedPubSubCluster)
+			})
+		}
+	})
+}

@@ -1,0 +1,580 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Options configures a Cluster.
+type Options struct {
+	// Seeds are addresses of some of the cluster's nodes, asked for the
+	// topology until one answers.
+	Seeds []string
+	// Node is the template of every node's connections (credentials, TLS,
+	// protocol, timeouts); Addr and NodeID are set per node.
+	Node transport.Config
+	// PoolSize bounds each node's blocking pool.
+	PoolSize int
+	// Replicas opens connections to replicas too (with READONLY), for
+	// replica reads.
+	Replicas bool
+	// RefreshInterval is how often the topology is fetched while nothing
+	// asks for it. Default 30s.
+	RefreshInterval time.Duration
+	// RefreshGap is the shortest time between two fetches asked for by
+	// redirects (MOVED). Default 1s.
+	RefreshGap time.Duration
+	// UrgentGap is the shortest time between two fetches while a node that
+	// owns slots cannot be reached. Default 100ms.
+	UrgentGap time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.RefreshInterval <= 0 {
+		o.RefreshInterval = 30 * time.Second
+	}
+	if o.RefreshGap <= 0 {
+		o.RefreshGap = time.Second
+	}
+	if o.UrgentGap <= 0 {
+		o.UrgentGap = 100 * time.Millisecond
+	}
+}
+
+// Node is one server of the cluster with its connections.
+type Node struct {
+	Addr string
+	ID   string // "" for a seed whose id is not known yet
+	Mux  *transport.Mux
+	Pool *transport.BlockingPool
+}
+
+// shard routes one set of slots.
+type shard struct {
+	primary  *Node
+	replicas []*Node
+}
+
+// routes is a snapshot of the slot map. Only its slots change after it is
+// published, one at a time, when a MOVED redirect patches them.
+type routes struct {
+	slots  [SlotCount]atomic.Pointer[shard]
+	shards []*shard
+	ids    map[string]bool // every node id of the adopted view
+}
+
+// ErrNoTopology is wrapped by the error of a command sent before any node
+// of the cluster described it, when the context ends first.
+var ErrNoTopology = errors.New("respire: no cluster topology yet")
+
+// ErrSlotUnserved is wrapped by the error of a command whose slot no
+// primary serves (the cluster is down for it, or resharding left a gap)
+// until its context ended.
+var ErrSlotUnserved = errors.New("respire: slot not served by any node")
+
+// ErrNoReplica is wrapped by the error of a read that must go to a replica
+// when the slot's shard has none.
+var ErrNoReplica = errors.New("respire: no replica serves the slot")
+
+// Cluster tracks the topology of a cluster and the nodes' connections. It
+// is safe for concurrent use.
+type Cluster struct {
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	cur     atomic.Pointer[routes]
+	fetches atomic.Int64
+
+	mu      sync.Mutex
+	nodes   map[string]*Node // by address
+	changed chan struct{}    // closed and replaced when routes change or a fetch fails
+	lastErr error            // of the last failed fetch
+	closed  bool
+
+	kick   chan struct{} // asks for a fetch, rate-limited by RefreshGap
+	urgent chan struct{} // asks for a fetch, rate-limited by UrgentGap
+}
+
+// New returns a Cluster that fetches its first topology at once, in the
+// background.
+func New(opts Options) *Cluster {
+	opts.defaults()
+	c := &Cluster{
+		opts:    opts,
+		nodes:   map[string]*Node{},
+		changed: make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		urgent:  make(chan struct{}, 1),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.refreshLoop() }()
+	c.Urgent()
+	return c
+}
+
+// Close closes every node's connections and stops refreshing.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	nodes := c.nodes
+	c.nodes = map[string]*Node{}
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	for _, n := range nodes {
+		closeNode(n)
+	}
+}
+
+func closeNode(n *Node) {
+	n.Pool.Close()
+	n.Mux.Close()
+}
+
+// Fetches is the number of topology fetches sent so far.
+func (c *Cluster) Fetches() int64 { return c.fetches.Load() }
+
+// Refresh asks for a new topology, at most once per RefreshGap.
+func (c *Cluster) Refresh() { signal(c.kick) }
+
+// Urgent asks for a new topology at most once per UrgentGap: a node that
+// owns slots could not be reached.
+func (c *Cluster) Urgent() { signal(c.urgent) }
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Changed returns a channel closed at the next change of routes or failed
+// fetch, to wait on instead of a timer.
+func (c *Cluster) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// ReadFrom chooses the node of a read-only command.
+type ReadFrom int
+
+const (
+	// ReadPrimary reads from the slot's primary.
+	ReadPrimary ReadFrom = iota
+	// ReadPreferReplica reads from a replica, or the primary when the
+	// shard has none.
+	ReadPreferReplica
+	// ReadReplica reads from a replica only.
+	ReadReplica
+)
+
+// Route returns the node that serves slot for the read mode (ReadPrimary
+// for anything but read-only commands), waiting for a topology or an owner
+// until ctx ends.
+func (c *Cluster) Route(ctx context.Context, slot uint16, rf ReadFrom) (*Node, error) {
+	for {
+		r := c.cur.Load()
+		if r != nil {
+			if sh := r.slots[slot].Load(); sh != nil {
+				switch {
+				case rf == ReadPrimary || len(sh.replicas) == 0 && rf == ReadPreferReplica:
+					return sh.primary, nil
+				case len(sh.replicas) > 0:
+					return sh.replicas[rand.IntN(len(sh.replicas))], nil
+				}
+				return nil, transport.NotSent(fmt.Errorf("%w (slot %d)", ErrNoReplica, slot))
+			}
+		}
+		if err := c.await(ctx, r, slot); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Any returns some primary, for commands without keys.
+func (c *Cluster) Any(ctx context.Context) (*Node, error) {
+	for {
+		r := c.cur.Load()
+		if r != nil && len(r.shards) > 0 {
+			return r.shards[rand.IntN(len(r.shards))].primary, nil
+		}
+		if err := c.await(ctx, r, 0); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Primaries returns every primary, for commands fanned out to all shards.
+func (c *Cluster) Primaries(ctx context.Context) ([]*Node, error) {
+	for {
+		r := c.cur.Load()
+		if r != nil && len(r.shards) > 0 {
+			out := make([]*Node, len(r.shards))
+			for i, sh := range r.shards {
+				out[i] = sh.primary
+			}
+			return out, nil
+		}
+		if err := c.await(ctx, r, 0); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// All returns every node, primaries first, for commands fanned out to all
+// nodes.
+func (c *Cluster) All(ctx context.Context) ([]*Node, error) {
+	ps, err := c.Primaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sh := range c.cur.Load().shards {
+		ps = append(ps, sh.replicas...)
+	}
+	return ps, nil
+}
+
+// await waits for routes newer than r, asking for a fetch. Before the
+// first topology, a failed fetch ends the wait at once when its error is
+// permanent (a wrong password), or when ctx has no deadline, as a client
+// that never connected must not hang its callers.
+func (c *Cluster) await(ctx context.Context, r *routes, slot uint16) error {
+	c.Urgent()
+	c.mu.Lock()
+	ch, closed := c.changed, c.closed
+	c.mu.Unlock()
+	if closed {
+		return transport.NotSent(transport.ErrClosed)
+	}
+	if c.cur.Load() != r {
+		return nil
+	}
+	_, bounded := ctx.Deadline()
+	select {
+	case <-ch:
+		if r != nil || c.cur.Load() != nil {
+			return nil
+		}
+		c.mu.Lock()
+		last := c.lastErr
+		c.mu.Unlock()
+		if last != nil && (permanent(last) || !bounded) {
+			return transport.NotSent(fmt.Errorf("%w: %w", ErrNoTopology, last))
+		}
+		return nil
+	case <-c.ctx.Done():
+		return transport.NotSent(transport.ErrClosed)
+	case <-ctx.Done():
+		c.mu.Lock()
+		last := c.lastErr
+		c.mu.Unlock()
+		base := ErrSlotUnserved
+		if r == nil {
+			base = ErrNoTopology
+		}
+		if last != nil {
+			return transport.NotSent(fmt.Errorf("%w (slot %d): %w; last error: %s", base, slot, ctx.Err(), transport.Trim(last)))
+		}
+		return transport.NotSent(fmt.Errorf("%w (slot %d): %w", base, slot, ctx.Err()))
+	}
+}
+
+// Moved applies a MOVED redirect: slot now belongs to the node at addr. The
+// slot map is patched at once and a refresh asked for.
+func (c *Cluster) Moved(slot uint16, addr string) {
+	c.mu.Lock()
+	r := c.cur.Load()
+	if r == nil || c.closed {
+		c.mu.Unlock()
+		c.Refresh()
+		return
+	}
+	n := c.nodeLocked(addr, "")
+	target := &shard{primary: n}
+	for _, sh := range r.shards {
+		if sh.primary == n {
+			target = sh
+			break
+		}
+	}
+	r.slots[slot].Store(target)
+	c.mu.Unlock()
+	c.Refresh()
+}
+
+// Node returns the node at addr, creating its connections (lazily dialed)
+// when the topology does not know it yet: the target of an ASK redirect.
+func (c *Cluster) Node(addr string) *Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodeLocked(addr, "")
+}
+
+// nodeLocked returns the node at addr with id (any id when id is ""),
+// replacing one whose id differs.
+func (c *Cluster) nodeLocked(addr, id string) *Node {
+	if n := c.nodes[addr]; n != nil && (id == "" || n.ID == id) {
+		return n
+	} else if n != nil {
+		delete(c.nodes, addr)
+		go closeNode(n)
+	}
+	cfg := c.opts.Node
+	cfg.Addr = addr
+	cfg.NodeID = id
+	cfg.ReadOnly = c.opts.Replicas
+	// A node that cannot be reached fails its callers at once: they ask
+	// for a new topology and try the slot's new owner, rather than wait
+	// for a node that may never come back.
+	cfg.FailFast = true
+	n := &Node{Addr: addr, ID: id, Mux: transport.NewMux(cfg), Pool: transport.NewBlockingPool(cfg, c.opts.PoolSize)}
+	c.nodes[addr] = n
+	return n
+}
+
+// publishLocked installs r and wakes the waiters.
+func (c *Cluster) publishLocked(r *routes) {
+	c.cur.Store(r)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *Cluster) refreshLoop() {
+	periodic := time.NewTicker(c.opts.RefreshInterval)
+	defer periodic.Stop()
+	var last time.Time
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	for {
+		gap := c.opts.RefreshGap
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-periodic.C:
+		case <-c.kick:
+		case <-c.urgent:
+			gap = c.opts.UrgentGap
+		}
+		if wait := gap - time.Since(last); wait > 0 && !last.IsZero() {
+			timer.Reset(wait)
+			select {
+			case <-c.ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+		last = time.Now()
+		c.fetch()
+		// Requests that came in while fetching were answered by it.
+		select {
+		case <-c.kick:
+		default:
+		}
+	}
+}
+
+// fetch asks nodes for the topology, one after the other, until one gives
+// a view it can adopt.
+func (c *Cluster) fetch() {
+	var errs []error
+	for _, n := range c.candidates() {
+		ctx, cancel := context.WithTimeout(c.ctx, c.opts.Node.DialTimeout+time.Second)
+		v, err := c.ask(ctx, n)
+		cancel()
+		if err == nil {
+			err = c.adopt(v)
+		}
+		if err == nil {
+			return
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+	}
+	c.mu.Lock()
+	if len(errs) == 0 {
+		errs = append(errs, errors.New("no node to ask"))
+	}
+	c.lastErr = errors.Join(errs...)
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// candidates lists the nodes to ask, primaries of the current view first
+// (in random order), then replicas, then the seeds.
+func (c *Cluster) candidates() []*Node {
+	var out []*Node
+	if r := c.cur.Load(); r != nil {
+		for _, i := range rand.Perm(len(r.shards)) {
+			out = append(out, r.shards[i].primary)
+		}
+		for _, sh := range r.shards {
+			out = append(out, sh.replicas...)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	for _, s := range c.opts.Seeds {
+		n := c.nodes[s]
+		if n == nil {
+			n = c.nodeLocked(s, "")
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ask sends CLUSTER SHARDS (or CLUSTER SLOTS, on servers without it) to n.
+func (c *Cluster) ask(ctx context.Context, n *Node) (*View, error) {
+	c.fetches.Add(1)
+	v, err := roundTrip(ctx, n.Mux, "CLUSTER", "SHARDS")
+	if err == nil && v.Type != resp.TypeSimpleError && v.Type != resp.TypeBulkError {
+		return ParseShards(v, c.opts.Node.TLS != nil, n.Addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err = roundTrip(ctx, n.Mux, "CLUSTER", "SLOTS")
+	if err != nil {
+		return nil, err
+	}
+	if v.Type == resp.TypeSimpleError || v.Type == resp.TypeBulkError {
+		return nil, transport.NewServerError(v.Str)
+	}
+	return ParseSlots(v, n.Addr)
+}
+
+// adopt installs v, unless it comes from another cluster: once a view was
+// adopted, a new one must share a node id with it.
+func (c *Cluster) adopt(v *View) error {
+	if len(v.Shards) == 0 {
+		return errors.New("topology has no shard with slots")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return transport.ErrClosed
+	}
+	old := c.cur.Load()
+	if old != nil {
+		known := false
+		for _, id := range v.ids() {
+			if old.ids[id] {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return errors.New("topology names none of the known nodes: another cluster, not adopted")
+		}
+	}
+	next := &routes{ids: map[string]bool{}}
+	keep := map[string]bool{}
+	for _, s := range v.Shards {
+		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID)}
+		keep[s.Primary.Addr] = true
+		next.ids[s.Primary.ID] = true
+		for _, r := range s.Replicas {
+			next.ids[r.ID] = true
+			if c.opts.Replicas {
+				sh.replicas = append(sh.replicas, c.nodeLocked(r.Addr, r.ID))
+				keep[r.Addr] = true
+			}
+		}
+		for _, rg := range s.Ranges {
+			for i := rg[0]; i <= rg[1]; i++ {
+				next.slots[i].Store(sh)
+			}
+		}
+		next.shards = append(next.shards, sh)
+	}
+	// Nodes that left the view are closed; seeds stay to be asked again.
+	for addr, n := range c.nodes {
+		if !keep[addr] && !slices.Contains(c.opts.Seeds, addr) {
+			delete(c.nodes, addr)
+			go closeNode(n)
+		}
+	}
+	c.lastErr = nil
+	c.publishLocked(next)
+	return nil
+}
+
+// fetchReq is a request whose reply is kept as a tree.
+type fetchReq struct {
+	transport.Request
+	v resp.Value
+}
+
+func (f *fetchReq) HandleReply(m resp.Msg) { f.v = m.Tree() }
+func (f *fetchReq) Recycle()               {}
+
+func roundTrip(ctx context.Context, m *transport.Mux, args ...string) (resp.Value, error) {
+	f := &fetchReq{}
+	f.Init(f)
+	f.SetPayload(resp.AppendCommand(nil, args...))
+	if err := m.Do(ctx, &f.Request); err != nil {
+		return resp.Value{}, err
+	}
+	return f.v, nil
+}
+
+// permanent reports an error that trying again will not fix soon.
+func permanent(err error) bool {
+	var he *transport.HandshakeError
+	return errors.As(err, &he) && he.Permanent()
+}
+
+// Connect waits for the first topology and connects to every primary,
+// returning the first error.
+func (c *Cluster) Connect(ctx context.Context) error {
+	ps, err := c.Primaries(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range ps {
+		if err := n.Mux.Connect(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Nodes returns every node the client has connections to.
+func (c *Cluster) Nodes() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Node, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Seed returns the first seed address.
+func (c *Cluster) Seed() string { return c.opts.Seeds[0] }
