@@ -149,8 +149,14 @@ func redirectOf(err error, from string) (redirect, bool) {
 	return redirect{}, false
 }
 
-// maxRedirects bounds the redirects one command follows.
-const maxRedirects = 16
+// maxRedirects bounds the MOVED and ASK redirects one command follows.
+// Waits for a cluster that cannot serve the command yet (CLUSTERDOWN,
+// TRYAGAIN, an unreachable node) are bounded by the caller's context, and
+// by maxAttempts should that have no deadline.
+const (
+	maxRedirects = 16
+	maxAttempts  = 1000
+)
 
 // clusterPause is the pause before trying again a command that the
 // cluster could not run yet (TRYAGAIN, CLUSTERDOWN, ...) or whose node
@@ -207,6 +213,7 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 		rf = topology.ReadFrom(c.opts.ReadFrom)
 	}
 	retries := int(x.Retries)
+	redirects := 0
 	var ask *topology.Node
 	for attempt := 0; ; attempt++ {
 		var n *topology.Node
@@ -241,10 +248,13 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 			abandoned, err = n.Mux.Try(ctx, &x.Request)
 		}
 		if err != nil {
-			if abandoned || attempt >= maxRedirects || ctx.Err() != nil {
+			if abandoned || attempt >= maxAttempts || ctx.Err() != nil {
 				if !abandoned {
 					x.Recycle()
 				}
+				// A node that let the deadline pass may be stopped or cut
+				// off: the cluster may be failing it over.
+				c.cl.Suspect(n)
 				return err
 			}
 			var ce *ConnError
@@ -253,7 +263,7 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 			case errors.Is(err, ErrNotSent):
 				// The node could not be reached: the topology may have
 				// moved on; ask for it and try again.
-				c.cl.Urgent()
+				c.cl.Suspect(n)
 				if rf != topology.ReadPrimary && rf != topology.ReadReplica {
 					rf = topology.ReadPrimary
 				}
@@ -262,18 +272,21 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 				}
 			case errors.As(err, &ce) && retries > 0:
 				retries--
-				c.cl.Urgent()
+				c.cl.Suspect(n)
 				if c.pause(ctx, clusterPause(attempt)) {
 					continue
 				}
 			case errors.As(err, &ce):
-				c.cl.Urgent()
+				c.cl.Suspect(n)
 			}
 			x.Recycle()
 			return err
 		}
 		rd, ok := redirectOf(x.replyErr, n.Addr)
-		if !ok || attempt >= maxRedirects {
+		if ok && (rd.kind == "MOVED" || rd.kind == "ASK") {
+			redirects++
+		}
+		if !ok || redirects > maxRedirects || attempt >= maxAttempts {
 			return nil
 		}
 		last := x.replyErr

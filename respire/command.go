@@ -227,6 +227,11 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 		if err := c.execCluster(ctx, x); err != nil {
 			return c.wrapCluster(name, err)
 		}
+		if x.replyErr != nil {
+			err := x.replyErr
+			x.Recycle()
+			return err
+		}
 		return nil
 	}
 	if x.info.flags&flagBlocking != 0 {

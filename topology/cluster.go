@@ -31,7 +31,8 @@ type Options struct {
 	// asks for it. Default 30s.
 	RefreshInterval time.Duration
 	// RefreshGap is the shortest time between two fetches asked for by
-	// redirects (MOVED). Default 1s.
+	// redirects (MOVED), which patch the slot map at once anyway. Default
+	// 2s.
 	RefreshGap time.Duration
 	// UrgentGap is the shortest time between two fetches while a node that
 	// owns slots cannot be reached. Default 100ms.
@@ -43,7 +44,7 @@ func (o *Options) defaults() {
 		o.RefreshInterval = 30 * time.Second
 	}
 	if o.RefreshGap <= 0 {
-		o.RefreshGap = time.Second
+		o.RefreshGap = 2 * time.Second
 	}
 	if o.UrgentGap <= 0 {
 		o.UrgentGap = 100 * time.Millisecond
@@ -56,6 +57,8 @@ type Node struct {
 	ID   string // "" for a seed whose id is not known yet
 	Mux  *transport.Mux
 	Pool *transport.BlockingPool
+
+	suspect atomic.Int64 // unix nanoseconds until which the node is suspected failing
 }
 
 // shard routes one set of slots.
@@ -80,6 +83,10 @@ var ErrNoTopology = errors.New("respire: no cluster topology yet")
 // primary serves (the cluster is down for it, or resharding left a gap)
 // until its context ended.
 var ErrSlotUnserved = errors.New("respire: slot not served by any node")
+
+// ErrFailedOver is the cause given to requests in flight on a primary that
+// was failing when the cluster gave its slots to another node.
+var ErrFailedOver = errors.New("respire: the node failed and its slots went to another node")
 
 // ErrNoReplica is wrapped by the error of a read that must go to a replica
 // when the slot's shard has none.
@@ -391,24 +398,53 @@ func (c *Cluster) refreshLoop() {
 	}
 }
 
+// fetchTimeout bounds how long one node is waited on for the topology.
+const fetchTimeout = time.Second
+
 // fetch asks nodes for the topology, one after the other, until one gives
 // a view it can adopt.
 func (c *Cluster) fetch() {
 	var errs []error
+	var pending *View // a changed view, waiting for a second node to agree
+	var pendingFrom *Node
 	for _, n := range c.candidates() {
-		ctx, cancel := context.WithTimeout(c.ctx, c.opts.Node.DialTimeout+time.Second)
+		// A node that does not answer in a second (stopped, partitioned)
+		// must not hold up the others.
+		ctx, cancel := context.WithTimeout(c.ctx, fetchTimeout)
 		v, err := c.ask(ctx, n)
 		cancel()
-		if err == nil {
-			err = c.adopt(v)
-		}
-		if err == nil {
-			return
-		}
 		if c.ctx.Err() != nil {
 			return
 		}
+		if err != nil {
+			c.Suspect(n)
+			errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+			continue
+		}
+		// The first view is adopted as it comes (one fetch on first use,
+		// checked node by node by CLUSTER MYID); a view that moves slots
+		// must be confirmed by a second node, so that one node's stale or
+		// foreign view cannot redirect traffic.
+		cur := c.cur.Load()
+		switch {
+		case cur == nil || cur.movesOnlyFailing(v):
+		case pending != nil && sameOwners(pending, v):
+		default:
+			if pending == nil {
+				pending, pendingFrom = v, n
+			} else {
+				errs = append(errs, fmt.Errorf("%s and %s disagree on the slot owners", pendingFrom.Addr, n.Addr))
+				pending, pendingFrom = v, n
+			}
+			continue
+		}
+		if err = c.adopt(v); err == nil {
+			return
+		}
 		errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+	}
+	if pending != nil {
+		errs = append(errs, fmt.Errorf("%s: a changed topology no other node confirmed", pendingFrom.Addr))
 	}
 	c.mu.Lock()
 	if len(errs) == 0 {
@@ -419,6 +455,48 @@ func (c *Cluster) fetch() {
 	c.changed = make(chan struct{})
 	c.mu.Unlock()
 }
+
+// serves reports whether n is the primary of a shard of r.
+func (r *routes) serves(n *Node) bool {
+	for _, sh := range r.shards {
+		if sh.primary == n {
+			return true
+		}
+	}
+	return false
+}
+
+// movesOnlyFailing reports whether v gives every slot the primary r routes
+// it to, or takes it only from a primary that is failing (suspected): a
+// failover, which callers are waiting for and which the cluster itself
+// decided. Any other move needs a second node's word.
+func (r *routes) movesOnlyFailing(v *View) bool {
+	o := v.owners()
+	for i := range o {
+		sh := r.slots[i].Load()
+		switch {
+		case sh == nil && o[i] == "":
+		case sh != nil && sh.primary.ID == o[i]:
+		case sh != nil && sh.primary.suspected():
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Suspect marks n as failing (a connection error, a timeout): it is asked
+// for the topology only after the others for a while, and a refresh is
+// asked for.
+func (c *Cluster) Suspect(n *Node) {
+	n.suspect.Store(time.Now().Add(suspectFor).UnixNano())
+	c.Urgent()
+}
+
+// suspectFor is how long a failing node is asked last.
+const suspectFor = 5 * time.Second
+
+func (n *Node) suspected() bool { return time.Now().UnixNano() < n.suspect.Load() }
 
 // candidates lists the nodes to ask, primaries of the current view first
 // (in random order), then replicas, then the seeds.
@@ -446,6 +524,16 @@ func (c *Cluster) candidates() []*Node {
 			out = append(out, n)
 		}
 	}
+	// Suspected nodes last, in their order.
+	slices.SortStableFunc(out, func(a, b *Node) int {
+		switch sa, sb := a.suspected(), b.suspected(); {
+		case sa == sb:
+			return 0
+		case sa:
+			return 1
+		}
+		return -1
+	})
 	return out
 }
 
@@ -512,6 +600,19 @@ func (c *Cluster) adopt(v *View) error {
 			}
 		}
 		next.shards = append(next.shards, sh)
+	}
+	// A primary that lost its slots while failing (stopped, cut off) will
+	// not answer the requests it holds: fail them now, so that their
+	// callers need not wait for their deadlines to try the new owner. A
+	// primary that handed its slots over in good health answers them
+	// itself (with MOVED).
+	if old != nil {
+		for _, sh := range old.shards {
+			p := sh.primary
+			if p.suspected() && !next.serves(p) {
+				p.Mux.Break(ErrFailedOver)
+			}
+		}
 	}
 	// Nodes that left the view are closed; seeds stay to be asked again.
 	for addr, n := range c.nodes {

@@ -319,6 +319,19 @@ func (m *Mux) Close() error {
 	return nil
 }
 
+// Break closes the current connections, failing the requests in flight
+// on them with a *ConnError wrapping cause (those not yet written with
+// ErrNotSent, and sent again); later requests dial anew. It is for a
+// caller that knows the peer will not answer, such as a cluster node
+// that was stopped and failed over.
+func (m *Mux) Break(cause error) {
+	for _, s := range m.slots {
+		if c := s.cur.Load(); c != nil {
+			c.fail(cause)
+		}
+	}
+}
+
 // Stats reports counters summed over the live connections.
 type Stats struct {
 	// Reads is the number of socket reads that returned data; Bytes the

@@ -1,0 +1,303 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// clusterLoad runs workers that each own a hash tag (so their keys spread
+// over the shards) and loop: an atomic INCRBY of a unique amount logged in
+// a list (incrLog), a SET of a sequence number and a GET that must return
+// it. Every call has its own deadline. It records what the invariants need.
+type clusterLoad struct {
+	c        *respire.Client
+	workers  int
+	deadline time.Duration
+
+	ok, failed, corrupt, late, clusterDown atomic.Int64
+	mu                                     sync.Mutex
+	outcome                                []map[int64]string // per worker: amount -> acked/unknown/notsent
+	writes                                 [][]time.Time      // per worker: completion times of successful writes
+	firstErr                               map[string]int
+}
+
+func newClusterLoad(c *respire.Client, workers int, deadline time.Duration) *clusterLoad {
+	l := &clusterLoad{c: c, workers: workers, deadline: deadline, firstErr: map[string]int{}}
+	l.outcome = make([]map[int64]string, workers)
+	l.writes = make([][]time.Time, workers)
+	for i := range l.outcome {
+		l.outcome[i] = map[int64]string{}
+	}
+	return l
+}
+
+func workerTag(i int) string { return fmt.Sprintf("{w%d}", i) }
+
+// run loops until stop is closed.
+func (l *clusterLoad) run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for w := range l.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tag := workerTag(w)
+			keys := []string{tag + "sum", tag + "log"}
+			for seq := int64(1); ; seq++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				amt := int64(w)<<32 | seq
+				cctx, cancel := context.WithTimeout(ctx, l.deadline)
+				start := time.Now()
+				_, err := l.c.Eval(cctx, incrLog, keys, fmt.Sprint(amt))
+				l.note(w, amt, err, start)
+				if err == nil {
+					err = l.c.Set(cctx, tag+"val", fmt.Sprint(seq), nil)
+					l.count(err, start)
+				}
+				if err == nil {
+					var v string
+					v, err = l.c.Get(cctx, tag+"val")
+					if err == nil && v != fmt.Sprint(seq) {
+						l.corrupt.Add(1)
+						l.mu.Lock()
+						l.firstErr[fmt.Sprintf("CORRUPT worker %d slot %d: set %d got %s at %v", w, harness.SlotOf(tag), seq, v, time.Now().Format("15:04:05.000"))]++
+						l.mu.Unlock()
+					}
+					l.count(err, start)
+				}
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (l *clusterLoad) count(err error, start time.Time) {
+	if time.Since(start) > l.deadline+50*time.Millisecond {
+		l.late.Add(1)
+	}
+	if err == nil {
+		l.ok.Add(1)
+		return
+	}
+	l.failed.Add(1)
+	var se *respire.Error
+	if errors.As(err, &se) && !errors.Is(err, context.DeadlineExceeded) &&
+		(se.Prefix == "CLUSTERDOWN" || se.Prefix == "TRYAGAIN" || se.Prefix == "MOVED" || se.Prefix == "ASK") {
+		l.clusterDown.Add(1)
+	}
+	l.mu.Lock()
+	msg := err.Error()
+	if len(msg) > 90 {
+		msg = msg[:90]
+	}
+	l.firstErr[msg]++
+	l.mu.Unlock()
+}
+
+func (l *clusterLoad) note(w int, amt int64, err error, start time.Time) {
+	l.count(err, start)
+	o := "acked"
+	switch {
+	case err == nil:
+	case errors.Is(err, respire.ErrNotSent):
+		o = "notsent"
+	default:
+		o = "unknown"
+	}
+	l.mu.Lock()
+	l.outcome[w][amt] = o
+	if err == nil {
+		l.writes[w] = append(l.writes[w], time.Now())
+	}
+	l.mu.Unlock()
+}
+
+// firstWriteAfter is the earliest successful write after t by a worker
+// whose slot is in slots.
+func (l *clusterLoad) firstWriteAfter(t time.Time, slots map[int]bool) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var best time.Time
+	for w, ws := range l.writes {
+		if !slots[harness.SlotOf(workerTag(w))] {
+			continue
+		}
+		for _, at := range ws {
+			if at.After(t) && (best.IsZero() || at.Before(best)) {
+				best = at
+			}
+		}
+	}
+	return best
+}
+
+// verify checks the exactly-once accounting against the server's logs.
+func (l *clusterLoad) verify(t *testing.T, ctx context.Context) (acked, unknown, notSent int) {
+	t.Helper()
+	for w := range l.workers {
+		tag := workerTag(w)
+		applied, err := l.c.LRange(ctx, tag+"log", 0, -1)
+		require.NoError(t, err)
+		seen := map[int64]int{}
+		for _, s := range applied {
+			var a int64
+			fmt.Sscan(s, &a)
+			seen[a]++
+		}
+		for amt, o := range l.outcome[w] {
+			n := seen[amt]
+			if n > 1 {
+				t.Errorf("worker %d: amount %d applied %d times", w, amt, n)
+			}
+			switch o {
+			case "acked":
+				acked++
+				if n != 1 {
+					t.Errorf("worker %d: acknowledged amount %d applied %d times", w, amt, n)
+				}
+			case "notsent":
+				notSent++
+				if n != 0 {
+					t.Errorf("worker %d: amount %d applied though not sent", w, amt)
+				}
+			default:
+				unknown++
+			}
+		}
+		for amt := range seen {
+			if _, ok := l.outcome[w][amt]; !ok {
+				t.Errorf("worker %d: amount %d applied, never sent", w, amt)
+			}
+		}
+	}
+	return
+}
+
+func (l *clusterLoad) report(t *testing.T, name string) {
+	t.Logf("%s: ok %d, errors %d, corrupt %d, past deadline %d, cluster errors passed on %d", name,
+		l.ok.Load(), l.failed.Load(), l.corrupt.Load(), l.late.Load(), l.clusterDown.Load())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	type kv struct {
+		k string
+		n int
+	}
+	var top []kv
+	for k, n := range l.firstErr {
+		top = append(top, kv{k, n})
+	}
+	slices.SortFunc(top, func(a, b kv) int { return b.n - a.n })
+	for i, e := range top {
+		if i == 5 && !strings.HasPrefix(e.k, "CORRUPT") {
+			continue
+		}
+		t.Logf("  %5d x %s", e.n, e.k)
+	}
+	assert.Zero(t, l.corrupt.Load(), "corrupted or misattributed replies")
+	assert.Zero(t, l.late.Load(), "calls past their deadline")
+}
+
+// slotsOf returns the slots a master serves, by the harness's view.
+func slotsOf(hc *harness.Cluster, m *harness.ClusterNode) map[int]bool {
+	out := map[int]bool{}
+	for s := range harness.SlotCount {
+		if hc.MasterOf(s) == m {
+			out[s] = true
+		}
+	}
+	return out
+}
+
+// waitPromoted polls replica's ROLE until it is a master, then a write on
+// it (to a key of a slot it serves) until one succeeds, and returns when
+// each was first seen.
+func waitPromoted(t *testing.T, ctx context.Context, replica *harness.ClusterNode, key string) (promoted, writable time.Time) {
+	t.Helper()
+	for {
+		if promoted.IsZero() {
+			v, err := replica.Do(ctx, "ROLE")
+			if err == nil && strings.HasPrefix(fmt.Sprint(v), "[master") {
+				promoted = time.Now()
+			}
+		}
+		if !promoted.IsZero() {
+			if _, err := replica.Do(ctx, "SET", key, "probe"); err == nil {
+				return promoted, time.Now()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s was not promoted and writable: %v", replica.Addr, ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// TestClusterMasterFailure: 64 callers with verified values and unique
+// INCRBY amounts, a master killed (kill -9) or stopped (SIGSTOP) under
+// load: no corrupted reply, no call past its deadline, no write applied
+// twice, no CLUSTERDOWN passed on, and the shard takes writes again soon
+// after its replica's promotion.
+func TestClusterMasterFailure(t *testing.T) {
+	for _, fault := range []string{"kill", "stop"} {
+		t.Run(fault, func(t *testing.T) {
+			hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70, NodeTimeout: 2 * time.Second})
+			ctx := ctxT(t)
+			c := clusterClient(t, hc, respire.Options{RetryReads: 2})
+			victim := hc.MasterOf(harness.SlotOf(workerTag(0)))
+			replica := hc.ReplicasOf(victim)[0]
+			slots := slotsOf(hc, victim)
+
+			l := newClusterLoad(c, 64, time.Second)
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() { defer close(done); l.run(ctx, stop) }()
+			require.Eventually(t, func() bool { return l.ok.Load() > 2000 }, 10*time.Second, time.Millisecond)
+
+			faultAt := time.Now()
+			t.Logf("fault at %v on %s (slot of w0 %d)", faultAt.Format("15:04:05.000"), victim.Addr, harness.SlotOf(workerTag(0)))
+			if fault == "kill" {
+				hc.Kill(victim)
+			} else {
+				require.NoError(t, hc.Pause(victim))
+			}
+			pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			promoted, writable := waitPromoted(t, pctx, replica, workerTag(0)+"probe")
+			cancel()
+			require.Eventually(t, func() bool { return !l.firstWriteAfter(writable, slots).IsZero() }, 5*time.Second, time.Millisecond,
+				"writes to the failed shard never came back")
+			back := l.firstWriteAfter(writable, slots)
+			// Keep the load on a little longer, then stop.
+			require.Eventually(t, func() bool { return time.Since(back) > time.Second }, 5*time.Second, 10*time.Millisecond)
+			close(stop)
+			<-done
+			if fault == "stop" {
+				require.NoError(t, hc.Resume(victim))
+			}
+			l.report(t, fault)
+			acked, unknown, notSent := l.verify(t, ctx)
+			t.Logf("%s: timeline: fault at 0, promotion (ROLE) at %v, the new master takes writes at %v, the client's writes back at %v (%v after); writes acked %d, unknown %d, not sent %d; topology fetches %d",
+				fault, promoted.Sub(faultAt).Round(time.Millisecond), writable.Sub(faultAt).Round(time.Millisecond),
+				back.Sub(faultAt).Round(time.Millisecond), back.Sub(writable).Round(time.Millisecond),
+				acked, unknown, notSent, topologyFetches(t, hc))
+			assert.Zero(t, l.clusterDown.Load(), "CLUSTERDOWN/TRYAGAIN/MOVED/ASK passed on to callers")
+			assert.Less(t, back.Sub(writable), time.Second, "writes back within a second of the new master taking writes")
+		})
+	}
+}
