@@ -45,7 +45,8 @@ type Options struct {
 
 	// MaxDecodedSize bounds the original length of decoded values, and so of
 	// encoded ones. Zero means DefaultMaxDecodedSize (8 MiB); at most
-	// 4 GiB - 1, the largest length a frame can hold.
+	// 4 GiB - 1, the largest length a frame can hold. It bounds values
+	// passed through unframed (UnframedPassThrough) too.
 	MaxDecodedSize int
 
 	// Decoders are further algorithms this Codec can read, such as lz4 or
@@ -111,6 +112,11 @@ func New(opts Options) (*Codec, error) {
 			return nil, errors.New("codec: nil algorithm in Decoders")
 		}
 		c.decoders[a.ID()] = a
+	}
+	for _, a := range append([]Algorithm{c.alg}, opts.Decoders...) {
+		if b, ok := a.(invalidAlgorithm); ok {
+			return nil, b.invalid()
+		}
 	}
 	c.decoders[c.alg.ID()] = c.alg
 	return c, nil
@@ -186,7 +192,7 @@ func (c *Codec) Encode(src []byte) ([]byte, error) {
 // its header. Decoding may still fail on the payload.
 func (c *Codec) DecodedLen(frame []byte) (int, error) {
 	if c.pass && !isFramed(frame) {
-		return len(frame), nil
+		return len(frame), c.checkUnframed(frame)
 	}
 	h, err := parseHeader(frame, c.maxSize)
 	return h.size, err
@@ -201,18 +207,23 @@ func (c *Codec) AppendDecode(dst, frame []byte) ([]byte, error) {
 	h, err := parseHeader(frame, c.maxSize)
 	if err != nil {
 		if c.pass && err == ErrNotFramed {
+			if err := c.checkUnframed(frame); err != nil {
+				return dst, err
+			}
 			return append(dst, frame...), nil
 		}
 		return dst, err
+	}
+	// Checked before growing dst, so that a raw frame that lies about its
+	// length costs no allocation.
+	if h.alg == IDNone && h.payload != h.size {
+		return dst, fmt.Errorf("%w: raw payload of %d bytes for a %d-byte value", ErrCorrupt, h.payload, h.size)
 	}
 	payload := frame[HeaderSize:]
 	start := len(dst)
 	out := grow(dst, h.size)
 	want := h.checksum
 	if h.alg == IDNone {
-		if h.payload != h.size {
-			return dst, fmt.Errorf("%w: raw payload of %d bytes for a %d-byte value", ErrCorrupt, h.payload, h.size)
-		}
 		out = append(out, payload...)
 	} else {
 		a := c.decoders[h.alg]
@@ -239,9 +250,26 @@ func (c *Codec) AppendDecode(dst, frame []byte) ([]byte, error) {
 // Decode returns the value held by frame in a new slice.
 func (c *Codec) Decode(frame []byte) ([]byte, error) {
 	if c.pass && !isFramed(frame) {
+		if err := c.checkUnframed(frame); err != nil {
+			return nil, err
+		}
 		return append([]byte(nil), frame...), nil
 	}
 	return c.AppendDecode(nil, frame)
+}
+
+// checkUnframed applies MaxDecodedSize to a value passed through unframed.
+func (c *Codec) checkUnframed(value []byte) error {
+	if len(value) > c.maxSize {
+		return fmt.Errorf("%w: unframed value of %d bytes, limit is %d", ErrTooLarge, len(value), c.maxSize)
+	}
+	return nil
+}
+
+// invalidAlgorithm is an Algorithm built from bad arguments, such as
+// Zstd(-1), that New refuses.
+type invalidAlgorithm interface {
+	invalid() error
 }
 
 // grow returns b with room for at least n more bytes.

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 
@@ -28,11 +29,16 @@ var (
 // means DefaultZstdLevel (3). github.com/klauspost/compress maps the levels
 // onto four encoder speeds: 1 fastest, 2 to 5 default, 6 to 9 better, 10 and
 // above best. Calls with the same level share one pooled encoder and decoder.
+// Any other level (zstd's negative "fast" levels included, which that
+// library lacks) gives an algorithm that New refuses and whose every call
+// fails.
 func Zstd(level int) Algorithm {
-	if level <= 0 {
+	if level < 0 || level > 22 {
+		return badZstdLevel(level)
+	}
+	if level == 0 {
 		level = DefaultZstdLevel
 	}
-	level = min(level, 22)
 	zstdMu.Lock()
 	defer zstdMu.Unlock()
 	a := zstdLevels[level]
@@ -65,6 +71,19 @@ func (a *zstdAlg) init() {
 		)
 	})
 }
+
+// badZstdLevel is what Zstd returns for a level out of range.
+type badZstdLevel int
+
+func (l badZstdLevel) invalid() error {
+	return fmt.Errorf("codec: zstd level %d is not from 1 to 22 (or 0 for DefaultZstdLevel)", int(l))
+}
+
+func (badZstdLevel) ID() ID       { return IDZstd }
+func (badZstdLevel) Probe() Probe { return Probe{Kind: ProbeFull} }
+
+func (l badZstdLevel) Compress(dst, _ []byte, _ int) ([]byte, error)   { return dst, l.invalid() }
+func (l badZstdLevel) Decompress(dst, _ []byte, _ int) ([]byte, error) { return dst, l.invalid() }
 
 func (a *zstdAlg) ID() ID       { return IDZstd }
 func (a *zstdAlg) Probe() Probe { return Probe{Kind: ProbeFull} }

@@ -101,7 +101,8 @@ func (t *Type) write(b *strings.Builder) {
 			if isIdent(f.Name) {
 				b.WriteString(f.Name)
 			} else {
-				fmt.Fprintf(b, "%q", f.Name)
+				// As the parser reads it: no escapes, a name has no '"'.
+				b.WriteString(`"` + f.Name + `"`)
 			}
 			b.WriteByte(':')
 			f.Type.write(b)
@@ -329,16 +330,13 @@ func statements(text string) []statement {
 }
 
 // stripComment removes a '#' comment that is not inside double quotes.
+// Quotes have no escapes: a quoted field name ends at the next '"'.
 func stripComment(line string) string {
 	inQuote := false
 	for i := 0; i < len(line); i++ {
 		switch line[i] {
 		case '"':
 			inQuote = !inQuote
-		case '\\':
-			if inQuote {
-				i++
-			}
 		case '#':
 			if !inQuote {
 				return line[:i]
@@ -362,9 +360,6 @@ func bracketDepth(s string) int {
 		case c == '"':
 			inQuote = !inQuote
 		case inQuote:
-			if c == '\\' {
-				i++
-			}
 		case c == '=' && i+1 < len(s) && s[i+1] == '>':
 			i++
 		case c == '(' || c == '[' || c == '{' || c == '<':

@@ -47,7 +47,9 @@ type CacheOptions struct {
 	// every key starting with one of Prefixes (all keys when there are
 	// none), read or not. Keys outside the prefixes are read from the
 	// server each time. Without Broadcast (OPTIN mode) the server tracks
-	// exactly the keys read through the cache.
+	// exactly the keys read through the cache. No prefix may start
+	// another one (the same twice included): the server refuses
+	// overlapping prefixes.
 	Broadcast bool
 	Prefixes  []string
 	// Policy is the eviction policy; the zero value is S3-FIFO, chosen by
@@ -86,6 +88,13 @@ func (o *CacheOptions) validate(proto int) error {
 	}
 	if len(o.Prefixes) > 0 && !o.Broadcast {
 		return optErr("ClientCache.Prefixes", "prefixes need Broadcast")
+	}
+	for i, p := range o.Prefixes {
+		for _, q := range o.Prefixes[i+1:] {
+			if strings.HasPrefix(p, q) || strings.HasPrefix(q, p) {
+				return optErr("ClientCache.Prefixes", "%q and %q overlap, which the server refuses at every connection", p, q)
+			}
+		}
 	}
 	return nil
 }

@@ -60,6 +60,16 @@ const (
 // a {hash tag} share a slot.
 var ErrCrossSlot = errors.New("keys in different slots")
 
+// ErrSlotUnserved is wrapped by the error of a command whose slot no
+// primary of the cluster serves (its shard failed and had no replica to
+// take over, or resharding left a gap) until its context ended.
+var ErrSlotUnserved = topology.ErrSlotUnserved
+
+// ErrWrongNode is wrapped by the (permanent) handshake error of a
+// connection to a cluster node whose id is not the one the topology has at
+// that address: another node or another cluster answers there now.
+var ErrWrongNode = transport.ErrWrongNode
+
 // ErrNoReplica is wrapped by the error of a read with ReadReplica when the
 // slot's shard has no replica.
 var ErrNoReplica = topology.ErrNoReplica

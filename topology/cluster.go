@@ -339,6 +339,13 @@ func (c *Cluster) Node(addr string) *Node {
 func (c *Cluster) nodeLocked(addr, id string) *Node {
 	if n := c.nodes[addr]; n != nil && (id == "" || n.ID == id) {
 		return n
+	} else if n != nil && n.ID == "" && !slices.Contains(c.opts.Seeds, addr) {
+		// A node first met as a redirect's target: now we know its id.
+		// Its connections stay (they were opened on a MOVED from a known
+		// node), and its id is checked from the next dial on... only for
+		// new nodes, so keep it.
+		n.ID = id
+		return n
 	} else if n != nil {
 		delete(c.nodes, addr)
 		go closeNode(n)
@@ -398,8 +405,12 @@ func (c *Cluster) refreshLoop() {
 	}
 }
 
-// fetchTimeout bounds how long one node is waited on for the topology.
-const fetchTimeout = time.Second
+// fetchTimeout bounds how long one node is waited on for the topology, and
+// maxAsked how many nodes one refresh asks at most.
+const (
+	fetchTimeout = time.Second
+	maxAsked     = 3
+)
 
 // fetch asks nodes for the topology, one after the other, until one gives
 // a view it can adopt.
@@ -407,7 +418,10 @@ func (c *Cluster) fetch() {
 	var errs []error
 	var pending *View // a changed view, waiting for a second node to agree
 	var pendingFrom *Node
-	for _, n := range c.candidates() {
+	for i, n := range c.candidates() {
+		if i == maxAsked {
+			break
+		}
 		// A node that does not answer in a second (stopped, partitioned)
 		// must not hold up the others.
 		ctx, cancel := context.WithTimeout(c.ctx, fetchTimeout)

@@ -132,3 +132,56 @@ func TestNotSentVersusUnknown(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, n+3, calls.Load(), "sent once and retried twice")
 }
+
+// A connection to a cluster node that answers with another node id is
+// refused: another node or cluster now answers at that address.
+func TestNodeIDChecked(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		switch {
+		case args[0] == "HELLO":
+			return helloReply
+		case args[0] == "CLUSTER" && args[1] == "MYID":
+			return "$5\r\nother\r\n"
+		}
+		return "+" + args[1] + "\r\n"
+	})
+	m := NewMux(Config{Addr: p.Addr(), NodeID: "expected", MinBackoff: time.Millisecond})
+	defer m.Close()
+	r := newTestReq("ECHO", "x")
+	err := m.Do(context.Background(), &r.Request)
+	require.ErrorIs(t, err, ErrWrongNode)
+	var he *HandshakeError
+	require.ErrorAs(t, err, &he)
+	assert.True(t, he.Permanent())
+	assert.Empty(t, r.got)
+
+	m2 := NewMux(Config{Addr: p.Addr(), NodeID: "other"})
+	defer m2.Close()
+	r = newTestReq("ECHO", "ok")
+	require.NoError(t, m2.Do(context.Background(), &r.Request))
+	assert.Equal(t, "ok", r.got)
+}
+
+// A batch whose connection breaks gives each request back exactly once:
+// a request recycled twice would be handed to two callers at once.
+func TestDoMultiRecyclesOnce(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		switch args[0] {
+		case "HELLO":
+			return helloReply
+		case "DIE":
+			return "!!garbage\r\n"
+		}
+		return "+" + args[1] + "\r\n"
+	})
+	for _, direct := range []bool{true, false} {
+		m := NewMux(Config{Addr: p.Addr(), MinBackoff: time.Millisecond, NoDirectRead: !direct})
+		a, die, b := newTestReq("ECHO", "a"), newTestReq("DIE", "x"), newTestReq("ECHO", "b")
+		err := m.DoMulti(context.Background(), []*Request{&a.Request, &die.Request, &b.Request})
+		require.Error(t, err)
+		assert.Equal(t, 1, a.recycled, "direct=%v", direct)
+		assert.Equal(t, 1, die.recycled, "direct=%v", direct)
+		assert.Equal(t, 1, b.recycled, "direct=%v", direct)
+		m.Close()
+	}
+}

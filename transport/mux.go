@@ -171,10 +171,13 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 			continue
 		}
 		if err == errResend {
+			// Still the caller's: recycle them here. Any other error
+			// comes with the requests recycled, or owned by the
+			// connection, already.
 			err = rs[len(rs)-1].err
-		}
-		for _, r := range rs {
-			r.handler.Recycle()
+			for _, r := range rs {
+				r.handler.Recycle()
+			}
 		}
 		return err
 	}

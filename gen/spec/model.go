@@ -3,7 +3,9 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -211,9 +213,25 @@ func Load(path string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s Spec
-	if err := json.Unmarshal(data, &s); err != nil {
+	s, err := Parse(data)
+	if err != nil {
 		return nil, fmt.Errorf("spec: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes a spec written by Marshal. Like Dump it is strict: a field
+// it does not know, as a misspelt key in a hand edit would be, is an error
+// rather than dropped, and so is anything after the spec's JSON object.
+func Parse(data []byte) (*Spec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the spec")
 	}
 	return &s, nil
 }

@@ -1,0 +1,238 @@
+package respire
+
+import (
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/cache"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseURLSchemesAndHosts(t *testing.T) {
+	for raw, want := range map[string]struct {
+		addr string
+		tls  bool
+	}{
+		"valkey://h:7000":          {"h:7000", false},
+		"valkeys://h":              {"h:6379", true},
+		"REDIS://h":                {"h:6379", false},
+		"redis://":                 {"localhost:6379", false},
+		"redis://:7000":            {"localhost:7000", false},
+		"redis://u:pw@:7000/":      {"localhost:7000", false},
+		"redis://[fe80::1%25eth0]": {"[fe80::1%eth0]:6379", false},
+		"redis://10.0.0.1:06379":   {"10.0.0.1:06379", false},
+		"redis://my_host.svc":      {"my_host.svc:6379", false},
+		"rediss://[::1]:7000":      {"[::1]:7000", true},
+	} {
+		o, err := ParseURL(raw)
+		require.NoError(t, err, raw)
+		assert.Equal(t, want.addr, o.Addr, raw)
+		assert.Equal(t, want.tls, o.TLSConfig != nil, raw)
+	}
+	o, err := ParseURL("valkeys://cache.example:6380")
+	require.NoError(t, err)
+	assert.Equal(t, "cache.example", o.TLSConfig.ServerName)
+
+	// The user part of a unix URL authenticates, as in a redis:// URL.
+	o, err = ParseURL("unix://app:pw@/run/redis.sock?db=3")
+	require.NoError(t, err)
+	assert.Equal(t, "app", o.Username)
+	assert.Equal(t, "pw", o.Password)
+	assert.Equal(t, "/run/redis.sock", o.Addr)
+	assert.Equal(t, 3, o.DB)
+}
+
+func TestParseURLDatabase(t *testing.T) {
+	for raw, db := range map[string]int{
+		"redis://h/1":             1,
+		"redis://h?db=2":          2,
+		"redis://h/3?db=3":        3, // the same number twice is accepted
+		"redis://h/4?db=04":       4,
+		"redis://h?db=5&db=5":     5,
+		"redis://h/":              0,
+		"redis://h?retry_reads=1": 0,
+	} {
+		o, err := ParseURL(raw)
+		require.NoError(t, err, raw)
+		assert.Equal(t, db, o.DB, raw)
+	}
+	o, err := ParseURL("redis://h?retry_reads=2")
+	require.NoError(t, err)
+	assert.Equal(t, 2, o.RetryReads)
+}
+
+func TestParseURLRefuses(t *testing.T) {
+	for raw, want := range map[string]string{
+		"redis://host:6379,host2:6379":   "cluster or sentinel",
+		"redis://h1,h2":                  "several hosts",
+		"redis://a:b:6379":               "brackets",
+		"redis://::1":                    "brackets",
+		"redis://[h]:6379":               "[h]", // url.Parse refuses these itself
+		"redis://[10.0.0.1]":             "[10.0.0.1]",
+		"redis://h:":                     "no port",
+		"redis://h:0":                    "port",
+		"redis://h:65536":                "port",
+		"redis://h:99999999999999999":    "port",
+		"redis://h!x":                    "character",
+		"redis://h/1?db=2":               "database 1 in the path and 2 in the query",
+		"redis://h?db=1&db=2":            "given twice",
+		"redis://h?filler=on&filler=off": "given twice",
+		"redis://h/1/2":                  "database number",
+		"redis://h//1":                   "database number",
+		"redis://h/-1":                   "database number",
+		"redis://h/+1":                   "database number",
+		"redis://h?db=-1":                "db",
+		"redis://h?db=+1":                "db",
+		"redis://h?connections=-1":       "connections",
+		"redis://h?retry_reads=-1":       "retry_reads",
+		"redis://h?retry_reads=x":        "retry_reads",
+		"redis://h?db=%zz":               "query",
+		"redis://h?db=1;x=2":             "query",
+		"redis://h#frag":                 "fragment",
+		"redis://h#":                     "fragment",
+		"redis:h":                        "two slashes",
+		"redis:":                         "two slashes",
+		"redis:/h":                       "two slashes",
+		"unix://host/run/redis.sock":     "host",
+		"unix://:6379/run/redis.sock":    "host",
+		"unix:///":                       "socket path",
+		"unix:/run/redis.sock":           "two slashes",
+		"redis://h?client_name=a+b":      "ClientName",
+		"redis://h?client_name=a@b":      "'@' after the host",
+		"sentinel://h":                   "scheme",
+		"redis://h?dial_timeout=-1s":     "DialTimeout",
+	} {
+		o, err := ParseURL(raw)
+		require.Error(t, err, raw)
+		assert.ErrorIs(t, err, ErrInvalidOption, raw)
+		assert.Contains(t, err.Error(), want, raw)
+		assert.Equal(t, Options{}, o, raw)
+	}
+}
+
+// A password never shows in an error, written right or wrong: a '/', '?'
+// or '#' in it, unescaped, moves the rest of it into the path, the query or
+// the fragment.
+func TestParseURLErrorsHideThePassword(t *testing.T) {
+	for _, raw := range []string{
+		"redis://u:s3cr3t@h/notadb",
+		"redis://u:s3cr3t@h:bad",
+		"redis://u:s3cr3t@h?bogus=1",
+		"redis://s3cr3t@h,h2",
+		"redis://u:s3cr3t@h\x7f",
+		"redis://u:12/s3cr3t@h",
+		"redis://u:12?s3cr3t@h",
+		"redis://u:12?x=s3cr3t@h",
+		"redis://u:1#s3cr3t@h",
+		"redis://u:s3/cr3t@h",
+		"redis://u:s3%zzcr3t@h",
+		"redis://u:s3[cr3t@h",
+		"redis:u:s3cr3t@h",
+		"redis:/u:s3cr3t@h\x7f",
+		"u:s3cr3t@h",
+		"s3cr3t@h\x7f",
+		"unix://u:s3cr3t@host/sock",
+	} {
+		_, err := ParseURL(raw)
+		require.Error(t, err, raw)
+		assert.ErrorIs(t, err, ErrInvalidOption, raw)
+		assert.NotContains(t, err.Error(), "s3cr3t", raw)
+		assert.NotContains(t, err.Error(), "cr3t", raw)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for raw, want := range map[string]string{
+		"redis://u:pw@h":  "redis://u:xxxxx@h",
+		"redis://pw@h":    "redis://xxxxx@h",
+		"redis://u:p@w@h": "redis://u:xxxxx@h",
+		"redis:u:pw@h":    "redis:u:xxxxx@h",
+		"u:pw@h":          "u:xxxxx@h",
+		"pw@h":            "xxxxx@h",
+		"redis://h":       "redis://h",
+		"redis://h/x@y":   "redis://xxxxx@y",
+	} {
+		assert.Equal(t, want, redact(raw), raw)
+	}
+}
+
+func TestOptionsValidateAddr(t *testing.T) {
+	for _, o := range []Options{
+		{Addr: "::6379"},
+		{Addr: ":6379"},
+		{Addr: " localhost:6379"},
+		{Addr: "localhost:6379 "},
+		{Addr: "localhost"},
+		{Addr: "localhost:redis"},
+		{Addr: "localhost:0"},
+		{Addr: "localhost:70000"},
+		{Addr: "h1:6379,h2:6379"},
+		{Addr: "[::1:6379"},
+		{Addr: "fe80::1:6379"},
+		{Addr: "/run/redis.sock", Network: "tcp"},
+		{Network: "unix"},
+		{Network: "unix", Addr: "/run/\x00redis.sock"},
+	} {
+		_, err := NewClient(o)
+		require.Error(t, err, "%+v", o)
+		assert.ErrorIs(t, err, ErrInvalidOption, "%+v", o)
+		assert.Contains(t, err.Error(), "Addr", "%+v", o)
+	}
+	for _, o := range []Options{
+		{},
+		{Addr: "localhost:6379"},
+		{Addr: "10.1.2.3:1"},
+		{Addr: "[::1]:6379"},
+		{Addr: "[fe80::1%eth0]:6379"},
+		{Addr: "/run/redis.sock"},
+		{Addr: "relative.sock", Network: "unix"},
+		{Addr: "redis_1:65535", Network: "tcp4"},
+	} {
+		c, err := NewClient(o)
+		require.NoError(t, err, "%+v", o)
+		require.NoError(t, c.Close())
+	}
+}
+
+func TestOptionsValidateMore(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		opts  Options
+	}{
+		{"ClientName", Options{ClientName: "my app"}},
+		{"ClientName", Options{ClientName: "caf\u00e9"}},
+		{"MaxRetryBackoff", Options{MinRetryBackoff: time.Second, MaxRetryBackoff: time.Millisecond}},
+		{"WatchRetries", Options{WatchRetries: -3}},
+	} {
+		_, err := NewClient(c.opts)
+		require.Error(t, err, "%+v", c.opts)
+		assert.ErrorIs(t, err, ErrInvalidOption)
+		assert.Contains(t, err.Error(), c.field)
+	}
+	// MinRetryBackoff alone above the default cap raises the cap.
+	c, err := NewClient(Options{MinRetryBackoff: 5 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}
+
+func TestCacheOptionsPrefixesMustNotOverlap(t *testing.T) {
+	for _, prefixes := range [][]string{
+		{"user:", "user:"},
+		{"user:", "user:42:"},
+		{"", "a"},
+	} {
+		_, err := NewClient(Options{ClientCache: &CacheOptions{Broadcast: true, Prefixes: prefixes}})
+		require.Error(t, err, "%q", prefixes)
+		assert.ErrorIs(t, err, ErrInvalidOption)
+		assert.Contains(t, err.Error(), "overlap")
+	}
+	c, err := NewClient(Options{ClientCache: &CacheOptions{Broadcast: true, Prefixes: []string{"user:", "order:", "u"}, Policy: cache.LRU}})
+	if err == nil {
+		c.Close()
+	}
+	require.ErrorContains(t, err, "overlap", `"user:" starts with "u"`)
+	c, err = NewClient(Options{ClientCache: &CacheOptions{Broadcast: true, Prefixes: []string{"user:", "order:"}}})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}

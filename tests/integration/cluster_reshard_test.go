@@ -1,0 +1,239 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestClusterTopologyChanges runs, on one cluster, the changes a live
+// cluster goes through, each under load from the same client: a manual
+// failover, a takeover, and a live resharding. No redirect error reaches a
+// caller, no reply is corrupted, transactions stay all-or-nothing, and the
+// client fetches the topology rarely.
+func TestClusterTopologyChanges(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70})
+	ctx := ctxT(t)
+	c := clusterClient(t, hc, respire.Options{RetryReads: 2})
+
+	// runUnder runs fn while the load runs, and checks the invariants.
+	runUnder := func(t *testing.T, name string, fn func()) *clusterLoad {
+		l := newClusterLoad(c, 32, 2*time.Second)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); l.run(ctx, stop) }()
+		// Transactions and hash-tag MGETs beside the single-key load.
+		var txBad, txRuns, mgets atomic.Int64
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tag := fmt.Sprintf("{tx%d}", i)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					tx := c.NewTx()
+					tx.Incr(tag + "a")
+					tx.Incr(tag + "b")
+					if tx.Exec(cctx) == nil {
+						txRuns.Add(1)
+					}
+					vs, err := c.MGet(cctx, tag+"a", tag+"b")
+					if err == nil {
+						mgets.Add(1)
+						if vs[0] != vs[1] {
+							txBad.Add(1)
+						}
+					}
+					cancel()
+				}
+			}()
+		}
+		require.Eventually(t, func() bool { return l.ok.Load() > 1000 }, 10*time.Second, time.Millisecond)
+		before := topologyFetches(t, hc)
+		began := time.Now()
+		fn()
+		took := time.Since(began)
+		after := topologyFetches(t, hc)
+		close(stop)
+		wg.Wait()
+		l.report(t, name)
+		acked, unknown, notSent := l.verify(t, ctx)
+		t.Logf("%s: took %v; writes acked %d, unknown %d, not sent %d; %d transactions, %d MGETs; topology fetches during it: %d",
+			name, took.Round(time.Millisecond), acked, unknown, notSent, txRuns.Load(), mgets.Load(), after-before)
+		assert.Zero(t, l.clusterDown.Load(), "redirect or CLUSTERDOWN errors passed on to callers")
+		assert.Zero(t, txBad.Load(), "a transaction was not all-or-nothing")
+		assert.Positive(t, txRuns.Load())
+		// The client asks at most about once a second (RefreshGap, with a
+		// confirmation), plus a fetch on first use.
+		assert.LessOrEqual(t, float64(after-before), 2+took.Seconds(), "topology fetches")
+		return l
+	}
+
+	t.Run("manual failover", func(t *testing.T) {
+		m := hc.MasterOf(harness.SlotOf(workerTag(0)))
+		l := runUnder(t, "CLUSTER FAILOVER", func() {
+			require.NoError(t, hc.Failover(ctx, hc.ReplicasOf(m)[0], ""))
+			require.NoError(t, hc.WaitStable(ctx))
+		})
+		assert.Zero(t, l.failed.Load(), "a coordinated failover loses no call")
+	})
+	t.Run("takeover", func(t *testing.T) {
+		m := hc.MasterOf(harness.SlotOf(workerTag(1)))
+		runUnder(t, "CLUSTER FAILOVER TAKEOVER", func() {
+			require.NoError(t, hc.Failover(ctx, hc.ReplicasOf(m)[0], "TAKEOVER"))
+			require.NoError(t, hc.WaitStable(ctx))
+		})
+	})
+	t.Run("resharding", func(t *testing.T) {
+		// 1024 slots holding 50k keys (4096 and 200k with RESPIRE_FULL=1).
+		nslots, nkeys := 1024, 50_000
+		if os.Getenv("RESPIRE_FULL") != "" {
+			nslots, nkeys = 4096, 200_000
+		}
+		from := hc.MasterOf(harness.SlotOf(workerTag(0)))
+		var to *harness.ClusterNode
+		for _, m := range hc.Masters() {
+			if m != from {
+				to = m
+				break
+			}
+		}
+		var slots []int
+		for s := range harness.SlotCount {
+			if hc.MasterOf(s) == from && len(slots) < nslots {
+				slots = append(slots, s)
+			}
+		}
+		// Fill the cluster: keys spread over all slots.
+		for i := 0; i < nkeys; i += 1000 {
+			b := c.NewBatch()
+			for j := i; j < i+1000 && j < nkeys; j++ {
+				b.Set(fmt.Sprintf("fill:%d", j), "x", nil)
+			}
+			require.NoError(t, b.Exec(ctx))
+		}
+		runUnder(t, fmt.Sprintf("resharding %d slots", len(slots)), func() {
+			require.NoError(t, hc.MoveSlots(ctx, from, to, slots))
+			require.NoError(t, hc.WaitStable(ctx))
+		})
+		n, err := c.DBSize(ctx)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, n, int64(nkeys), "no key lost in the move")
+	})
+}
+
+// TestClusterBatchDuringMigration: a 10k-command batch over all slots,
+// with a slot migrated while it runs: every reply correct, in order.
+func TestClusterBatchDuringMigration(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70, Replicas: -1})
+	ctx := ctxT(t)
+	c := clusterClient(t, hc, respire.Options{})
+	const n = 10_000
+	b := c.NewBatch()
+	for i := range n {
+		b.Set(fmt.Sprintf("mb:%d", i), fmt.Sprint(i), nil)
+	}
+	require.NoError(t, b.Exec(ctx))
+
+	// Move the slot of mb:0 (and a few more) while batches of GETs run.
+	from := hc.MasterOf(harness.SlotOf("mb:0"))
+	var to *harness.ClusterNode
+	for _, m := range hc.Masters() {
+		if m != from {
+			to = m
+		}
+	}
+	var slots []int
+	for i := 0; len(slots) < 20; i++ {
+		if s := harness.SlotOf(fmt.Sprintf("mb:%d", i)); hc.MasterOf(s) == from && !contains(slots, s) {
+			slots = append(slots, s)
+		}
+	}
+	moved := make(chan error, 1)
+	go func() { moved <- hc.MoveSlots(ctx, from, to, slots) }()
+	rounds := 0
+	for done := false; !done || rounds < 3; rounds++ {
+		select {
+		case err := <-moved:
+			require.NoError(t, err)
+			done = true
+		default:
+		}
+		b := c.NewBatch()
+		futs := make([]*respire.Future[string], n)
+		for i := range n {
+			futs[i] = b.Get(fmt.Sprintf("mb:%d", i))
+		}
+		require.NoError(t, b.Exec(ctx))
+		for i, f := range futs {
+			v, err := f.Result()
+			require.NoError(t, err, "mb:%d", i)
+			require.Equal(t, fmt.Sprint(i), v, "mb:%d", i)
+		}
+	}
+	t.Logf("%d batches of %d GETs while %d slots moved", rounds, n, len(slots))
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestClusterForeignNode: after a node leaves, a different cluster started
+// on its address is never routed to: the client checks every connection's
+// node id.
+func TestClusterForeignNode(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70, Replicas: -1})
+	ctx := ctxT(t)
+	c := clusterClient(t, hc, respire.Options{})
+	victim := hc.MasterOf(harness.SlotOf("fk:a"))
+	require.NoError(t, c.Set(ctx, "fk:a", "ours", nil))
+	addr := victim.Addr
+	// The node is killed; an unrelated single-node cluster that owns
+	// every slot, with the same key set, starts on its address.
+	hc.Kill(victim)
+	other := harness.StartForeignNodeAt(t, harness.Redis70, addr)
+	_, err := other.Do(ctx, "SET", "fk:a", "foreign")
+	require.NoError(t, err)
+
+	// Every GET fails (the owner is gone and nobody else serves the slot):
+	// either the cluster's view no longer has an owner for it, or the new
+	// connection to the address is refused for its node id. None returns
+	// the foreign value.
+	var wrongNode, unserved int
+	for range 20 {
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		v, err := c.Get(short, "fk:a")
+		cancel()
+		require.Error(t, err)
+		assert.NotEqual(t, "foreign", v, "a foreign cluster's value was returned")
+		switch {
+		case errors.Is(err, respire.ErrWrongNode):
+			wrongNode++
+		case errors.Is(err, respire.ErrSlotUnserved):
+			unserved++
+		}
+	}
+	t.Logf("of 20 GETs: %d refused the node at the reused address, %d found the slot unserved", wrongNode, unserved)
+	assert.Positive(t, wrongNode+unserved)
+}
