@@ -339,12 +339,12 @@ func (c *Cluster) Node(addr string) *Node {
 func (c *Cluster) nodeLocked(addr, id string) *Node {
 	if n := c.nodes[addr]; n != nil && (id == "" || n.ID == id) {
 		return n
-	} else if n != nil && n.ID == "" && !slices.Contains(c.opts.Seeds, addr) {
-		// A node first met as a redirect's target: now we know its id.
-		// Its connections stay (they were opened on a MOVED from a known
-		// node), and its id is checked from the next dial on... only for
-		// new nodes, so keep it.
+	} else if n != nil && n.ID == "" {
+		// A seed or a redirect's target, whose id we learn now: its
+		// connections stay, so that the calls on them go on, and the id
+		// is checked on every connection dialed from now on.
 		n.ID = id
+		n.Mux.ExpectNodeID(id)
 		return n
 	} else if n != nil {
 		delete(c.nodes, addr)

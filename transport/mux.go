@@ -19,7 +19,13 @@ type Mux struct {
 	closed atomic.Bool
 	wg     sync.WaitGroup
 	info   atomic.Pointer[ConnInfo]
+	nodeID atomic.Pointer[string] // set by ExpectNodeID, overrides cfg.NodeID
 }
+
+// ExpectNodeID makes every connection dialed from now on check that the
+// server is the cluster node id (Config.NodeID): for a Mux opened to an
+// address before the node's id was known (a seed, a redirect's target).
+func (m *Mux) ExpectNodeID(id string) { m.nodeID.Store(&id) }
 
 // ServerInfo describes the server as of the newest handshake; nil before
 // the first connection. The value is replaced, never changed, on reconnect.
@@ -510,8 +516,12 @@ func (s *slot) dialLoop() {
 	m := s.m
 	delay := newRetryDelay(&m.cfg)
 	defer delay.stop()
+	cfg := m.cfg
+	if id := m.nodeID.Load(); id != nil {
+		cfg.NodeID = *id
+	}
 	for {
-		nc, rd, info, err := dial(m.ctx, &m.cfg)
+		nc, rd, info, err := dial(m.ctx, &cfg)
 		s.mu.Lock()
 		if err == nil {
 			if m.closed.Load() {
