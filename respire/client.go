@@ -18,6 +18,7 @@ type Client struct {
 	mux      *transport.Mux          // nil on a cluster
 	blocking *transport.BlockingPool // nil on a cluster
 	cl       *topology.Cluster       // nil on a single server
+	nodeInfo atomic.Pointer[transport.ConnInfo]
 	closed   atomic.Bool
 	hub      *transport.PubSub
 	cache    *clientCache // nil unless Options.ClientCache
@@ -132,13 +133,18 @@ func (c *Client) mux0Timeout() time.Duration {
 	return 5 * time.Second
 }
 
-// serverInfo describes a server of the client (on a cluster, some node).
+// serverInfo describes a server of the client (on a cluster, the first
+// node that connected: the nodes of one cluster run one server version).
 func (c *Client) serverInfo() *transport.ConnInfo {
 	if c.cl == nil {
 		return c.mux.ServerInfo()
 	}
+	if si := c.nodeInfo.Load(); si != nil {
+		return si
+	}
 	for _, n := range c.cl.Nodes() {
 		if si := n.Mux.ServerInfo(); si != nil {
+			c.nodeInfo.Store(si)
 			return si
 		}
 	}

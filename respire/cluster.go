@@ -133,8 +133,17 @@ type redirect struct {
 // redirectOf parses x's error reply as a redirect; from is the address of
 // the node that replied (for an empty host).
 func redirectOf(err error, from string) (redirect, bool) {
+	if err == nil {
+		return redirect{}, false
+	}
+	return parseRedirect(err, from)
+}
+
+// parseRedirect is redirectOf for an error; kept apart so that the nil
+// case, every successful command's, allocates nothing.
+func parseRedirect(err error, from string) (redirect, bool) {
 	var se *Error
-	if err == nil || !errors.As(err, &se) {
+	if !errors.As(err, &se) {
 		return redirect{}, false
 	}
 	switch se.Prefix {

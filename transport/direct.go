@@ -27,14 +27,12 @@ import (
 // c.mu) says whether the role is held.
 //
 // A caller reading for itself must still return promptly when its context
-// ends: a context.AfterFunc sets a past read deadline on the socket, the
-// read returns os.ErrDeadlineExceeded, and resp.Reader resumes the partly
-// read value on the next call. A deadline error seen by a goroutine whose
-// own context is still live (a late AfterFunc of an earlier caller) is
-// cleared and the read retried.
+// ends: the socket's read deadline is the context's deadline (or, for a
+// context that may only be cancelled, a short interval after which the
+// read looks at the context and goes on; see cancelCheck), the read
+// returns os.ErrDeadlineExceeded, and resp.Reader resumes the partly read
+// value on the next call.
 
-// longAgo is a read deadline in the past, to interrupt a blocked read.
-var longAgo = time.Unix(1, 0)
 
 // takeReadRole claims the read role for a caller whose own requests (own of
 // them: one for Do, the batch for DoMulti) are all that is pending: a lone
@@ -157,9 +155,9 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 			c.releaseReadRole()
 			break
 		}
-		var stop func() bool
-		if ctx.Done() != nil {
-			stop = context.AfterFunc(ctx, func() { _ = c.nc.SetReadDeadline(longAgo) })
+		armed := ctx.Done() != nil
+		if armed {
+			c.armDeadline(ctx)
 		}
 		if c.spin != nil {
 			c.spin.on = true
@@ -168,9 +166,7 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 		if c.spin != nil {
 			c.spin.on = false
 		}
-		if stop != nil && !stop() {
-			// The deadline was (or is being) set: clear it for whoever
-			// reads next. A late set is handled by that reader.
+		if armed {
 			_ = c.nc.SetReadDeadline(time.Time{})
 		}
 		c.releaseReadRole()
@@ -184,6 +180,24 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 	return wait(ctx, r)
 }
 
+// cancelCheck is how often a caller reading its own reply looks at its
+// context, when the context has no deadline sooner: the read's deadline is
+// the context's deadline or cancelCheck from now, whichever comes first,
+// and a read that times out with the context still live goes on. This
+// costs no allocation (context.AfterFunc costs three per call); the price
+// is that a cancellation (as opposed to a deadline) is seen up to
+// cancelCheck late while no reply comes.
+const cancelCheck = 20 * time.Millisecond
+
+// armDeadline sets the read deadline for a direct read under ctx.
+func (c *conn) armDeadline(ctx context.Context) {
+	t := time.Now().Add(cancelCheck)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(t) {
+		t = dl
+	}
+	_ = c.nc.SetReadDeadline(t)
+}
+
 // readFor reads and dispatches replies until r is answered. It returns the
 // context's error when the context ended first; any other failure breaks
 // the connection, which fails r, and returns nil.
@@ -195,7 +209,7 @@ func (c *conn) readFor(ctx context.Context, r *Request) error {
 				if cerr := ctx.Err(); cerr != nil {
 					return cerr
 				}
-				_ = c.nc.SetReadDeadline(time.Time{})
+				c.armDeadline(ctx)
 				continue
 			}
 			c.fail(err)
