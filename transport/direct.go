@@ -33,7 +33,6 @@ import (
 // returns os.ErrDeadlineExceeded, and resp.Reader resumes the partly read
 // value on the next call.
 
-
 // takeReadRole claims the read role for a caller whose own requests (own of
 // them: one for Do, the batch for DoMulti) are all that is pending: a lone
 // caller then reads its own replies. With more pending, the background
