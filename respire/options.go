@@ -182,6 +182,9 @@ func (o *Options) validate() error {
 	if err := o.Cluster.validate(); err != nil {
 		return err
 	}
+	if o.Cluster != nil && o.DB != 0 {
+		return optErr("DB", "a cluster has only database 0, not %d", o.DB)
+	}
 	if o.Cluster != nil && o.ClientCache != nil {
 		return optErr("ClientCache", "client-side caching is not supported with Cluster yet")
 	}
@@ -279,9 +282,9 @@ func (o *Options) transportConfig() transport.Config {
 //
 // The host is a DNS name, an IPv4 address or an IPv6 address in brackets
 // ([::1]); an empty host is localhost, with or without a port, and the port
-// defaults to 6379. A URL names one server: a list of hosts
-// (redis://h1:6379,h2:6379) is an error, since several hosts need cluster
-// or sentinel mode, which ParseURL does not support yet. A lone user part
+// defaults to 6379. A list of hosts (redis://h1:7000,h2:7001) names the
+// seeds of a cluster (Options.Cluster); so does a single host with
+// cluster=true. A lone user part
 // (redis://secret@host) is the password of the default user. A unix URL
 // has no host (three slashes); its user part authenticates as in a redis://
 // URL. The path of a redis:// URL is empty or one database number; a
@@ -290,7 +293,8 @@ func (o *Options) transportConfig() transport.Config {
 //
 // Query options: db, protocol, client_name, connections, dial_timeout,
 // stall_timeout, health_check_interval, fail_fast, filler (on|off),
-// blocking_pool_size, pubsub_buffer, retry_reads (Options.RetryReads).
+// blocking_pool_size, pubsub_buffer, retry_reads (Options.RetryReads),
+// cluster (true or false), read_from (primary, prefer_replica or replica).
 // Numbers are decimal digits, durations are written as for
 // time.ParseDuration. An option given twice must have the same text both
 // times.
@@ -329,6 +333,27 @@ func ParseURL(raw string) (Options, error) {
 			return Options{}, optErr("URL", "unix URL has no socket path")
 		}
 		o.Network, o.Addr = "unix", u.Path
+	} else if strings.IndexByte(u.Host, ',') >= 0 {
+		// Several hosts: the seeds of a cluster.
+		var seeds []string
+		for _, h := range strings.Split(u.Host, ",") {
+			if h == "" {
+				return Options{}, optErr("URL", "an empty host in the list %q", u.Host)
+			}
+			host, port, err := urlHostPort(&url.URL{Host: h})
+			if err != nil {
+				return Options{}, err
+			}
+			seeds = append(seeds, net.JoinHostPort(host, port))
+		}
+		o.Cluster = &ClusterOptions{Seeds: seeds}
+		if secure {
+			// Each node's certificate is checked against its own host.
+			o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		if pathDB, err = urlPathDB(u.Path); err != nil {
+			return Options{}, err
+		}
 	} else {
 		host, port, err := urlHostPort(u)
 		if err != nil {
@@ -396,6 +421,22 @@ func (o *Options) setURLOption(key, v string) error {
 		o.PubSubBuffer, err = parseCount(v)
 	case "retry_reads":
 		o.RetryReads, err = parseCount(v)
+	case "cluster":
+		var on bool
+		if on, err = strconv.ParseBool(v); err == nil && on && o.Cluster == nil {
+			o.Cluster = &ClusterOptions{}
+		}
+	case "read_from":
+		switch v {
+		case "primary":
+			o.ReadFrom = ReadPrimary
+		case "prefer_replica":
+			o.ReadFrom = ReadPreferReplica
+		case "replica":
+			o.ReadFrom = ReadReplica
+		default:
+			err = errors.New("not primary, prefer_replica or replica")
+		}
 	case "filler":
 		switch v {
 		case "on":
@@ -442,9 +483,6 @@ func checkURLShape(u *url.URL, raw string) (secure bool, err error) {
 // urlHostPort checks the host and port of a redis:// URL and applies their
 // defaults.
 func urlHostPort(u *url.URL) (host, port string, err error) {
-	if strings.IndexByte(u.Host, ',') >= 0 {
-		return "", "", optErr("URL", "%q lists several hosts, which need cluster or sentinel mode; ParseURL does not support those yet", u.Host)
-	}
 	if strings.HasSuffix(u.Host, ":") {
 		return "", "", optErr("URL", "host %q has a ':' but no port", u.Host)
 	}

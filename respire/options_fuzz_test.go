@@ -103,6 +103,19 @@ func formatURL(o Options) string {
 	} else if o.DB != 0 {
 		u.Path = "/" + strconv.Itoa(o.DB)
 	}
+	if o.Cluster != nil {
+		if len(o.Cluster.Seeds) > 1 {
+			u.Host = strings.Join(o.Cluster.Seeds, ",")
+		} else {
+			q.Set("cluster", "true")
+		}
+	}
+	switch o.ReadFrom {
+	case ReadPreferReplica:
+		q.Set("read_from", "prefer_replica")
+	case ReadReplica:
+		q.Set("read_from", "replica")
+	}
 	set := func(key string, v int) {
 		if v != 0 {
 			q.Set(key, strconv.Itoa(v))
@@ -145,6 +158,13 @@ func sameURLOptions(a, b Options) bool {
 	if a.TLSConfig != nil && (a.TLSConfig.ServerName != b.TLSConfig.ServerName || a.TLSConfig.MinVersion != b.TLSConfig.MinVersion) {
 		return false
 	}
+	if (a.Cluster == nil) != (b.Cluster == nil) {
+		return false
+	}
+	if a.Cluster != nil && strings.Join(a.Cluster.Seeds, ",") != strings.Join(b.Cluster.Seeds, ",") {
+		return false
+	}
 	a.TLSConfig, b.TLSConfig = nil, nil
+	a.Cluster, b.Cluster = nil, nil
 	return a == b
 }

@@ -64,8 +64,9 @@ func TestParseURLDatabase(t *testing.T) {
 
 func TestParseURLRefuses(t *testing.T) {
 	for raw, want := range map[string]string{
-		"redis://host:6379,host2:6379":   "cluster or sentinel",
-		"redis://h1,h2":                  "several hosts",
+		"redis://host:6379,host2:x":      "cannot parse",
+		"redis://h1,,h2":                 "empty host",
+		"redis://h1,h2/3":                "only database 0",
 		"redis://a:b:6379":               "brackets",
 		"redis://::1":                    "brackets",
 		"redis://[h]:6379":               "[h]", // url.Parse refuses these itself
@@ -119,7 +120,7 @@ func TestParseURLErrorsHideThePassword(t *testing.T) {
 		"redis://u:s3cr3t@h/notadb",
 		"redis://u:s3cr3t@h:bad",
 		"redis://u:s3cr3t@h?bogus=1",
-		"redis://s3cr3t@h,h2",
+		"redis://s3cr3t@h,h2:x",
 		"redis://u:s3cr3t@h\x7f",
 		"redis://u:12/s3cr3t@h",
 		"redis://u:12?s3cr3t@h",
@@ -235,4 +236,24 @@ func TestCacheOptionsPrefixesMustNotOverlap(t *testing.T) {
 	c, err = NewClient(Options{ClientCache: &CacheOptions{Broadcast: true, Prefixes: []string{"user:", "order:"}}})
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
+}
+
+// Several hosts are a cluster's seeds; cluster=true makes a single host one.
+func TestParseURLCluster(t *testing.T) {
+	o, err := ParseURL("redis://u:pw@h1:7000,h2,h3:7002?read_from=prefer_replica")
+	require.NoError(t, err)
+	require.NotNil(t, o.Cluster)
+	assert.Equal(t, []string{"h1:7000", "h2:6379", "h3:7002"}, o.Cluster.Seeds)
+	assert.Equal(t, "", o.Addr)
+	assert.Equal(t, "pw", o.Password)
+	assert.Equal(t, ReadPreferReplica, o.ReadFrom)
+	o, err = ParseURL("rediss://h:7000?cluster=true")
+	require.NoError(t, err)
+	require.NotNil(t, o.Cluster)
+	assert.Equal(t, "h:7000", o.Addr)
+	o, err = ParseURL("valkeys://a:1,b:2")
+	require.NoError(t, err)
+	assert.Empty(t, o.TLSConfig.ServerName, "each node's certificate is checked against its own host")
+	_, err = ParseURL("redis://h?read_from=nearest")
+	assert.ErrorIs(t, err, ErrInvalidOption)
 }
