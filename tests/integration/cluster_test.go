@@ -214,3 +214,54 @@ func TestClusterSurface(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterReplicaReads: with ReadPreferReplica, read-only commands go
+// to replicas (which count them), writes and transactions to primaries;
+// a replica that is stopped is left for its primary at once.
+func TestClusterReplicaReads(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80})
+	ctx := ctxT(t)
+	c := clusterClient(t, hc, respire.Options{ReadFrom: respire.ReadPreferReplica, RetryReads: 1})
+	require.NoError(t, c.Set(ctx, "rr:k", "v", nil))
+	replicaGets := func() int {
+		total := 0
+		for _, r := range hc.Replicas() {
+			info, err := r.Do(ctx, "INFO", "commandstats")
+			require.NoError(t, err)
+			for _, line := range strings.Split(fmt.Sprint(info), "\n") {
+				if f, ok := strings.CutPrefix(line, "cmdstat_get:calls="); ok {
+					n, _ := strconv.Atoi(strings.Split(f, ",")[0])
+					total += n
+				}
+			}
+		}
+		return total
+	}
+	// Replication is asynchronous: wait for the value on the replica.
+	require.Eventually(t, func() bool { v, err := c.Get(ctx, "rr:k"); return err == nil && v == "v" }, 5*time.Second, time.Millisecond)
+	before := replicaGets()
+	for range 100 {
+		v, err := c.Get(ctx, "rr:k")
+		require.NoError(t, err)
+		require.Equal(t, "v", v)
+	}
+	assert.GreaterOrEqual(t, replicaGets()-before, 100, "the GETs were served by replicas")
+
+	// A stopped replica: reads keep working, from the primary.
+	m := hc.MasterOf(harness.SlotOf("rr:k"))
+	r := hc.ReplicasOf(m)[0]
+	hc.Kill(r)
+	for range 50 {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		v, err := c.Get(cctx, "rr:k")
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, "v", v)
+	}
+	require.NoError(t, hc.Restart(r))
+	for range 50 {
+		v, err := c.Get(ctx, "rr:k")
+		require.NoError(t, err)
+		require.Equal(t, "v", v)
+	}
+}
