@@ -271,9 +271,13 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 				if !abandoned {
 					x.Recycle()
 				}
-				// A node that let the deadline pass may be stopped or cut
-				// off: the cluster may be failing it over.
-				c.cl.Suspect(n)
+				// A node that let the deadline pass with the command in
+				// flight, or that refused it, may be stopped or cut off:
+				// the cluster may be failing it over. One that was only
+				// slow to accept a new connection is not suspected.
+				if abandoned || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+					c.cl.Suspect(n)
+				}
 				return err
 			}
 			var ce *ConnError

@@ -59,6 +59,9 @@ type Node struct {
 	Pool *transport.BlockingPool
 
 	suspect atomic.Int64 // unix nanoseconds until which the node is suspected failing
+	// movedTo is where a MOVED redirect last said one of the node's slots
+	// went: a view moving its other slots there is expected.
+	movedTo atomic.Pointer[string]
 }
 
 // shard routes one set of slots.
@@ -105,6 +108,10 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	nodes   map[string]*Node // by address
+	// patched holds the slots MOVED redirects moved since the last
+	// adoption, with their new owners' addresses: a view that gives one
+	// back to its old owner is older than the redirect, and not adopted.
+	patched map[uint16]string
 	changed chan struct{}    // closed and replaced when routes change or a fetch fails
 	lastErr error            // of the last failed fetch
 	closed  bool
@@ -120,6 +127,7 @@ func New(opts Options) *Cluster {
 	c := &Cluster{
 		opts:    opts,
 		nodes:   map[string]*Node{},
+		patched: map[uint16]string{},
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
 		urgent:  make(chan struct{}, 1),
@@ -321,6 +329,13 @@ func (c *Cluster) Moved(slot uint16, addr string) {
 			break
 		}
 	}
+	c.patched[slot] = addr
+	if old := r.slots[slot].Load(); old != nil && old.primary != n {
+		// The old owner's other slots may well have gone the same way (a
+		// failover, a resharding between two nodes): a view that says so
+		// needs no second node's word.
+		old.primary.movedTo.Store(&addr)
+	}
 	r.slots[slot].Store(target)
 	c.mu.Unlock()
 	c.Refresh()
@@ -378,21 +393,38 @@ func (c *Cluster) refreshLoop() {
 	<-timer.C
 	defer timer.Stop()
 	for {
-		gap := c.opts.RefreshGap
+		var wait time.Duration
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-periodic.C:
 		case <-c.kick:
+			// A MOVED: its slot is patched already; give the cluster a
+			// moment to tell every node, so that the fetch finds the new
+			// view wherever it asks.
+			wait = max(c.opts.RefreshGap-time.Since(last), settle)
 		case <-c.urgent:
-			gap = c.opts.UrgentGap
+			wait = c.opts.UrgentGap - time.Since(last)
 		}
-		if wait := gap - time.Since(last); wait > 0 && !last.IsZero() {
+		if wait > 0 && !last.IsZero() {
 			timer.Reset(wait)
 			select {
 			case <-c.ctx.Done():
 				return
 			case <-timer.C:
+			case <-c.urgent:
+				// A node failed meanwhile: do not wait longer than for it.
+				if !timer.Stop() {
+					<-timer.C
+				}
+				if w := c.opts.UrgentGap - time.Since(last); w > 0 {
+					timer.Reset(w)
+					select {
+					case <-c.ctx.Done():
+						return
+					case <-timer.C:
+					}
+				}
 			}
 		}
 		last = time.Now()
@@ -404,6 +436,9 @@ func (c *Cluster) refreshLoop() {
 		}
 	}
 }
+
+// settle is how long a refresh asked for by a redirect waits at least.
+const settle = 250 * time.Millisecond
 
 // fetchTimeout bounds how long one node is waited on for the topology, and
 // maxAsked how many nodes one refresh asks at most.
@@ -433,6 +468,10 @@ func (c *Cluster) fetch() {
 		if err != nil {
 			c.Suspect(n)
 			errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+			continue
+		}
+		if stale := c.staleSlot(v); stale >= 0 {
+			errs = append(errs, fmt.Errorf("%s: a view older than the MOVED for slot %d", n.Addr, stale))
 			continue
 		}
 		// The first view is adopted as it comes (one fetch on first use,
@@ -481,9 +520,10 @@ func (r *routes) serves(n *Node) bool {
 }
 
 // movesOnlyFailing reports whether v gives every slot the primary r routes
-// it to, or takes it only from a primary that is failing (suspected): a
-// failover, which callers are waiting for and which the cluster itself
-// decided. Any other move needs a second node's word.
+// it to, or moves it only where the evidence says: away from a primary
+// that is failing (suspected: a failover, which callers are waiting for
+// and which the cluster itself decided), or to the node a MOVED from the
+// slot's old owner named. Any other move needs a second node's word.
 func (r *routes) movesOnlyFailing(v *View) bool {
 	o := v.owners()
 	for i := range o {
@@ -491,12 +531,32 @@ func (r *routes) movesOnlyFailing(v *View) bool {
 		switch {
 		case sh == nil && o[i] == "":
 		case sh != nil && sh.primary.ID == o[i]:
+		case sh != nil && sh.primary.ID == "" && sh.primary.Addr == v.addrOf(o[i]):
+			// A redirect's target, whose id we learn from this view.
 		case sh != nil && sh.primary.suspected():
+		case sh != nil && v.addrOf(o[i]) != "" && sh.primary.movedToAddr() == v.addrOf(o[i]):
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// addrOf returns the address of the primary with id in v, or "".
+func (v *View) addrOf(id string) string {
+	for _, s := range v.Shards {
+		if s.Primary.ID == id {
+			return s.Primary.Addr
+		}
+	}
+	return ""
+}
+
+func (n *Node) movedToAddr() string {
+	if a := n.movedTo.Load(); a != nil {
+		return *a
+	}
+	return ""
 }
 
 // Suspect marks n as failing (a connection error, a timeout): it is asked
@@ -636,8 +696,35 @@ func (c *Cluster) adopt(v *View) error {
 		}
 	}
 	c.lastErr = nil
+	clear(c.patched)
 	c.publishLocked(next)
 	return nil
+}
+
+// staleSlot returns a slot that v gives to another node than a MOVED
+// received since the last adoption did, or -1.
+func (c *Cluster) staleSlot(v *View) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.patched) == 0 {
+		return -1
+	}
+	owner := map[uint16]string{}
+	for _, s := range v.Shards {
+		for _, rg := range s.Ranges {
+			for slot := range c.patched {
+				if int(slot) >= rg[0] && int(slot) <= rg[1] {
+					owner[slot] = s.Primary.Addr
+				}
+			}
+		}
+	}
+	for slot, addr := range c.patched {
+		if owner[slot] != addr {
+			return int(slot)
+		}
+	}
+	return -1
 }
 
 // fetchReq is a request whose reply is kept as a tree.

@@ -241,3 +241,60 @@ func TestClusterForeignNode(t *testing.T) {
 	t.Logf("of 20 GETs: %d refused the node at the reused address, %d found the slot unserved", wrongNode, unserved)
 	assert.Positive(t, wrongNode+unserved)
 }
+
+// TestClusterRefreshStorm: 200 clients under load see a CLUSTER FAILOVER
+// TAKEOVER; each fetches the topology at most twice for it (the MOVED
+// patches the slot map; one refresh and its confirmation follow), and
+// the servers see no storm.
+func TestClusterRefreshStorm(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70})
+	ctx := ctxT(t)
+	const clients = 200
+	cs := make([]*respire.Client, clients)
+	for i := range cs {
+		cs[i] = clusterClient(t, hc, respire.Options{})
+	}
+	m := hc.MasterOf(harness.SlotOf("storm:0"))
+	keys := []string{}
+	for i := 0; len(keys) < 8; i++ {
+		if k := fmt.Sprintf("storm:%d", i); hc.MasterOf(harness.SlotOf(k)) == m {
+			keys = append(keys, k)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				if err := c.Set(cctx, keys[(i+j)%len(keys)], "x", nil); err != nil {
+					if failed.Add(1) <= 5 {
+						t.Logf("SET failed: %v", err)
+					}
+				}
+				cancel()
+			}
+		}()
+	}
+	// Every client has its first topology; count from here.
+	before := topologyFetches(t, hc)
+	start := time.Now()
+	require.NoError(t, hc.Failover(ctx, hc.ReplicasOf(m)[0], "TAKEOVER"))
+	require.NoError(t, hc.WaitStable(ctx))
+	// Keep the load on for 4 s after the takeover, then count.
+	require.Eventually(t, func() bool { return time.Since(start) > 4*time.Second }, 10*time.Second, 10*time.Millisecond)
+	close(stop)
+	wg.Wait()
+	fetches := topologyFetches(t, hc) - before
+	t.Logf("%d clients, a takeover under load: %d topology fetches in %v (%.2f per client), %d failed calls",
+		clients, fetches, time.Since(start).Round(time.Millisecond), float64(fetches)/clients, failed.Load())
+	assert.LessOrEqual(t, fetches, 2*clients, "at most 2 fetches per client")
+}
