@@ -106,14 +106,14 @@ type Cluster struct {
 	cur     atomic.Pointer[routes]
 	fetches atomic.Int64
 
-	mu      sync.Mutex
-	nodes   map[string]*Node // by address
+	mu    sync.Mutex
+	nodes map[string]*Node // by address
 	// patched holds the slots MOVED redirects moved since the last
 	// adoption, with their new owners' addresses: a view that gives one
 	// back to its old owner is older than the redirect, and not adopted.
 	patched map[uint16]string
-	changed chan struct{}    // closed and replaced when routes change or a fetch fails
-	lastErr error            // of the last failed fetch
+	changed chan struct{} // closed and replaced when routes change or a fetch fails
+	lastErr error         // of the last failed fetch
 	closed  bool
 
 	kick   chan struct{} // asks for a fetch, rate-limited by RefreshGap
