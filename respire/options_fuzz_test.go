@@ -55,8 +55,8 @@ func FuzzParseURL(f *testing.F) {
 // several forms, and checks that an error never shows it.
 func checkPasswordHidden(t *testing.T, raw string) {
 	const secret = "s3cr3t"
-	if strings.Contains(strings.ToLower(raw), "cr3t") {
-		return // the fuzzer wrote it elsewhere itself
+	if l := strings.ToLower(raw); strings.Contains(l, "cr3t") || strings.Contains(l, "%33") {
+		return // the fuzzer wrote it (or its escaped form) elsewhere itself
 	}
 	for _, user := range []string{"u:" + secret + "@", secret + "@", "u:s%33cr3t@", ":" + secret + "@"} {
 		var withPw string
