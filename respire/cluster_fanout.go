@@ -211,13 +211,7 @@ func (c *Client) splitBySlot(x *cmd, args [][]byte) ([]*part, error) {
 
 // rebuild encodes a command of info from its words.
 func rebuild(info *cmdInfo, args [][]byte, keys func(*cmd)) *cmd {
-	x := cmdPool.Get().(*cmd)
-	x.info = info
-	x.buf = x.buf[:hdrRoom]
-	x.nargs = 0
-	x.keyed = false
-	x.Route = 0
-	x.Retries = 0
+	x := blankCmd(info)
 	for _, a := range args {
 		x.argBytes(a)
 	}

@@ -120,13 +120,7 @@ func (x *cmd) Recycle() {
 
 // newCmd takes a command from the pool with its name tokens appended.
 func newCmd(info *cmdInfo) *cmd {
-	x := cmdPool.Get().(*cmd)
-	x.info = info
-	x.buf = x.buf[:hdrRoom]
-	x.nargs = 0
-	x.keyed = false
-	x.Route = 0
-	x.Retries = 0
+	x := blankCmd(info)
 	name := info.name
 	for name != "" {
 		word := name
@@ -137,6 +131,18 @@ func newCmd(info *cmdInfo) *cmd {
 		}
 		x.arg(word)
 	}
+	return x
+}
+
+// blankCmd takes a command from the pool with no argument yet.
+func blankCmd(info *cmdInfo) *cmd {
+	x := cmdPool.Get().(*cmd)
+	x.info = info
+	x.buf = x.buf[:hdrRoom]
+	x.nargs = 0
+	x.keyed = false
+	x.Route = 0
+	x.Retries = 0
 	return x
 }
 

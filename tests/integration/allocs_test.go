@@ -64,18 +64,24 @@ func TestClusterHotPathAllocations(t *testing.T) {
 			val := strings.Repeat("v", 1024)
 			require.NoError(t, c.Set(ctx, "allocs:k", val, nil))
 			var err error
-			check := func(name string, want float64, fn func()) {
-				t.Helper()
-				fn()
-				got := testing.AllocsPerRun(200, fn)
-				t.Logf("%s: %.2f allocs per call", name, got)
-				assert.LessOrEqual(t, got, want, "%s: %.2f allocs per call", name, got)
-				require.NoError(t, err, name)
-			}
+			check := allocChecker(t, &err)
 			check("SET", 0, func() { err = c.Set(ctx, "allocs:k", val, nil) })
 			check("INCR", 0, func() { _, err = c.Incr(ctx, "allocs:n") })
 			check("GET", 1, func() { _, err = c.Get(ctx, "allocs:k") })
 		})
+	}
+}
+
+// allocChecker returns a check that fn allocates at most want times per
+// call and that the error fn leaves in *err is nil.
+func allocChecker(t *testing.T, err *error) func(name string, want float64, fn func()) {
+	return func(name string, want float64, fn func()) {
+		t.Helper()
+		fn() // warm pools and buffers
+		got := testing.AllocsPerRun(200, fn)
+		t.Logf("%s: %.2f allocs per call", name, got)
+		assert.LessOrEqual(t, got, want, "%s: %.2f allocs per call", name, got)
+		require.NoError(t, *err, name)
 	}
 }
 
@@ -84,14 +90,7 @@ func hotPathAllocs(t *testing.T, c *respire.Client, ctx context.Context) {
 	require.NoError(t, c.Set(ctx, "allocs:k", val, nil))
 	buf := make([]byte, 0, 2048)
 	var err error
-	check := func(name string, want float64, fn func()) {
-		t.Helper()
-		fn() // warm pools and buffers
-		got := testing.AllocsPerRun(200, fn)
-		t.Logf("%s: %.2f allocs per call", name, got)
-		assert.LessOrEqual(t, got, want, "%s: %.2f allocs per call", name, got)
-		require.NoError(t, err, name)
-	}
+	check := allocChecker(t, &err)
 	check("SET", 0, func() { err = c.Set(ctx, "allocs:k", val, nil) })
 	check("INCR", 0, func() { _, err = c.Incr(ctx, "allocs:n") })
 	check("DEL", 0, func() { _, err = c.Del(ctx, "allocs:gone") })
