@@ -68,9 +68,15 @@ func BenchmarkCluster(b *testing.B) {
 				return cl{}, err
 			}
 			return cl{
-				func(ctx context.Context, k string) (string, error) { return c.Do(ctx, c.B().Get().Key(k).Build()).ToString() },
-				func(ctx context.Context, k string) (int64, error) { return c.Do(ctx, c.B().Incr().Key(k).Build()).AsInt64() },
-				func(ctx context.Context, k, v string) error { return c.Do(ctx, c.B().Set().Key(k).Value(v).Build()).Error() },
+				func(ctx context.Context, k string) (string, error) {
+					return c.Do(ctx, c.B().Get().Key(k).Build()).ToString()
+				},
+				func(ctx context.Context, k string) (int64, error) {
+					return c.Do(ctx, c.B().Incr().Key(k).Build()).AsInt64()
+				},
+				func(ctx context.Context, k, v string) error {
+					return c.Do(ctx, c.B().Set().Key(k).Value(v).Build()).Error()
+				},
 				c.Close}, nil
 		},
 	}
