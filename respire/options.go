@@ -489,7 +489,7 @@ func urlHostPort(u *url.URL) (host, port string, err error) {
 	host, port = u.Hostname(), u.Port()
 	switch {
 	case strings.HasPrefix(u.Host, "["):
-		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || !plainZone(a.Zone()) {
 			return "", "", optErr("URL", "%q in brackets is not an IPv6 address", host)
 		}
 	case host == "":
@@ -506,6 +506,19 @@ func urlHostPort(u *url.URL) (host, port string, err error) {
 		return "", "", err
 	}
 	return host, port, nil
+}
+
+// plainZone reports an IPv6 zone (an interface name) made of letters,
+// digits, '.', '_' and '-' only, or none.
+func plainZone(z string) bool {
+	for i := 0; i < len(z); i++ {
+		switch b := z[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '.', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // urlPathDB returns the database that the path of a redis:// URL selects,
