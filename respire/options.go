@@ -573,7 +573,7 @@ func checkHost(field, host string) error {
 		return optErr(field, "the host is empty; write localhost for this machine")
 	}
 	if strings.IndexByte(host, ':') >= 0 {
-		if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+		if a, err := netip.ParseAddr(host); err == nil && a.Is6() && plainZone(a.Zone()) {
 			return nil
 		}
 		return optErr(field, "host %q has a ':' that does not start the port; an IPv6 address goes in brackets, as in [::1]:6379", host)
