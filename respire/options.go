@@ -344,6 +344,10 @@ func ParseURL(raw string) (Options, error) {
 			if err != nil {
 				return Options{}, err
 			}
+			if strings.IndexByte(host, ':') >= 0 {
+				// url.Parse reads no brackets in a list of hosts.
+				return Options{}, optErr("URL", "an IPv6 address in a list of hosts: give the seeds in Options.Cluster.Seeds")
+			}
 			seeds = append(seeds, net.JoinHostPort(host, port))
 		}
 		o.Cluster = &ClusterOptions{Seeds: seeds}
