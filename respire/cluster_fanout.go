@@ -97,8 +97,9 @@ func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
 	buf := resp.AppendValue(nil, merged)
 	m, err := resp.NewReader(bytes.NewReader(buf), resp.Limits{}).Next()
 	if err != nil {
+		name := x.info.name
 		x.Recycle()
-		return fmt.Errorf("respire: %s: merging replies: %w", x.info.name, err)
+		return fmt.Errorf("respire: %s: merging replies: %w", name, err)
 	}
 	x.HandleReply(m)
 	return nil
@@ -108,6 +109,7 @@ func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
 func (c *Client) runPart(ctx context.Context, p *part) error {
 	p.x.dec = decodeReply
 	p.x.seal()
+	name := p.x.info.name // p.x is given back on error
 	var err error
 	if p.node != nil {
 		err = c.onNode(ctx, p.node, p.x)
@@ -115,7 +117,7 @@ func (c *Client) runPart(ctx context.Context, p *part) error {
 		err = c.execCluster(ctx, p.x)
 	}
 	if err != nil {
-		return c.wrapCluster(p.x.info.name, err)
+		return c.wrapCluster(name, err)
 	}
 	if p.x.replyErr != nil {
 		p.v = resp.Value{Type: resp.TypeSimpleError, Str: p.x.replyErr.Error()}
