@@ -338,7 +338,8 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 // argument error is returned as it is.
 func (c *Client) wrapCluster(name string, err error) error {
 	var ae *ArgError
-	if errors.As(err, &ae) {
+	var ce *CommandError
+	if errors.As(err, &ae) || errors.As(err, &ce) {
 		return err
 	}
 	return c.wrapErr(name, err)

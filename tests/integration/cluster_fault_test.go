@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,8 +84,10 @@ func (l *clusterLoad) run(ctx context.Context, stop <-chan struct{}) {
 					var v string
 					v, err = l.c.Get(cctx, tag+"val")
 					if err == nil && v != fmt.Sprint(seq) {
-						if l.lossy && v == fmt.Sprint(seq-1) {
-							l.stale.Add(1) // the SET was acknowledged by the old master and lost
+						if old, perr := strconv.ParseInt(v, 10, 64); l.lossy && perr == nil && old >= 1 && old < seq {
+							// This worker's own older value: the SETs after it
+							// were acknowledged by the old master and lost.
+							l.stale.Add(1)
 						} else {
 							l.corrupt.Add(1)
 							l.mu.Lock()

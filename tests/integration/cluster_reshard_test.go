@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -240,6 +241,16 @@ func TestClusterForeignNode(t *testing.T) {
 	}
 	t.Logf("of 20 GETs: %d refused the node at the reused address, %d found the slot unserved", wrongNode, unserved)
 	assert.Positive(t, wrongNode+unserved)
+	// A fan-out with a part failing returns that part's error.
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err = c.Del(short, "fk:a", "fk:b", "fk:c", "fk:d", "fk:e", "fk:f")
+	assert.Error(t, err)
+	_, err = c.DBSize(short)
+	t.Logf("DBSIZE with a node gone: %v", err)
+	if err != nil {
+		assert.Equal(t, 1, strings.Count(err.Error(), "DBSIZE"), "%v", err)
+	}
 }
 
 // TestClusterRefreshStorm: 200 clients under load see a CLUSTER FAILOVER
