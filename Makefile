@@ -29,7 +29,7 @@ leasecheck:
 ## test: race-enabled tests in every module, against real servers
 test: servers vet leasecheck
 	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || fail="$$fail $$m"; done; \
-	echo "allocation targets (without -race)"; (cd tests && $(GO) test -count=1 -run TestHotPathAllocations ./integration/) || fail="$$fail allocations"; \
+	echo "allocation targets (without -race)"; (cd tests && $(GO) test -count=1 -run 'HotPathAllocations' ./integration/) || fail="$$fail allocations"; \
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
 
 ## demo: run cmd/demo (it starts its own throwaway server)
