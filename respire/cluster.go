@@ -113,14 +113,30 @@ func slotOf(x *cmd) (uint16, bool, error) {
 	if len(x.keys) == 0 {
 		return 0, false, nil
 	}
-	s := topology.Slot(x.keys[0])
-	for _, k := range x.keys[1:] {
+	s, err := keysSlot(x.info.name, "", x.keys)
+	return s, err == nil, err
+}
+
+// keysSlot returns the slot of keys (at least one), or the *ArgError of
+// command when they span slots; why, when not empty, says why that matters.
+func keysSlot(command, why string, keys []string) (uint16, error) {
+	s := topology.Slot(keys[0])
+	for _, k := range keys[1:] {
 		if t := topology.Slot(k); t != s {
-			return 0, false, &ArgError{Command: x.info.name, Argument: "key",
-				Reason: fmt.Sprintf("%v: %q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, x.keys[0], s, k, t), Err: ErrCrossSlot}
+			return 0, crossSlot(command, why, keys[0], s, k, t)
 		}
 	}
-	return s, true, nil
+	return s, nil
+}
+
+// crossSlot is the error of a command whose keys a and b fall in slots sa
+// and sb.
+func crossSlot(command, why, a string, sa uint16, b string, sb uint16) error {
+	if why != "" {
+		why += ": "
+	}
+	return &ArgError{Command: command, Argument: "key", Err: ErrCrossSlot,
+		Reason: fmt.Sprintf("%v: %s%q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, why, a, sa, b, sb)}
 }
 
 // redirect is a cluster error reply that asks for the command again.

@@ -205,8 +205,7 @@ func txSlot(c *Client, cmds []*cmd) (uint16, bool, error) {
 			continue
 		}
 		if keyed && s != slot {
-			return 0, false, &ArgError{Command: "MULTI", Argument: "key",
-				Reason: fmt.Sprintf("%v: a transaction on a cluster runs on one node: %q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, first, slot, x.keys[0], s), Err: ErrCrossSlot}
+			return 0, false, crossSlot("MULTI", "a transaction on a cluster runs on one node", first, slot, x.keys[0], s)
 		}
 		if !keyed {
 			slot, keyed, first = s, true, x.keys[0]

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/respire-go/respire/topology"
 	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -112,12 +111,9 @@ func (c *Client) holdWatch(ctx context.Context, keys []string) (*transport.Held,
 	if c.cl == nil || len(keys) == 0 {
 		return c.hold(ctx, 0, false, nil)
 	}
-	slot := topology.Slot(keys[0])
-	for _, k := range keys[1:] {
-		if s := topology.Slot(k); s != slot {
-			return nil, &ArgError{Command: "WATCH", Argument: "key",
-				Reason: fmt.Sprintf("%v: %q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, keys[0], slot, k, s), Err: ErrCrossSlot}
-		}
+	slot, err := keysSlot("WATCH", "", keys)
+	if err != nil {
+		return nil, err
 	}
 	return c.hold(ctx, slot, true, nil)
 }

@@ -176,9 +176,16 @@ func TestClusterSurface(t *testing.T) {
 				}, "{"+p+"w}bal"))
 
 				// Blocking commands on the slot owner's pool.
+				owner := hc.MasterOf(harness.SlotOf(p + "list"))
 				go func() {
-					time.Sleep(20 * time.Millisecond)
-					c.RPush(context.Background(), p+"list", "item")
+					// Push once the BLPOP blocks on the slot's owner.
+					for {
+						v, err := owner.Do(ctx, "INFO", "clients")
+						if err != nil || strings.Contains(fmt.Sprint(v), "blocked_clients:1") {
+							break
+						}
+					}
+					c.RPush(ctx, p+"list", "item")
 				}()
 				got, err := c.BLPop(ctx, 5*time.Second, p+"list")
 				require.NoError(t, err)
