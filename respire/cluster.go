@@ -52,6 +52,13 @@ const (
 	// ReadReplica sends read-only commands to replicas only: a shard
 	// without a replica fails them with an error wrapping ErrNoReplica.
 	ReadReplica
+	// ReadNearest sends read-only commands to the node of the slot's shard,
+	// primary or replica, with the lowest measured round trip: every node
+	// is sent a PING each second and its latency kept as a moving average.
+	// A node that fails or is loading falls back to the primary for that
+	// command; one whose PING fails is avoided until it answers again.
+	// Before the first measurement reads go to a replica at random.
+	ReadNearest
 )
 
 // ErrCrossSlot is wrapped by the *ArgError of a command whose keys fall in
@@ -103,6 +110,7 @@ func newCluster(opts *Options, cfg transport.Config) *topology.Cluster {
 		Node:            cfg,
 		PoolSize:        opts.BlockingPoolSize,
 		Replicas:        opts.ReadFrom != ReadPrimary,
+		Latency:         opts.ReadFrom == ReadNearest,
 		RefreshInterval: opts.Cluster.RefreshInterval,
 	})
 }
@@ -336,7 +344,7 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 		case "ASK":
 			ask = c.cl.Node(rd.addr)
 		case "LOADING":
-			if rf == topology.ReadPreferReplica {
+			if rf == topology.ReadPreferReplica || rf == topology.ReadNearest {
 				rf = topology.ReadPrimary
 				continue
 			}

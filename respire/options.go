@@ -188,7 +188,7 @@ func (o *Options) validate() error {
 	if o.Cluster != nil && o.ClientCache != nil {
 		return optErr("ClientCache", "client-side caching is not supported with Cluster yet")
 	}
-	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadReplica {
+	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadNearest {
 		return optErr("ReadFrom", "unknown mode %d", o.ReadFrom)
 	}
 	if err := o.ClientCache.validate(o.Protocol); err != nil {
@@ -294,7 +294,7 @@ func (o *Options) transportConfig() transport.Config {
 // Query options: db, protocol, client_name, connections, dial_timeout,
 // stall_timeout, health_check_interval, fail_fast, filler (on|off),
 // blocking_pool_size, pubsub_buffer, retry_reads (Options.RetryReads),
-// cluster (true or false), read_from (primary, prefer_replica or replica).
+// cluster (true or false), read_from (primary, prefer_replica, replica or nearest).
 // Numbers are decimal digits, durations are written as for
 // time.ParseDuration. An option given twice must have the same text both
 // times.
@@ -438,8 +438,10 @@ func (o *Options) setURLOption(key, v string) error {
 			o.ReadFrom = ReadPreferReplica
 		case "replica":
 			o.ReadFrom = ReadReplica
+		case "nearest":
+			o.ReadFrom = ReadNearest
 		default:
-			err = errors.New("not primary, prefer_replica or replica")
+			err = errors.New("not primary, prefer_replica, replica or nearest")
 		}
 	case "filler":
 		switch v {

@@ -254,6 +254,9 @@ func TestParseURLCluster(t *testing.T) {
 	o, err = ParseURL("valkeys://a:1,b:2")
 	require.NoError(t, err)
 	assert.Empty(t, o.TLSConfig.ServerName, "each node's certificate is checked against its own host")
-	_, err = ParseURL("redis://h?read_from=nearest")
+	o, err = ParseURL("redis://h1,h2?read_from=nearest")
+	require.NoError(t, err)
+	assert.Equal(t, ReadNearest, o.ReadFrom)
+	_, err = ParseURL("redis://h?read_from=closest")
 	assert.ErrorIs(t, err, ErrInvalidOption)
 }

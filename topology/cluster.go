@@ -37,6 +37,12 @@ type Options struct {
 	// UrgentGap is the shortest time between two fetches while a node that
 	// owns slots cannot be reached. Default 100ms.
 	UrgentGap time.Duration
+	// Latency measures every node's round trip (a PING each
+	// LatencyInterval), for ReadNearest.
+	Latency bool
+	// LatencyInterval is how often nodes are pinged when Latency is set.
+	// Default 1s.
+	LatencyInterval time.Duration
 }
 
 func (o *Options) defaults() {
@@ -48,6 +54,9 @@ func (o *Options) defaults() {
 	}
 	if o.UrgentGap <= 0 {
 		o.UrgentGap = 100 * time.Millisecond
+	}
+	if o.LatencyInterval <= 0 {
+		o.LatencyInterval = defaultLatencyInterval
 	}
 }
 
@@ -62,6 +71,7 @@ type Node struct {
 	// movedTo is where a MOVED redirect last said one of the node's slots
 	// went: a view moving its other slots there is expected.
 	movedTo atomic.Pointer[string]
+	rtt     atomic.Int64 // measured round trip in nanoseconds, 0 before any
 }
 
 // shard routes one set of slots.
@@ -135,6 +145,10 @@ func New(opts Options) *Cluster {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.refreshLoop() }()
+	if opts.Latency {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.latencyLoop() }()
+	}
 	c.Urgent()
 	return c
 }
@@ -198,6 +212,9 @@ const (
 	ReadPreferReplica
 	// ReadReplica reads from a replica only.
 	ReadReplica
+	// ReadNearest reads from the node of the shard (primary or replica)
+	// with the lowest measured round trip (Options.Latency).
+	ReadNearest
 )
 
 // Route returns the node that serves slot for the read mode (ReadPrimary
@@ -209,8 +226,10 @@ func (c *Cluster) Route(ctx context.Context, slot uint16, rf ReadFrom) (*Node, e
 		if r != nil {
 			if sh := r.slots[slot].Load(); sh != nil {
 				switch {
-				case rf == ReadPrimary || len(sh.replicas) == 0 && rf == ReadPreferReplica:
+				case rf == ReadPrimary || len(sh.replicas) == 0 && rf != ReadReplica:
 					return sh.primary, nil
+				case rf == ReadNearest:
+					return nearest(sh), nil
 				case len(sh.replicas) > 0:
 					return sh.replicas[rand.IntN(len(sh.replicas))], nil
 				}

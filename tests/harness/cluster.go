@@ -790,17 +790,29 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 // gives away its last slot becomes a replica of to, as the servers do.
 func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []int) error {
 	c.mustNotBeShared("MoveSlots")
+	// One connection to each side for the whole move: a connection per
+	// command runs out of loopback ports on thousands of slots.
+	fc, err := openNode(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer fc.Close()
+	tc, err := openNode(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
 	host, _, _ := net.SplitHostPort(to.Addr)
 	for _, slot := range slots {
 		s := strconv.Itoa(slot)
-		if _, err := to.Do(ctx, "CLUSTER", "SETSLOT", s, "IMPORTING", from.ID); err != nil {
+		if _, err := tc.do("CLUSTER", "SETSLOT", s, "IMPORTING", from.ID); err != nil {
 			return fmt.Errorf("harness: CLUSTER SETSLOT %d IMPORTING on %s: %w", slot, to.Addr, err)
 		}
-		if _, err := from.Do(ctx, "CLUSTER", "SETSLOT", s, "MIGRATING", to.ID); err != nil {
+		if _, err := fc.do("CLUSTER", "SETSLOT", s, "MIGRATING", to.ID); err != nil {
 			return fmt.Errorf("harness: CLUSTER SETSLOT %d MIGRATING on %s: %w", slot, from.Addr, err)
 		}
 		for {
-			reply, err := from.Do(ctx, "CLUSTER", "GETKEYSINSLOT", s, "100")
+			reply, err := fc.do("CLUSTER", "GETKEYSINSLOT", s, "1000")
 			if err != nil {
 				return fmt.Errorf("harness: CLUSTER GETKEYSINSLOT %d on %s: %w", slot, from.Addr, err)
 			}
@@ -812,16 +824,16 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 			for _, k := range keys {
 				args = append(args, fmt.Sprint(k))
 			}
-			if _, err := from.Do(ctx, args...); err != nil {
+			if _, err := fc.do(args...); err != nil {
 				return fmt.Errorf("harness: MIGRATE of %d keys of slot %d from %s: %w", len(keys), slot, from.Addr, err)
 			}
 		}
 		// The target first, so that the slot is never owned by nobody, as
 		// the cluster specification asks.
-		if _, err := to.Do(ctx, "CLUSTER", "SETSLOT", s, "NODE", to.ID); err != nil {
+		if _, err := tc.do("CLUSTER", "SETSLOT", s, "NODE", to.ID); err != nil {
 			return fmt.Errorf("harness: CLUSTER SETSLOT %d NODE on %s: %w", slot, to.Addr, err)
 		}
-		if _, err := from.Do(ctx, "CLUSTER", "SETSLOT", s, "NODE", to.ID); err != nil && !lostSlots(err) {
+		if _, err := fc.do("CLUSTER", "SETSLOT", s, "NODE", to.ID); err != nil && !lostSlots(err) {
 			return fmt.Errorf("harness: CLUSTER SETSLOT %d NODE on %s: %w", slot, from.Addr, err)
 		}
 	}
@@ -829,11 +841,17 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 		if n == from || n == to || !e.isMaster() {
 			continue
 		}
+		nc, err := openNode(ctx, n)
+		if err != nil {
+			return err
+		}
 		for _, slot := range slots {
-			if _, err := n.Do(ctx, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", to.ID); err != nil && !lostSlots(err) {
+			if _, err := nc.do("CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", to.ID); err != nil && !lostSlots(err) {
+				nc.Close()
 				return fmt.Errorf("harness: CLUSTER SETSLOT %d NODE on %s: %w", slot, n.Addr, err)
 			}
 		}
+		nc.Close()
 	}
 	return poll(ctx, fmt.Sprintf("every node to give %d slots to %s", len(slots), to.Addr), func(ctx context.Context) error {
 		for _, n := range c.upNodes() {
@@ -850,6 +868,27 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 		}
 		return nil
 	})
+}
+
+// openNode connects to n for a sequence of commands, authenticated as
+// Server.Do is; the connection's deadline is ctx's, or a minute.
+func openNode(ctx context.Context, n *ClusterNode) (*respConn, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+	}
+	rc, err := dialRESP(ctx, "tcp", n.Addr, n.Server.TLSConfig)
+	if err != nil {
+		return nil, fmt.Errorf("harness: connecting to %s: %w", n.Addr, err)
+	}
+	if pw := n.Server.Config.Password; pw != "" {
+		if _, err := rc.do("AUTH", pw); err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("harness: AUTH on %s: %w", n.Addr, err)
+		}
+	}
+	return rc, nil
 }
 
 // lostSlots reports whether err says that a node which was a master is a

@@ -230,45 +230,72 @@ func TestClusterReplicaReads(t *testing.T) {
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{ReadFrom: respire.ReadPreferReplica, RetryReads: 1})
 	require.NoError(t, c.Set(ctx, "rr:k", "v", nil))
+	gets := func(n *harness.ClusterNode) int {
+		info, err := n.Do(ctx, "INFO", "commandstats")
+		require.NoError(t, err)
+		for _, line := range strings.Split(fmt.Sprint(info), "\n") {
+			if f, ok := strings.CutPrefix(line, "cmdstat_get:calls="); ok {
+				n, _ := strconv.Atoi(strings.Split(f, ",")[0])
+				return n
+			}
+		}
+		return 0
+	}
 	replicaGets := func() int {
 		total := 0
 		for _, r := range hc.Replicas() {
-			info, err := r.Do(ctx, "INFO", "commandstats")
-			require.NoError(t, err)
-			for _, line := range strings.Split(fmt.Sprint(info), "\n") {
-				if f, ok := strings.CutPrefix(line, "cmdstat_get:calls="); ok {
-					n, _ := strconv.Atoi(strings.Split(f, ",")[0])
-					total += n
-				}
-			}
+			total += gets(r)
 		}
 		return total
+	}
+	// getN reads rr:k n times through cl, each call with timeout.
+	getN := func(cl *respire.Client, n int, timeout time.Duration) {
+		t.Helper()
+		for range n {
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			v, err := cl.Get(cctx, "rr:k")
+			cancel()
+			require.NoError(t, err)
+			require.Equal(t, "v", v)
+		}
 	}
 	// Replication is asynchronous: wait for the value on the replica.
 	require.Eventually(t, func() bool { v, err := c.Get(ctx, "rr:k"); return err == nil && v == "v" }, 5*time.Second, time.Millisecond)
 	before := replicaGets()
-	for range 100 {
-		v, err := c.Get(ctx, "rr:k")
-		require.NoError(t, err)
-		require.Equal(t, "v", v)
-	}
+	getN(c, 100, 5*time.Second)
 	assert.GreaterOrEqual(t, replicaGets()-before, 100, "the GETs were served by replicas")
 
 	// A stopped replica: reads keep working, from the primary.
 	m := hc.MasterOf(harness.SlotOf("rr:k"))
 	r := hc.ReplicasOf(m)[0]
 	hc.Kill(r)
-	for range 50 {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		v, err := c.Get(cctx, "rr:k")
-		cancel()
-		require.NoError(t, err)
-		require.Equal(t, "v", v)
-	}
+	getN(c, 50, 2*time.Second)
 	require.NoError(t, hc.Restart(r))
-	for range 50 {
-		v, err := c.Get(ctx, "rr:k")
-		require.NoError(t, err)
-		require.Equal(t, "v", v)
-	}
+	getN(c, 50, 5*time.Second)
+
+	// ReadNearest: a replica that stops answering (SIGSTOP: no reset, its
+	// PINGs time out) is avoided, and reads go on from the primary.
+	near := clusterClient(t, hc, respire.Options{ReadFrom: respire.ReadNearest})
+	require.Eventually(t, func() bool { v, err := near.Get(ctx, "rr:k"); return err == nil && v == "v" }, 5*time.Second, time.Millisecond)
+	before = gets(m) + gets(r)
+	getN(near, 100, 5*time.Second)
+	assert.GreaterOrEqual(t, gets(m)+gets(r)-before, 100, "nearest reads stay in the key's shard")
+	require.NoError(t, hc.Pause(r))
+	// Calls that reach the stopped replica before the next PING fails end
+	// by their deadline; after that, every read is served by the primary.
+	require.Eventually(t, func() bool {
+		for range 20 {
+			cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err := near.Get(cctx, "rr:k")
+			cancel()
+			if err != nil {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, time.Millisecond)
+	before = gets(m)
+	getN(near, 100, 2*time.Second)
+	assert.GreaterOrEqual(t, gets(m)-before, 100, "with its replica stopped, the shard's reads go to the primary")
+	require.NoError(t, hc.Resume(r))
 }
