@@ -924,7 +924,19 @@ func (c *Cluster) AddNode(ctx context.Context) (*ClusterNode, error) {
 	if err := c.waitKnown(ctx, append(up, n), nil); err != nil {
 		return n, err
 	}
-	return n, nil
+	// Until the new node has learned the whole slot map it answers
+	// CLUSTERDOWN, to MIGRATE too.
+	err = poll(ctx, "the new node "+n.Addr+" to report cluster_state:ok", func(ctx context.Context) error {
+		info, err := n.Do(ctx, "CLUSTER", "INFO")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(fmt.Sprint(info), "cluster_state:ok") {
+			return errors.New("cluster_state is not ok")
+		}
+		return nil
+	})
+	return n, err
 }
 
 // RemoveNode makes every other node that is up forget n (CLUSTER FORGET),

@@ -140,6 +140,27 @@ func TestClusterTopologyChanges(t *testing.T) {
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, n, int64(nkeys), "no key lost in the move")
 	})
+	t.Run("add and remove a node", func(t *testing.T) {
+		// A new master takes 64 slots of a loaded shard, gives them back,
+		// and leaves the cluster, while the load runs.
+		from := hc.MasterOf(harness.SlotOf(workerTag(2)))
+		var slots []int
+		owned := slotsOf(t, hc, from)
+		for s := range harness.SlotCount {
+			if owned[s] && len(slots) < 64 {
+				slots = append(slots, s)
+			}
+		}
+		runUnder(t, "add a node and give it slots", false, func() {
+			n, err := hc.AddNode(ctx)
+			require.NoError(t, err)
+			require.NoError(t, hc.MoveSlots(ctx, from, n, slots))
+			require.NoError(t, hc.WaitStable(ctx))
+			require.NoError(t, hc.MoveSlots(ctx, n, from, slots))
+			require.NoError(t, hc.RemoveNode(ctx, n))
+			require.NoError(t, hc.WaitStable(ctx))
+		})
+	})
 }
 
 // TestClusterBatchDuringMigration: a 10k-command batch over all slots,
