@@ -264,24 +264,22 @@ func merge(x *cmd, parts []*part, split bool) (resp.Value, error) {
 	case "all_succeeded", "special":
 		return parts[0].v, nil
 	case "agg_sum", "agg_min", "agg_max":
-		var acc int64
-		for i, p := range parts {
-			n := p.v.Int
-			if p.v.Type != resp.TypeInteger {
-				return resp.Value{}, fmt.Errorf("respire: %s: cannot aggregate a %s reply", x.info.name, p.v.Type)
-			}
-			switch {
-			case i == 0:
-				acc = n
-			case policy == "agg_sum":
-				acc += n
-			case policy == "agg_min":
-				acc = min(acc, n)
-			default:
-				acc = max(acc, n)
+		// Integers, or arrays of integers aggregated element by element
+		// (WAITAOF's two counts).
+		out := parts[0].v
+		out.Elems = append([]resp.Value(nil), out.Elems...)
+		for _, p := range parts {
+			if !sameShape(&out, &p.v) {
+				return resp.Value{}, fmt.Errorf("respire: %s: cannot aggregate a %s reply of %d elements with a %s of %d", x.info.name, p.v.Type, len(p.v.Elems), out.Type, len(out.Elems))
 			}
 		}
-		return resp.Value{Type: resp.TypeInteger, Int: acc}, nil
+		for _, p := range parts[1:] {
+			foldInt(policy, &out, &p.v)
+			for i := range out.Elems {
+				foldInt(policy, &out.Elems[i], &p.v.Elems[i])
+			}
+		}
+		return out, nil
 	case "agg_logical_and", "agg_logical_or":
 		out := parts[0].v
 		out.Elems = append([]resp.Value(nil), out.Elems...)
@@ -327,4 +325,37 @@ func merge(x *cmd, parts []*part, split bool) (resp.Value, error) {
 		return out, nil
 	}
 	return parts[0].v, nil
+}
+
+// sameShape reports whether a and b are both integers or both arrays of as
+// many integers, as numeric response policies need.
+func sameShape(a, b *resp.Value) bool {
+	switch {
+	case a.Type == resp.TypeInteger && b.Type == resp.TypeInteger:
+		return true
+	case a.Type != resp.TypeArray || b.Type != resp.TypeArray || len(a.Elems) != len(b.Elems):
+		return false
+	}
+	for i := range a.Elems {
+		if a.Elems[i].Type != resp.TypeInteger || b.Elems[i].Type != resp.TypeInteger {
+			return false
+		}
+	}
+	return true
+}
+
+// foldInt folds the integer b into acc by policy (agg_sum, agg_min or
+// agg_max); non-integers are left alone.
+func foldInt(policy string, acc, b *resp.Value) {
+	if acc.Type != resp.TypeInteger {
+		return
+	}
+	switch policy {
+	case "agg_sum":
+		acc.Int += b.Int
+	case "agg_min":
+		acc.Int = min(acc.Int, b.Int)
+	default:
+		acc.Int = max(acc.Int, b.Int)
+	}
 }
