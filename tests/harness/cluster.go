@@ -451,6 +451,57 @@ func (c *Cluster) MasterOf(slot int) *ClusterNode {
 	return best
 }
 
+// Fill sets n keys, prefix followed by 0 to n-1, to value, sent straight to
+// each key's master in pipelines of a thousand: test data for resharding,
+// written without the client under test.
+func (c *Cluster) Fill(ctx context.Context, prefix string, n int, value string) error {
+	owner := map[int]*ClusterNode{}
+	for n, e := range c.selves() {
+		if !e.isMaster() {
+			continue
+		}
+		for slot := range SlotCount {
+			if e.owns(slot) {
+				owner[slot] = n
+			}
+		}
+	}
+	cmds := map[*ClusterNode][][]string{}
+	for i := range n {
+		k := prefix + strconv.Itoa(i)
+		m := owner[SlotOf(k)]
+		if m == nil {
+			return fmt.Errorf("harness: no master serves slot %d of %q", SlotOf(k), k)
+		}
+		cmds[m] = append(cmds[m], []string{"SET", k, value})
+	}
+	for m, all := range cmds {
+		rc, err := openNode(ctx, m)
+		if err != nil {
+			return err
+		}
+		for len(all) > 0 {
+			batch := all[:min(1000, len(all))]
+			all = all[len(batch):]
+			replies, err := rc.pipeline(batch)
+			if err == nil {
+				for _, r := range replies {
+					if se, ok := r.(ServerError); ok {
+						err = se
+						break
+					}
+				}
+			}
+			if err != nil {
+				rc.Close()
+				return fmt.Errorf("harness: filling %s: %w", m.Addr, err)
+			}
+		}
+		rc.Close()
+	}
+	return nil
+}
+
 // maxRedirects bounds the redirections Cluster.Do follows.
 const maxRedirects = 16
 
@@ -803,38 +854,73 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 	}
 	defer tc.Close()
 	host, _, _ := net.SplitHostPort(to.Addr)
-	for _, slot := range slots {
-		s := strconv.Itoa(slot)
-		if _, err := tc.do("CLUSTER", "SETSLOT", s, "IMPORTING", from.ID); err != nil {
-			return fmt.Errorf("harness: CLUSTER SETSLOT %d IMPORTING on %s: %w", slot, to.Addr, err)
+	port := strconv.Itoa(to.Port)
+	// Slots move in chunks, each step pipelined over the chunk: a round
+	// trip per slot and step makes thousands of slots take minutes on a
+	// loaded machine.
+	for rest := slots; len(rest) > 0; {
+		chunk := rest[:min(moveChunk, len(rest))]
+		rest = rest[len(chunk):]
+		if err := setSlots(tc, to, chunk, "IMPORTING", from.ID); err != nil {
+			return err
 		}
-		if _, err := fc.do("CLUSTER", "SETSLOT", s, "MIGRATING", to.ID); err != nil {
-			return fmt.Errorf("harness: CLUSTER SETSLOT %d MIGRATING on %s: %w", slot, from.Addr, err)
+		if err := setSlots(fc, from, chunk, "MIGRATING", to.ID); err != nil {
+			return err
 		}
-		for {
-			reply, err := fc.do("CLUSTER", "GETKEYSINSLOT", s, "1000")
+		for pending := chunk; len(pending) > 0; {
+			var cmds [][]string
+			for _, slot := range pending {
+				cmds = append(cmds, []string{"CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "1000"})
+			}
+			replies, err := fc.pipeline(cmds)
 			if err != nil {
-				return fmt.Errorf("harness: CLUSTER GETKEYSINSLOT %d on %s: %w", slot, from.Addr, err)
+				return fmt.Errorf("harness: CLUSTER GETKEYSINSLOT on %s: %w", from.Addr, err)
 			}
-			keys, _ := reply.([]any)
-			if len(keys) == 0 {
-				break
+			var more []int
+			var migrates [][]string
+			for i, r := range replies {
+				if se, ok := r.(ServerError); ok {
+					return fmt.Errorf("harness: CLUSTER GETKEYSINSLOT %d on %s: %w", pending[i], from.Addr, se)
+				}
+				ks, _ := r.([]any)
+				if len(ks) == 0 {
+					continue
+				}
+				more = append(more, pending[i])
+				// One MIGRATE per slot (the source refuses keys of several
+				// slots in one), all of them pipelined.
+				args := []string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}
+				for _, k := range ks {
+					args = append(args, fmt.Sprint(k))
+				}
+				migrates = append(migrates, args)
 			}
-			args := []string{"MIGRATE", host, strconv.Itoa(to.Port), "", "0", "5000", "KEYS"}
-			for _, k := range keys {
-				args = append(args, fmt.Sprint(k))
+			replies, err = fc.pipeline(migrates)
+			if err != nil {
+				return fmt.Errorf("harness: MIGRATE from %s: %w", from.Addr, err)
 			}
-			if _, err := fc.do(args...); err != nil {
-				return fmt.Errorf("harness: MIGRATE of %d keys of slot %d from %s: %w", len(keys), slot, from.Addr, err)
+			for i, r := range replies {
+				se, ok := r.(ServerError)
+				switch {
+				case !ok:
+				case strings.Contains(string(se), "CLUSTERDOWN") && ctx.Err() == nil:
+					// The target saw the cluster down for a moment (a node
+					// slow to answer on a loaded machine): the keys are
+					// still here; look again shortly.
+					time.Sleep(50 * time.Millisecond)
+				default:
+					return fmt.Errorf("harness: MIGRATE of the keys of slot %d from %s: %w", more[i], from.Addr, se)
+				}
 			}
+			pending = more
 		}
 		// The target first, so that the slot is never owned by nobody, as
 		// the cluster specification asks.
-		if _, err := tc.do("CLUSTER", "SETSLOT", s, "NODE", to.ID); err != nil {
-			return fmt.Errorf("harness: CLUSTER SETSLOT %d NODE on %s: %w", slot, to.Addr, err)
+		if err := setSlots(tc, to, chunk, "NODE", to.ID); err != nil {
+			return err
 		}
-		if _, err := fc.do("CLUSTER", "SETSLOT", s, "NODE", to.ID); err != nil && !lostSlots(err) {
-			return fmt.Errorf("harness: CLUSTER SETSLOT %d NODE on %s: %w", slot, from.Addr, err)
+		if err := setSlots(fc, from, chunk, "NODE", to.ID); err != nil {
+			return err
 		}
 	}
 	for n, e := range c.selves() {
@@ -845,13 +931,11 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 		if err != nil {
 			return err
 		}
-		for _, slot := range slots {
-			if _, err := nc.do("CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", to.ID); err != nil && !lostSlots(err) {
-				nc.Close()
-				return fmt.Errorf("harness: CLUSTER SETSLOT %d NODE on %s: %w", slot, n.Addr, err)
-			}
-		}
+		err = setSlots(nc, n, slots, "NODE", to.ID)
 		nc.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return poll(ctx, fmt.Sprintf("every node to give %d slots to %s", len(slots), to.Addr), func(ctx context.Context) error {
 		for _, n := range c.upNodes() {
@@ -868,6 +952,29 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 		}
 		return nil
 	})
+}
+
+// moveChunk is how many slots MoveSlots moves at a time.
+const moveChunk = 128
+
+// setSlots sends CLUSTER SETSLOT slot state id for every slot on rc, n's
+// connection, pipelined. Once a master lost its last slot it refuses
+// SETSLOT; that is not an error (see lostSlots).
+func setSlots(rc *respConn, n *ClusterNode, slots []int, state, id string) error {
+	cmds := make([][]string, len(slots))
+	for i, slot := range slots {
+		cmds[i] = []string{"CLUSTER", "SETSLOT", strconv.Itoa(slot), state, id}
+	}
+	replies, err := rc.pipeline(cmds)
+	if err != nil {
+		return fmt.Errorf("harness: CLUSTER SETSLOT %s on %s: %w", state, n.Addr, err)
+	}
+	for i, r := range replies {
+		if se, ok := r.(ServerError); ok && !lostSlots(se) {
+			return fmt.Errorf("harness: CLUSTER SETSLOT %d %s on %s: %w", slots[i], state, n.Addr, se)
+		}
+	}
+	return nil
 }
 
 // openNode connects to n for a sequence of commands, authenticated as

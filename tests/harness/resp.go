@@ -56,22 +56,39 @@ func (c *respConn) Close() error { return c.conn.Close() }
 // do sends one command and reads its reply. An error reply is returned as a
 // ServerError; other errors mean the connection is unusable.
 func (c *respConn) do(args ...string) (any, error) {
+	vs, err := c.pipeline([][]string{args})
+	if err != nil {
+		return nil, err
+	}
+	if se, ok := vs[0].(ServerError); ok {
+		return nil, se
+	}
+	return vs[0], nil
+}
+
+// pipeline sends every command at once and reads their replies in order.
+// An error reply is returned in its place as a ServerError; the error
+// return means the connection is unusable.
+func (c *respConn) pipeline(cmds [][]string) ([]any, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	for _, args := range cmds {
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
 	}
 	if _, err := io.WriteString(c.conn, b.String()); err != nil {
 		return nil, err
 	}
-	v, err := c.read()
-	if err != nil {
-		return nil, err
+	out := make([]any, len(cmds))
+	for i := range cmds {
+		v, err := c.read()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
 	}
-	if se, ok := v.(ServerError); ok {
-		return nil, se
-	}
-	return v, nil
+	return out, nil
 }
 
 // read parses one RESP2 value: string, int64, []any, nil or ServerError.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,11 +102,11 @@ func TestClusterTopologyChanges(t *testing.T) {
 		})
 	})
 	t.Run("resharding", func(t *testing.T) {
-		// 256 slots of a cluster holding 20k keys; 4096 slots and 200k keys
-		// with RESPIRE_FULL=1 (the harness moves about 40 slots a second).
-		nslots, nkeys := 256, 20_000
-		if os.Getenv("RESPIRE_FULL") != "" {
-			nslots, nkeys = 4096, 200_000
+		// 4096 slots of a cluster holding 200k keys; with -short, 256
+		// slots and 20k keys.
+		nslots, nkeys := 4096, 200_000
+		if testing.Short() {
+			nslots, nkeys = 256, 20_000
 		}
 		from := hc.MasterOf(harness.SlotOf(workerTag(0)))
 		var to *harness.ClusterNode
@@ -125,13 +124,7 @@ func TestClusterTopologyChanges(t *testing.T) {
 			}
 		}
 		// Fill the cluster: keys spread over all slots.
-		for i := 0; i < nkeys; i += 1000 {
-			b := c.NewBatch()
-			for j := i; j < i+1000 && j < nkeys; j++ {
-				b.Set(fmt.Sprintf("fill:%d", j), "x", nil)
-			}
-			require.NoError(t, b.Exec(ctx))
-		}
+		require.NoError(t, hc.Fill(ctx, "fill:", nkeys, "x"))
 		runUnder(t, fmt.Sprintf("resharding %d slots", len(slots)), false, func() {
 			require.NoError(t, hc.MoveSlots(ctx, from, to, slots))
 			require.NoError(t, hc.WaitStable(ctx))
