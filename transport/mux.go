@@ -439,6 +439,8 @@ type slot struct {
 	everUp  bool // a connection was established once
 	lastErr error
 	changed chan struct{} // closed and replaced after every dial attempt
+	// restored ends the outage reported to Config.OnConnLost (events.go).
+	restored func(attempts int, err error)
 }
 
 // get returns the live connection, waiting for a dial when there is none.
@@ -462,6 +464,7 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 		c := s.cur.Load()
 		if c != nil && c.broken() {
 			s.cur.Store(nil)
+			s.lost(c)
 			c = nil
 		}
 		if c != nil {
@@ -497,6 +500,7 @@ func (s *slot) drop(c *conn) {
 	s.mu.Lock()
 	if s.cur.Load() == c {
 		s.cur.Store(nil)
+		s.lost(c)
 		s.startDial()
 	}
 	s.mu.Unlock()
@@ -520,7 +524,7 @@ func (s *slot) dialLoop() {
 	if id := m.nodeID.Load(); id != nil {
 		cfg.NodeID = *id
 	}
-	for {
+	for attempt := 1; ; attempt++ {
 		nc, rd, info, err := dial(m.ctx, &cfg)
 		s.mu.Lock()
 		if err == nil {
@@ -528,6 +532,7 @@ func (s *slot) dialLoop() {
 				s.dialing = false
 				s.mu.Unlock()
 				_ = nc.Close()
+				s.restoredAfter(attempt, ErrClosed)
 				return
 			}
 			m.info.Store(&info)
@@ -542,6 +547,7 @@ func (s *slot) dialLoop() {
 			if m.cfg.OnConnect != nil {
 				m.cfg.OnConnect(info)
 			}
+			s.restoredAfter(attempt, nil)
 			return
 		}
 		s.lastErr = err
@@ -553,6 +559,7 @@ func (s *slot) dialLoop() {
 			s.mu.Lock()
 			s.dialing = false
 			s.mu.Unlock()
+			s.restoredAfter(attempt, ErrClosed)
 			return
 		}
 	}
