@@ -27,6 +27,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/respire-go/respire/respire"
@@ -144,15 +145,61 @@ func (t *Tracer) instruments() error {
 	return errors.Join(errs[:]...)
 }
 
-// server holds the attributes naming a client's server, computed once.
+// server holds the attributes naming a client's server, computed once,
+// and those of each operation seen on it.
 type server struct {
 	attrs []attribute.KeyValue // db.system.name, server.*, the user's
 	set   attribute.Set
+	ops   sync.Map // operation name -> *opAttrs
+	nops  atomic.Int32
+	// gap and inval are the options of the counters, by gap reason and by
+	// whether an invalidation flushed the cache.
+	gap   map[respire.GapReason][]metric.AddOption
+	inval [2][]metric.AddOption
+	plain []metric.AddOption
+}
+
+// maxOps bounds the operations whose attributes a server keeps: Do can
+// name any command, and a program that sends many distinct words must not
+// grow the cache without end.
+const maxOps = 1024
+
+// opAttrs are the options of an operation's span and measurements,
+// computed once so that a traced command allocates little.
+type opAttrs struct {
+	name  string
+	attrs []attribute.KeyValue // the server's and db.operation.name
+	span  []trace.SpanStartOption
+	rec   []metric.RecordOption
 }
 
 // with returns the server's attributes and extra, in a new slice.
 func (s *server) with(extra ...attribute.KeyValue) []attribute.KeyValue {
 	return append(s.attrs[:len(s.attrs):len(s.attrs)], extra...)
+}
+
+// op returns the attributes of the operation name, extra (the batch size)
+// included.
+func (s *server) op(name string, extra ...attribute.KeyValue) *opAttrs {
+	if len(extra) == 0 {
+		if o, ok := s.ops.Load(name); ok {
+			return o.(*opAttrs)
+		}
+	}
+	attrs := s.with(semconv.DBOperationName(name))
+	o := &opAttrs{
+		name:  name,
+		attrs: attrs,
+		span:  []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(append(attrs, extra...)...)},
+		rec:   []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))},
+	}
+	if len(extra) == 0 && s.nops.Load() < maxOps {
+		if actual, loaded := s.ops.LoadOrStore(name, o); loaded {
+			return actual.(*opAttrs)
+		}
+		s.nops.Add(1)
+	}
+	return o
 }
 
 func (t *Tracer) server(c *respire.Client) *server {
@@ -170,52 +217,68 @@ func (t *Tracer) server(c *respire.Client) *server {
 		attrs = append(attrs, semconv.ServerAddress(addr))
 	}
 	s := &server{attrs: attrs, set: attribute.NewSet(attrs...)}
+	add := func(extra ...attribute.KeyValue) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(s.with(extra...)...))}
+	}
+	s.plain = add()
+	s.gap = map[respire.GapReason][]metric.AddOption{}
+	for _, r := range []respire.GapReason{respire.GapOverflow, respire.GapDisconnect} {
+		s.gap[r] = add(attribute.String("respire.gap.reason", r.String()))
+	}
+	s.inval = [2][]metric.AddOption{add(attribute.Bool("respire.cache.flush", false)), add(attribute.Bool("respire.cache.flush", true))}
 	actual, _ := t.servers.LoadOrStore(c, s)
 	return actual.(*server)
 }
 
-// op is what a Start leaves in the context for its End.
-type op struct {
+// opCtx is the context a Start returns: the span's context, with what End
+// needs, in one allocation.
+type opCtx struct {
+	context.Context
 	span  trace.Span
 	start time.Time
-	name  string
+	op    *opAttrs
 }
 
 type opKey struct{}
 
-func (t *Tracer) start(ctx context.Context, c *respire.Client, name string, extra ...attribute.KeyValue) context.Context {
-	s := t.server(c)
-	attrs := make([]attribute.KeyValue, 0, len(s.attrs)+1+len(extra))
-	attrs = append(attrs, s.attrs...)
-	attrs = append(attrs, semconv.DBOperationName(name))
-	attrs = append(attrs, extra...)
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, opKey{}, &op{span: span, start: time.Now(), name: name})
+func (o *opCtx) Value(key any) any {
+	if key == (opKey{}) {
+		return o
+	}
+	return o.Context.Value(key)
 }
 
-func (t *Tracer) end(ctx context.Context, c *respire.Client, err error) {
-	o, _ := ctx.Value(opKey{}).(*op)
+func (t *Tracer) start(ctx context.Context, c *respire.Client, op *opAttrs, extra ...trace.SpanStartOption) context.Context {
+	opts := op.span
+	if len(extra) > 0 {
+		opts = append(opts[:len(opts):len(opts)], extra...)
+	}
+	ctx, span := t.tracer.Start(ctx, op.name, opts...)
+	return &opCtx{Context: ctx, span: span, start: time.Now(), op: op}
+}
+
+func (t *Tracer) end(ctx context.Context, err error) {
+	o, _ := ctx.Value(opKey{}).(*opCtx)
 	if o == nil {
 		return
 	}
 	elapsed := time.Since(o.start).Seconds()
-	s := t.server(c)
-	attrs := make([]attribute.KeyValue, 0, len(s.attrs)+3)
-	attrs = append(attrs, s.attrs...)
-	attrs = append(attrs, semconv.DBOperationName(o.name))
+	rec := o.op.rec
 	if err != nil && !errors.Is(err, respire.Nil) {
 		kind, status := errorType(err)
-		attrs = append(attrs, semconv.ErrorTypeKey.String(kind))
+		attrs := append(o.op.attrs[:len(o.op.attrs):len(o.op.attrs)], semconv.ErrorTypeKey.String(kind))
 		if status != "" {
 			attrs = append(attrs, semconv.DBResponseStatusCode(status))
-			o.span.SetAttributes(semconv.DBResponseStatusCode(status))
 		}
-		o.span.SetAttributes(semconv.ErrorTypeKey.String(kind))
-		o.span.RecordError(err)
-		o.span.SetStatus(codes.Error, err.Error())
+		rec = []metric.RecordOption{metric.WithAttributes(attrs...)}
+		if o.span.IsRecording() {
+			o.span.SetAttributes(attrs[len(o.op.attrs):]...)
+			o.span.RecordError(err)
+			o.span.SetStatus(codes.Error, err.Error())
+		}
 	}
 	o.span.End()
-	t.duration.Record(context.WithoutCancel(ctx), elapsed, metric.WithAttributes(attrs...))
+	t.duration.Record(o.Context, elapsed, rec...)
 }
 
 // errorType names an error for error.type, with few distinct values: the
@@ -249,15 +312,16 @@ func errorType(err error) (kind, status string) {
 
 // TraceCommandStart implements respire.CommandTracer.
 func (t *Tracer) TraceCommandStart(ctx context.Context, c *respire.Client, d respire.TraceCommandStartData) context.Context {
+	op := t.server(c).op(d.Name)
 	if t.queryText {
-		return t.start(ctx, c, d.Name, semconv.DBQueryText(d.Args.String()))
+		return t.start(ctx, c, op, trace.WithAttributes(semconv.DBQueryText(d.Args.String())))
 	}
-	return t.start(ctx, c, d.Name)
+	return t.start(ctx, c, op)
 }
 
 // TraceCommandEnd implements respire.CommandTracer.
-func (t *Tracer) TraceCommandEnd(ctx context.Context, c *respire.Client, d respire.TraceCommandEndData) {
-	t.end(ctx, c, d.Err)
+func (t *Tracer) TraceCommandEnd(ctx context.Context, _ *respire.Client, d respire.TraceCommandEndData) {
+	t.end(ctx, d.Err)
 }
 
 // TraceBatchStart implements respire.BatchTracer: the operation is
@@ -267,12 +331,12 @@ func (t *Tracer) TraceBatchStart(ctx context.Context, c *respire.Client, d respi
 	if d.Tx {
 		name = "MULTI"
 	}
-	return t.start(ctx, c, name, semconv.DBOperationBatchSize(d.Len))
+	return t.start(ctx, c, t.server(c).op(name, semconv.DBOperationBatchSize(d.Len)))
 }
 
 // TraceBatchEnd implements respire.BatchTracer.
-func (t *Tracer) TraceBatchEnd(ctx context.Context, c *respire.Client, d respire.TraceBatchEndData) {
-	t.end(ctx, c, d.Err)
+func (t *Tracer) TraceBatchEnd(ctx context.Context, _ *respire.Client, d respire.TraceBatchEndData) {
+	t.end(ctx, d.Err)
 }
 
 // TraceConnectStart implements respire.ConnectTracer with a span named
@@ -314,7 +378,7 @@ func (t *Tracer) TraceReconnectEnd(ctx context.Context, c *respire.Client, d res
 	span := trace.SpanFromContext(ctx)
 	span.SetAttributes(attribute.Int("respire.attempts", d.Attempts))
 	if d.Err == nil {
-		t.reconnects.Add(ctx, 1, metric.WithAttributeSet(t.server(c).set))
+		t.reconnects.Add(ctx, 1, t.server(c).plain...)
 	} else {
 		span.SetAttributes(attribute.String("respire.outcome", d.Err.Error()))
 	}
@@ -323,18 +387,26 @@ func (t *Tracer) TraceReconnectEnd(ctx context.Context, c *respire.Client, d res
 
 // TracePubSubGap implements respire.PubSubGapTracer.
 func (t *Tracer) TracePubSubGap(ctx context.Context, c *respire.Client, d respire.TracePubSubGapData) {
-	attrs := metric.WithAttributes(t.server(c).with(attribute.String("respire.gap.reason", d.Reason.String()))...)
+	s := t.server(c)
+	opts, ok := s.gap[d.Reason]
+	if !ok {
+		opts = []metric.AddOption{metric.WithAttributes(s.with(attribute.String("respire.gap.reason", d.Reason.String()))...)}
+	}
 	if d.Opened {
-		t.gaps.Add(ctx, 1, attrs)
+		t.gaps.Add(ctx, 1, opts...)
 	}
 	if d.Dropped > 0 {
-		t.dropped.Add(ctx, int64(d.Dropped), attrs)
+		t.dropped.Add(ctx, int64(d.Dropped), opts...)
 	}
 }
 
 // TraceCacheInvalidate implements respire.CacheTracer.
 func (t *Tracer) TraceCacheInvalidate(ctx context.Context, c *respire.Client, d respire.TraceCacheInvalidateData) {
-	t.invalidations.Add(ctx, 1, metric.WithAttributeSet(t.server(c).set), metric.WithAttributes(attribute.Bool("respire.cache.flush", d.Flush)))
+	flush := 0
+	if d.Flush {
+		flush = 1
+	}
+	t.invalidations.Add(ctx, 1, t.server(c).inval[flush]...)
 }
 
 // Observe reports c's connections (db.client.connection.count by pool and

@@ -191,6 +191,11 @@ func TestMetrics(t *testing.T) {
 		_, err := f.c.Cached(time.Minute).Get(ctx, "otel:m0")
 		require.NoError(t, err)
 	}
+	// A write of a cached key makes the server invalidate it.
+	require.NoError(t, f.c.Set(ctx, "otel:m0", "w", nil))
+	require.Eventually(t, func() bool {
+		return sumInt(f.collect(t)["respire.client.cache.invalidations"]) >= 1
+	}, 10*time.Second, 5*time.Millisecond)
 	sub := f.c.NewSubscription(&respire.SubscriptionOptions{Buffer: 1})
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "otel:ch"))
@@ -214,7 +219,7 @@ func TestMetrics(t *testing.T) {
 		assert.Equal(t, "redis", sys.AsString())
 		counts[op.AsString()] += dp.Count
 	}
-	assert.Equal(t, uint64(5), counts["SET"])
+	assert.Equal(t, uint64(6), counts["SET"])
 	assert.Equal(t, uint64(1), counts["BLPOP"])
 	assert.Equal(t, "s", ms["db.client.operation.duration"].Unit)
 
