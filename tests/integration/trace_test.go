@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -427,4 +428,61 @@ func TestTracerUnsetIsSilent(t *testing.T) {
 	require.NoError(t, traced.Set(ctx, "silent", "1", nil))
 	assert.Len(t, rec.of("command"), 1)
 	assert.False(t, errors.Is(rec.of("command")[0].err, respire.Nil))
+}
+
+// nopTracer traces commands and batches and does nothing.
+type nopTracer struct{}
+
+func (nopTracer) TraceCommandStart(ctx context.Context, _ *respire.Client, _ respire.TraceCommandStartData) context.Context {
+	return ctx
+}
+func (nopTracer) TraceCommandEnd(context.Context, *respire.Client, respire.TraceCommandEndData) {}
+func (nopTracer) TraceBatchStart(ctx context.Context, _ *respire.Client, _ respire.TraceBatchStartData) context.Context {
+	return ctx
+}
+func (nopTracer) TraceBatchEnd(context.Context, *respire.Client, respire.TraceBatchEndData) {}
+
+// TestTracedHotPathAllocations: the client allocates nothing to call a
+// tracer; what a traced command allocates is the tracer's own.
+func TestTracedHotPathAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	srv := harness.Start(t, harness.Config{})
+	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: nopTracer{}})
+	hotPathAllocs(t, c, context.Background())
+}
+
+// TestTracerCluster: on a cluster, commands are traced as on one server,
+// every node's connection is set up under the tracer, and the logger
+// names each node once as new.
+func TestTracerCluster(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
+	rec := newRecorder()
+	var logs logBuffer
+	c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}, Tracer: rec, Logger: logs.logger()})
+	ctx := ctxT(t)
+	prefix := "{" + t.Name() + "}"
+	for i := range 20 {
+		require.NoError(t, c.Set(ctx, prefix+strconv.Itoa(i), "v", nil))
+		require.NoError(t, c.Set(ctx, strconv.Itoa(i)+t.Name(), "v", nil))
+	}
+	sets := 0
+	for _, e := range rec.of("command") {
+		if e.name == "SET" {
+			require.NoError(t, e.err)
+			sets++
+		}
+	}
+	assert.Equal(t, 40, sets)
+	addrs := map[string]bool{}
+	for _, e := range rec.of("connect") {
+		if e.err == nil {
+			addrs[e.name] = true
+		}
+	}
+	assert.GreaterOrEqual(t, len(addrs), len(hc.Masters()), "a connection to every primary: %v", addrs)
+	for a := range addrs {
+		assert.Equal(t, 1, strings.Count(logs.String(), `msg="respire: connected to a new node" addr=`+a+" "), a)
+	}
 }
