@@ -10,8 +10,9 @@ import (
 // Connection events for tracing and logging. Config has one func field per
 // event (OnDial, OnConnLost, OnGap), nil when unused; the transport calls
 // them and knows nothing of who listens. They run on the transport's own
-// goroutines, so they must return quickly and must not call back into the
-// Mux.
+// goroutines (OnDial and OnConnLost without its locks; OnGap under the pub/sub
+// hub's), so they must return quickly and must not call back into the
+// transport.
 
 // dialObserved is dial with cfg.OnDial told before and after.
 func dialObserved(ctx context.Context, cfg *Config) (nc net.Conn, rd *resp.Reader, info ConnInfo, err error) {
@@ -25,33 +26,55 @@ func dialObserved(ctx context.Context, cfg *Config) (nc net.Conn, rd *resp.Reade
 	return nc, rd, info, err
 }
 
-// lost tells cfg.OnConnLost that c, the slot's established connection,
-// broke. s.mu must be held; c.mu must not be.
+// lost records that c, the slot's established connection, broke, for the
+// dial loop to report to cfg.OnConnLost outside the lock. s.mu must be
+// held.
 func (s *slot) lost(c *conn) {
-	on := s.m.cfg.OnConnLost
-	if on == nil || s.restored != nil || s.m.closed.Load() {
+	if s.m.cfg.OnConnLost != nil && s.restored == nil && !s.m.closed.Load() {
+		s.lostConn = c
+	}
+}
+
+// reportLost tells cfg.OnConnLost about the outage lost recorded, if any.
+// The dial loop calls it before dialing, without s.mu held.
+func (s *slot) reportLost() {
+	s.mu.Lock()
+	c := s.lostConn
+	s.lostConn = nil
+	s.mu.Unlock()
+	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	cause := c.err
 	c.mu.Unlock()
-	s.restored = on(c.info.Addr, cause)
-	if s.restored == nil {
-		s.restored = func(int, error) {}
+	done := s.m.cfg.OnConnLost(c.info.Addr, cause)
+	if done == nil {
+		done = func(int, error) {}
 	}
+	s.mu.Lock()
+	s.restored = done
+	s.mu.Unlock()
 }
 
-// restoredAfter ends the outage that lost reported, if any: the slot has
-// a connection again after attempts dials (err nil), or it stopped trying
-// because the Mux closed (err ErrClosed).
-func (s *slot) restoredAfter(attempts int, err error) {
-	s.mu.Lock()
+// takeRestored returns the end of the outage reported, or a func that does
+// nothing, and forgets it. s.mu must be held.
+func (s *slot) takeRestored() func(attempts int, err error) {
 	done := s.restored
 	s.restored = nil
-	s.mu.Unlock()
-	if done != nil {
-		done(attempts, err)
+	if done == nil {
+		return func(int, error) {}
 	}
+	return done
+}
+
+// restoredAfter ends the outage reported, if any, when the dial loop
+// stops because the Mux closed (err ErrClosed).
+func (s *slot) restoredAfter(attempts int, err error) {
+	s.mu.Lock()
+	done := s.takeRestored()
+	s.mu.Unlock()
+	done(attempts, err)
 }
 
 // gapOpened tells cfg.OnGap about a new gap marker of s, or one more

@@ -439,7 +439,9 @@ type slot struct {
 	everUp  bool // a connection was established once
 	lastErr error
 	changed chan struct{} // closed and replaced after every dial attempt
-	// restored ends the outage reported to Config.OnConnLost (events.go).
+	// lostConn and restored are the outage to report to, and reported to,
+	// Config.OnConnLost (events.go).
+	lostConn *conn
 	restored func(attempts int, err error)
 }
 
@@ -520,6 +522,7 @@ func (s *slot) dialLoop() {
 	m := s.m
 	delay := newRetryDelay(&m.cfg)
 	defer delay.stop()
+	s.reportLost()
 	cfg := m.cfg
 	if id := m.nodeID.Load(); id != nil {
 		cfg.NodeID = *id
@@ -543,11 +546,12 @@ func (s *slot) dialLoop() {
 			s.dialing = false
 			close(s.changed)
 			s.changed = make(chan struct{})
+			restored := s.takeRestored()
 			s.mu.Unlock()
 			if m.cfg.OnConnect != nil {
 				m.cfg.OnConnect(info)
 			}
-			s.restoredAfter(attempt, nil)
+			restored(attempt, nil)
 			return
 		}
 		s.lastErr = err

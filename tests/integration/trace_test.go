@@ -486,3 +486,32 @@ func TestTracerCluster(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(logs.String(), `msg="respire: connected to a new node" addr=`+a+" "), a)
 	}
 }
+
+// TestTracerReconnectEndsAtClose: an outage still going on when the client
+// closes ends with ErrClosed, by the time Close returns.
+func TestTracerReconnectEndsAtClose(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	rec := newRecorder()
+	c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, Tracer: rec})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Set(ctxT(t), "close:k", "v", nil))
+	srv.Kill()
+	short, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+	_, err = c.Get(short, "close:k")
+	cancel()
+	require.Error(t, err)
+	rec.await(t, "the lost connection", func() bool { return len(rec.of("lost")) == 1 })
+	require.NoError(t, c.Close())
+	rc := rec.of("reconnect")
+	require.Len(t, rc, 1)
+	assert.ErrorIs(t, rc[0].err, respire.ErrClosed)
+	assert.GreaterOrEqual(t, rc[0].n, 1)
+	failed := 0
+	for _, e := range rec.of("connect") {
+		if e.err != nil {
+			failed++
+		}
+	}
+	assert.Positive(t, failed, "the dials to the dead server are traced")
+}
