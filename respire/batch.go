@@ -116,6 +116,14 @@ var ErrBatchDone = errors.New("respire: batch already executed")
 // connection. Replies of the server, errors included, are in each
 // command's Future; a null is Nil there, never an error of Exec.
 func (b *Batch) Exec(ctx context.Context) error {
+	if b.c.trace != nil && b.c.trace.batch != nil && !b.done {
+		return b.execTraced(ctx)
+	}
+	return b.execNow(ctx)
+}
+
+// execNow is Exec without tracing.
+func (b *Batch) execNow(ctx context.Context) error {
 	if b.done {
 		return ErrBatchDone
 	}

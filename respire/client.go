@@ -26,6 +26,7 @@ type Client struct {
 	retries  uint8 // Options.RetryReads, for read-only commands
 	rr       atomic.Uint32
 	srvBit   atomic.Pointer[serverBitCache]
+	trace    *tracing // nil without Options.Tracer and Logger
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -36,6 +37,7 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	cfg := opts.transportConfig()
 	c := &Client{opts: opts}
+	c.observe(&cfg)
 	c.retries = uint8(min(opts.RetryReads, 255))
 	if opts.Cluster != nil {
 		c.cl = newCluster(&opts, cfg)
@@ -50,6 +52,7 @@ func NewClient(opts Options) (*Client, error) {
 	c.hub = transport.NewPubSub(cfg)
 	c.conns = uint32(c.mux.Config().Connections)
 	c.cache = newClientCache(&opts, cfg)
+	c.observeCache()
 	return c, nil
 }
 

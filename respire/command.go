@@ -215,6 +215,14 @@ func routeOf(k string) uint32 {
 // given back and must not be touched; on success the caller reads x.res and
 // then calls release(x).
 func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
+	if c.trace != nil && c.trace.cmd != nil {
+		return c.execTraced(ctx, x, dec)
+	}
+	return c.execPlain(ctx, x, dec)
+}
+
+// execPlain is exec without tracing.
+func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()

@@ -39,6 +39,14 @@ func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
 
 func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, error) {
 	x, name := c.buildDo(info, args)
+	if c.trace != nil && c.trace.cmd != nil {
+		return c.doTraced(ctx, x, name)
+	}
+	return c.doBuilt(ctx, x, name)
+}
+
+// doBuilt runs a command that buildDo encoded; name is its first word.
+func (c *Client) doBuilt(ctx context.Context, x *cmd, name string) (Reply, error) {
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()

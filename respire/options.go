@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/netip"
@@ -166,6 +167,16 @@ type Options struct {
 	// cluster: the slot's primary (the zero value), or one of its
 	// replicas. Commands in a Tx or Watch always go to the primary.
 	ReadFrom ReadFrom
+	// Tracer, when set, is told about commands, batches, connections,
+	// reconnects, pub/sub gaps and cache invalidations: it implements
+	// one or more of CommandTracer, BatchTracer, ConnectTracer,
+	// ReconnectTracer, PubSubGapTracer and CacheTracer (see trace.go;
+	// package respireotel has one for OpenTelemetry). Nil costs nothing.
+	Tracer any
+	// Logger, when set, logs connection events: failed dials and
+	// handshakes, lost connections, reconnects, new nodes, lost pub/sub
+	// messages (see log.go). It never logs a password. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 func optErr(field, format string, args ...any) error {
@@ -239,6 +250,9 @@ func (o *Options) validate() error {
 		return optErr("MaxRetryBackoff", "%v is below MinRetryBackoff %v", o.MaxRetryBackoff, o.MinRetryBackoff)
 	}
 	if err := checkClientName(o.ClientName); err != nil {
+		return err
+	}
+	if err := checkTracer(o.Tracer); err != nil {
 		return err
 	}
 	return o.checkAddr()

@@ -77,6 +77,21 @@ type Config struct {
 	// routes invalidation pushes to it; a connection that negotiates RESP2
 	// then fails its handshake with ErrTrackingNeedsRESP3.
 	Tracking *Tracking
+	// OnDial, when set, runs before each connection (multiplexed, blocking
+	// pool, pub/sub) is dialed, with the address dialed; the func it
+	// returns, when not nil, runs once the dial and the handshake ended,
+	// with their error or nil. See events.go.
+	OnDial func(addr string) func(info ConnInfo, err error)
+	// OnConnLost, when set, runs when an established multiplexed
+	// connection breaks, with its cause; the func it returns, when not nil,
+	// runs once the connection is replaced (err nil), after attempts dials,
+	// or when the Mux stopped trying because it was closed (ErrClosed).
+	OnConnLost func(addr string, cause error) func(attempts int, err error)
+	// OnGap, when set, runs when a subscription may have lost messages:
+	// with opened true for a new gap marker (an overflow's first dropped
+	// message, or a disconnect), with opened false for each further
+	// message dropped into an open overflow gap.
+	OnGap func(g Gap, opened bool)
 }
 
 // ConnInfo describes an established connection.

@@ -21,6 +21,9 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 		resolved.Addr, resolved.Resolve = cfg.Resolve(), nil
 		cfg = &resolved
 	}
+	if cfg.OnDial != nil {
+		return dialObserved(ctx, cfg)
+	}
 	info := ConnInfo{Addr: cfg.Addr}
 	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()

@@ -439,6 +439,10 @@ type slot struct {
 	everUp  bool // a connection was established once
 	lastErr error
 	changed chan struct{} // closed and replaced after every dial attempt
+	// lostConn and restored are the outage to report to, and reported to,
+	// Config.OnConnLost (events.go).
+	lostConn *conn
+	restored func(attempts int, err error)
 }
 
 // get returns the live connection, waiting for a dial when there is none.
@@ -462,6 +466,7 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 		c := s.cur.Load()
 		if c != nil && c.broken() {
 			s.cur.Store(nil)
+			s.lost(c)
 			c = nil
 		}
 		if c != nil {
@@ -497,6 +502,7 @@ func (s *slot) drop(c *conn) {
 	s.mu.Lock()
 	if s.cur.Load() == c {
 		s.cur.Store(nil)
+		s.lost(c)
 		s.startDial()
 	}
 	s.mu.Unlock()
@@ -516,11 +522,12 @@ func (s *slot) dialLoop() {
 	m := s.m
 	delay := newRetryDelay(&m.cfg)
 	defer delay.stop()
+	s.reportLost()
 	cfg := m.cfg
 	if id := m.nodeID.Load(); id != nil {
 		cfg.NodeID = *id
 	}
-	for {
+	for attempt := 1; ; attempt++ {
 		nc, rd, info, err := dial(m.ctx, &cfg)
 		s.mu.Lock()
 		if err == nil {
@@ -528,6 +535,7 @@ func (s *slot) dialLoop() {
 				s.dialing = false
 				s.mu.Unlock()
 				_ = nc.Close()
+				s.restoredAfter(attempt, ErrClosed)
 				return
 			}
 			m.info.Store(&info)
@@ -538,10 +546,12 @@ func (s *slot) dialLoop() {
 			s.dialing = false
 			close(s.changed)
 			s.changed = make(chan struct{})
+			restored := s.takeRestored()
 			s.mu.Unlock()
 			if m.cfg.OnConnect != nil {
 				m.cfg.OnConnect(info)
 			}
+			restored(attempt, nil)
 			return
 		}
 		s.lastErr = err
@@ -553,6 +563,7 @@ func (s *slot) dialLoop() {
 			s.mu.Lock()
 			s.dialing = false
 			s.mu.Unlock()
+			s.restoredAfter(attempt, ErrClosed)
 			return
 		}
 	}

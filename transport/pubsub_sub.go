@@ -161,10 +161,12 @@ func (s *Subscription) deliver(m Message) {
 		if g := s.q.last(); g != nil && g.Gap != nil && g.Gap.Reason == GapOverflow {
 			g.Gap.Dropped++
 			g.Gap.Until = now
+			defer s.gapOpened(*g.Gap, false)
 			s.mu.Unlock()
 			return
 		}
 		m = Message{Gap: &Gap{Reason: GapOverflow, Dropped: 1, Since: now, Until: now}}
+		defer s.gapOpened(*m.Gap, true)
 	} else {
 		s.msgs++
 	}
@@ -177,6 +179,7 @@ func (s *Subscription) deliver(m Message) {
 func (s *Subscription) deliverGap(g *Gap) {
 	s.mu.Lock()
 	if s.err == nil {
+		defer s.gapOpened(*g, true)
 		s.q.push(Message{Gap: g})
 		s.wakeLocked()
 	}
