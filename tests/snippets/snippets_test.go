@@ -8,17 +8,18 @@
 //     Go-like pseudo code that is not meant to compile.
 //   - A block that starts with a package clause is a complete file and is
 //     compiled as it is, in a package of its own.
-//   - A block without a package clause but with a declaration at column 0
-//     (func, type, var, const, import) is a file without its header: it gets
-//     a package clause and the imports it needs.
-//   - Any other block is a sequence of statements: it becomes the body of a
-//     function returning error, with these names in scope (so a snippet can
-//     use them without declaring them):
+//   - A block that parses as a sequence of statements becomes the body of a
+//     function returning error (in a block of its own, so that it may
+//     declare its own c or err with :=), with these names in scope, so that
+//     a snippet can use them without declaring them:
 //     ctx context.Context, c *respire.Client, rdb *redis.Client (go-redis),
 //     client rueidis.Client, addr string, buf []byte.
-//     A body that does not end in a return gets "return nil".
-//     Variables a snippet declares with := and never reads are fine: a use
-//     of each ("_ = v") is added on the same line.
+//     A body that does not end in a return or an endless for loop gets
+//     "return nil". Variables a snippet declares with := and never reads
+//     are fine: a use of each ("_ = v") is added on the same line.
+//   - Any other block without a package clause, holding a declaration at
+//     column 0 (func, type, var, const, import), is a file without its
+//     header: it gets a package clause and the imports it needs.
 //   - Imports are added for the packages a snippet names (respire, codec,
 //     typed, redis, rueidis and common standard packages); a complete file
 //     brings its own.
@@ -230,7 +231,7 @@ func wrap(b block) (string, error) {
 	if packageClause.MatchString(b.code) {
 		return directive + b.code, nil
 	}
-	if topLevelDecl.MatchString(b.code) {
+	if _, _, _, err := parseBody(b.code); err != nil && topLevelDecl.MatchString(b.code) {
 		return "package snippet\n\n" + imports("package snippet\n"+b.code, nil) + directive + b.code, nil
 	}
 	body := b.code
@@ -241,7 +242,8 @@ func wrap(b block) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fn := "func snippet(" + givens + ") error {\n" + directive + body + "}\n"
+	// The inner block lets a snippet declare its own c or err with :=.
+	fn := "func snippet(" + givens + ") error {\n{\n" + directive + body + "}\n}\n"
 	return "package snippet\n\n" + imports("package snippet\n"+fn, givenImports) + fn, nil
 }
 
@@ -281,13 +283,20 @@ func parseBody(body string) (*token.FileSet, *ast.FuncDecl, int, error) {
 	return fset, f.Decls[0].(*ast.FuncDecl), len(head), nil
 }
 
+// endsInReturn reports whether body ends in a return or an endless loop,
+// after which a return would be unreachable.
 func endsInReturn(body string) bool {
 	_, fn, _, err := parseBody(body)
 	if err != nil || len(fn.Body.List) == 0 {
 		return false
 	}
-	_, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
-	return ok
+	switch s := fn.Body.List[len(fn.Body.List)-1].(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.ForStmt:
+		return s.Cond == nil
+	}
+	return false
 }
 
 // useDefined adds "; _ = v" after every statement of a block that defines
