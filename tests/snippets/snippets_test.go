@@ -97,16 +97,22 @@ func TestSnippetsCompile(t *testing.T) {
 	dir := t.TempDir()
 	writeModule(t, root, dir)
 	for i, b := range blocks {
-		src, err := wrap(b)
+		src, shared, err := wrap(b, i)
 		if err != nil {
 			t.Errorf("%s:%d: %v", b.file, b.line, err)
 			continue
 		}
-		pkg := filepath.Join(dir, fmt.Sprintf("b%03d", i))
+		// Statement snippets share one package (one function each), which
+		// builds much faster than a package per block; files and
+		// declarations get a package of their own.
+		pkg := filepath.Join(dir, "stmts")
+		if !shared {
+			pkg = filepath.Join(dir, fmt.Sprintf("b%03d", i))
+		}
 		if err := os.MkdirAll(pkg, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(pkg, "snippet.go"), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(pkg, fmt.Sprintf("b%03d.go", i)), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,26 +231,28 @@ var (
 	topLevelDecl  = regexp.MustCompile(`(?m)^(func|type|var|const|import)\b`)
 )
 
-// wrap turns a block into a Go file, as the package comment describes.
-func wrap(b block) (string, error) {
+// wrap turns block number i into a Go file, as the package comment
+// describes; shared says that it goes into the package of statement
+// snippets.
+func wrap(b block, i int) (src string, shared bool, err error) {
 	directive := fmt.Sprintf("//line %s:%d\n", b.file, b.line)
 	if packageClause.MatchString(b.code) {
-		return directive + b.code, nil
+		return directive + b.code, false, nil
 	}
 	if _, _, _, err := parseBody(b.code); err != nil && topLevelDecl.MatchString(b.code) {
-		return "package snippet\n\n" + imports("package snippet\n"+b.code, nil) + directive + b.code, nil
+		return "package snippet\n\n" + imports("package snippet\n"+b.code, nil) + directive + b.code, false, nil
 	}
 	body := b.code
 	if !endsInReturn(body) {
 		body += "return nil\n"
 	}
-	body, err := useDefined(body)
+	body, err = useDefined(body)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	// The inner block lets a snippet declare its own c or err with :=.
-	fn := "func snippet(" + givens + ") error {\n{\n" + directive + body + "}\n}\n"
-	return "package snippet\n\n" + imports("package snippet\n"+fn, givenImports) + fn, nil
+	fn := fmt.Sprintf("func snippet%03d(%s) error {\n{\n%s%s}\n}\n", i, givens, directive, body)
+	return "package stmts\n\n" + imports("package stmts\n"+fn, givenImports) + fn, true, nil
 }
 
 // imports returns an import declaration for the known packages that file
@@ -255,9 +263,39 @@ func imports(file string, always []string) string {
 		names[a] = true
 	}
 	if f, err := parser.ParseFile(token.NewFileSet(), "", file, parser.SkipObjectResolution); err == nil {
+		// A name the snippet declares (a loop variable called resp, say)
+		// is not a package.
+		declared := map[string]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if n.Tok == token.DEFINE {
+					for _, l := range n.Lhs {
+						if id, ok := l.(*ast.Ident); ok {
+							declared[id.Name] = true
+						}
+					}
+				}
+			case *ast.RangeStmt:
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					if id, ok := e.(*ast.Ident); ok {
+						declared[id.Name] = true
+					}
+				}
+			case *ast.Field:
+				for _, id := range n.Names {
+					declared[id.Name] = true
+				}
+			case *ast.ValueSpec:
+				for _, id := range n.Names {
+					declared[id.Name] = true
+				}
+			}
+			return true
+		})
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && knownImports[id.Name] != "" {
+				if id, ok := sel.X.(*ast.Ident); ok && knownImports[id.Name] != "" && !declared[id.Name] {
 					names[id.Name] = true
 				}
 			}
