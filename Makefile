@@ -8,8 +8,11 @@ FUZZTIME ?= 30s
 SOAKTIME ?= 30m
 SOAKFAULT ?= 1m
 SOAKFLAGS ?=
+# OLDGO is the oldest Go the root module supports: the go directive of its
+# go.mod. The go command downloads it from the module proxy when missing.
+OLDGO ?= go1.25.5
 
-.PHONY: all servers vet test leasecheck demo bench fmt fuzz soak clean-servers
+.PHONY: all servers vet test test-oldgo leasecheck demo bench fmt fuzz soak clean-servers
 
 all: test
 
@@ -27,10 +30,15 @@ leasecheck:
 	$(GO) test -count=1 -tags respire_leasecheck ./respire/
 
 ## test: race-enabled tests in every module, against real servers
-test: servers vet leasecheck
+test: servers vet leasecheck test-oldgo
 	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || fail="$$fail $$m"; done; \
 	echo "allocation targets (without -race)"; (cd tests && $(GO) test -count=1 -run 'HotPathAllocations' ./integration/) || fail="$$fail allocations"; \
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
+
+## test-oldgo: go vet and race-enabled go test of the root module with $(OLDGO), so nothing newer than the go directive slips in
+test-oldgo: servers
+	GOTOOLCHAIN=$(OLDGO) $(GO) vet ./...
+	GOTOOLCHAIN=$(OLDGO) $(GO) test -race -count=1 ./...
 
 ## demo: run cmd/demo (it starts its own throwaway server)
 demo: servers

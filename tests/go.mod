@@ -1,6 +1,6 @@
 module github.com/respire-go/respire/tests
 
-go 1.26
+go 1.25
 
 require (
 	github.com/ory/dockertest/v3 v3.12.0
