@@ -53,10 +53,13 @@ func (h *PubSub) runLater() {
 // subscription that was receiving gets a GapDisconnect marker whose Err
 // wraps cause when it is restored.
 func (h *PubSub) Reconnect(cause error) {
+	if cause == nil {
+		cause = errors.New("asked for")
+	}
 	h.mu.Lock()
 	c := h.cur
 	if c != nil {
-		c.cause = fmt.Errorf("reconnecting: %w", cause)
+		c.cause = fmt.Errorf("pub/sub reconnect: %w", cause)
 	}
 	h.mu.Unlock()
 	if c != nil {
