@@ -165,7 +165,7 @@ func TestPubSubNeverReadingBound(t *testing.T) {
 		}
 	}()
 	publishPipelined(t, pub, "idle", total, 1, payload) // one connection: one subscriber for the server
-	<-done // every message went through the hub
+	<-done                                              // every message went through the hub
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
