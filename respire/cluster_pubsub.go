@@ -387,10 +387,14 @@ func (set *shardSet) rehome() (pending bool) {
 			pending = true // unserved for now
 			continue
 		}
-		if n.Addr == mv.from {
-			if lost[mv.from] != nil {
-				pending = true // waiting for the node to come back or lose the slot
-			}
+		switch {
+		case n.Addr == mv.from && lost[mv.from] != nil:
+			pending = true // waiting for the node to come back or lose the slot
+			continue
+		case mv.from != "" && lost[mv.from] == nil:
+			// A node that is up says itself when it loses a slot (an
+			// unsolicited sunsubscribe); until it does, a topology that
+			// names another owner is older than the node's word.
 			continue
 		}
 		var g *transport.Gap
