@@ -171,8 +171,18 @@ func (set *shardSet) subscribe(ctx context.Context, channels []string) error {
 	set.op.Lock()
 	defer set.op.Unlock()
 	r := set.r
-	var added []string
-	todo := channels
+	var added, todo []string
+	seen := make(map[string]bool, len(channels))
+	r.mu.Lock()
+	for _, ch := range channels {
+		// A channel subscribed before stays where it is (or where it is
+		// being moved): never on two nodes at once.
+		if _, ok := set.home[ch]; !ok && set.owed[ch] == nil && !seen[ch] {
+			seen[ch] = true
+			todo = append(todo, ch)
+		}
+	}
+	r.mu.Unlock()
 	for attempt := 0; len(todo) > 0; attempt++ {
 		groups, err := r.group(ctx, todo)
 		if err != nil {
@@ -183,12 +193,8 @@ func (set *shardSet) subscribe(ctx context.Context, channels []string) error {
 		for addr, names := range groups {
 			r.mu.Lock()
 			m, err := r.memberLocked(set, addr)
-			var fresh []string
 			for _, n := range names {
-				if _, ok := set.home[n]; !ok && set.owed[n] == nil {
-					set.home[n] = addr
-					fresh = append(fresh, n)
-				}
+				set.home[n] = addr
 			}
 			r.mu.Unlock()
 			if err == nil {
@@ -196,7 +202,7 @@ func (set *shardSet) subscribe(ctx context.Context, channels []string) error {
 			}
 			if err != nil {
 				r.mu.Lock()
-				for _, n := range fresh {
+				for _, n := range names {
 					if set.home[n] == addr {
 						delete(set.home, n)
 					}
@@ -210,7 +216,7 @@ func (set *shardSet) subscribe(ctx context.Context, channels []string) error {
 				set.unsubscribeLocked(added)
 				return err
 			}
-			added = append(added, fresh...)
+			added = append(added, names...)
 		}
 	}
 	return nil
