@@ -21,6 +21,7 @@ type Client struct {
 	nodeInfo atomic.Pointer[transport.ConnInfo]
 	closed   atomic.Bool
 	hub      *transport.PubSub
+	shards   *shardRouter // sharded pub/sub on a cluster; nil on a single server
 	cache    *clientCache // nil unless Options.ClientCache
 	conns    uint32
 	retries  uint8 // Options.RetryReads, for read-only commands
@@ -44,6 +45,7 @@ func NewClient(opts Options) (*Client, error) {
 		hubCfg := cfg
 		hubCfg.Resolve = c.anyNodeAddr
 		c.hub = transport.NewPubSub(hubCfg)
+		c.initClusterPubSub()
 		c.conns = uint32(max(opts.Connections, 1))
 		return c, nil
 	}
@@ -88,6 +90,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 func (c *Client) Close() error {
 	c.closed.Store(true)
 	c.closeCache()
+	c.closeShards()
 	c.hub.Close()
 	if c.cl != nil {
 		c.cl.Close()

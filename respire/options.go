@@ -137,10 +137,18 @@ type Options struct {
 	// kept while idle. A blocking command that finds them all busy waits
 	// for one until its context ends. Default 32.
 	BlockingPoolSize int
-	// PubSubBuffer is the number of messages a Subscription holds for its
-	// reader; when it is full, further messages are dropped and counted in
-	// a Gap. Default 1024. SubscriptionOptions.Buffer overrides it.
+	// PubSubBuffer, when set, bounds the number of messages a
+	// Subscription holds for its reader, besides PubSubBufferBytes; when
+	// either bound is reached, further messages of that subscription are
+	// dropped and counted in a Gap. Default: no count bound.
+	// SubscriptionOptions.Buffer overrides it.
 	PubSubBuffer int
+	// PubSubBufferBytes bounds the memory each Subscription holds for its
+	// reader: the bytes of its buffered messages plus
+	// transport.MessageOverhead each. Default 8 MiB, Redis's own soft
+	// limit for a pub/sub client's output buffer (docs/pubsub.md explains
+	// the choice). SubscriptionOptions.BufferBytes overrides it.
+	PubSubBufferBytes int
 	// ClientCache, when set, turns on server-assisted client-side caching
 	// for reads made through Client.Cached; see CacheOptions. It needs
 	// RESP3.
@@ -221,6 +229,9 @@ func (o *Options) validate() error {
 	}
 	if o.PubSubBuffer < 0 {
 		return optErr("PubSubBuffer", "%d is negative", o.PubSubBuffer)
+	}
+	if o.PubSubBufferBytes < 0 {
+		return optErr("PubSubBufferBytes", "%d is negative", o.PubSubBufferBytes)
 	}
 	if o.RetryReads < 0 {
 		return optErr("RetryReads", "%d is negative", o.RetryReads)
@@ -307,7 +318,7 @@ func (o *Options) transportConfig() transport.Config {
 //
 // Query options: db, protocol, client_name, connections, dial_timeout,
 // stall_timeout, health_check_interval, fail_fast, filler (on|off),
-// blocking_pool_size, pubsub_buffer, retry_reads (Options.RetryReads),
+// blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads (Options.RetryReads),
 // cluster (true or false), read_from (primary, prefer_replica, replica or nearest).
 // Numbers are decimal digits, durations are written as for
 // time.ParseDuration. An option given twice must have the same text both
@@ -437,6 +448,8 @@ func (o *Options) setURLOption(key, v string) error {
 		o.BlockingPoolSize, err = parseCount(v)
 	case "pubsub_buffer":
 		o.PubSubBuffer, err = parseCount(v)
+	case "pubsub_buffer_bytes":
+		o.PubSubBufferBytes, err = parseCount(v)
 	case "retry_reads":
 		o.RetryReads, err = parseCount(v)
 	case "cluster":

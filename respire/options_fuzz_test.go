@@ -125,6 +125,7 @@ func formatURL(o Options) string {
 	set("connections", o.Connections)
 	set("blocking_pool_size", o.BlockingPoolSize)
 	set("pubsub_buffer", o.PubSubBuffer)
+	set("pubsub_buffer_bytes", o.PubSubBufferBytes)
 	set("retry_reads", o.RetryReads)
 	if o.ClientName != "" {
 		q.Set("client_name", o.ClientName)

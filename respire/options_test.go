@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99")
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096")
 	require.NoError(t, err)
 	assert.Equal(t, "cache.example:6380", o.Addr)
 	assert.Equal(t, "alice", o.Username)
@@ -25,6 +25,7 @@ func TestParseURL(t *testing.T) {
 	assert.Equal(t, FillerOn, o.Filler)
 	assert.Equal(t, 4, o.BlockingPoolSize)
 	assert.Equal(t, 99, o.PubSubBuffer)
+	assert.Equal(t, 4096, o.PubSubBufferBytes)
 	assert.Nil(t, o.TLSConfig)
 
 	o, err = ParseURL("rediss://:pw@secure.example")

@@ -26,6 +26,10 @@ type GapReason = transport.GapReason
 const (
 	GapOverflow   = transport.GapOverflow
 	GapDisconnect = transport.GapDisconnect
+	// GapMoved marks, on a cluster, a sharded channel (Message.Channel)
+	// that moved to another node (slot migration, failover) and was
+	// subscribed again there.
+	GapMoved = transport.GapMoved
 )
 
 // ErrSubscriptionClosed is returned by a Subscription after its Close.
@@ -33,19 +37,28 @@ var ErrSubscriptionClosed = transport.ErrSubscriptionClosed
 
 // SubscriptionOptions configure one Subscription.
 type SubscriptionOptions struct {
-	// Buffer is the number of messages the subscription holds for its
-	// reader; what does not fit is dropped and counted in a Gap. Default
-	// Options.PubSubBuffer.
+	// Buffer, when set, bounds the number of messages the subscription
+	// holds for its reader; what does not fit is dropped and counted in a
+	// Gap. Default Options.PubSubBuffer (no count bound).
 	Buffer int
+	// BufferBytes bounds the memory of the messages the subscription holds
+	// for its reader (see Options.PubSubBufferBytes). Default
+	// Options.PubSubBufferBytes (8 MiB).
+	BufferBytes int
 }
 
 // Subscription receives messages from the channels, patterns and sharded
 // channels it subscribes to, in the order the server sent them. All the
 // subscriptions of a client share one connection, which is used for nothing
-// else; a reader that falls behind holds up neither other subscriptions nor
-// other commands, and is told what it lost with a Gap. After a reconnect
-// the subscriptions are restored by themselves and a Gap (GapDisconnect)
-// marks the interruption.
+// else (on a cluster, sharded channels use one more per node that owns
+// some of them); a reader that falls behind holds up neither other
+// subscriptions nor other commands: its buffer, bounded in bytes
+// (Options.PubSubBufferBytes), absorbs bursts, and what does not fit is
+// dropped from this subscription alone and reported with a Gap
+// (GapOverflow). After a reconnect the subscriptions are restored by
+// themselves and a Gap (GapDisconnect) marks the interruption; on a
+// cluster, a sharded channel whose slot moves is subscribed again on its
+// new owner, after a Gap (GapMoved) naming it.
 //
 //	sub, err := client.Subscribe(ctx, "news")
 //	if err != nil { ... }
@@ -59,7 +72,8 @@ type SubscriptionOptions struct {
 //
 // A Subscription is safe for concurrent use.
 type Subscription struct {
-	s *transport.Subscription
+	s      *transport.Subscription
+	shards *shardSet // sharded channels on a cluster; nil otherwise
 
 	once sync.Once
 	ch   chan Message
@@ -68,11 +82,18 @@ type Subscription struct {
 // NewSubscription returns a subscription to nothing yet; add channels with
 // its Subscribe, PSubscribe and SSubscribe methods. opts may be nil.
 func (c *Client) NewSubscription(opts *SubscriptionOptions) *Subscription {
-	buf := c.opts.PubSubBuffer
+	buf, bytes := c.opts.PubSubBuffer, c.opts.PubSubBufferBytes
 	if opts != nil && opts.Buffer > 0 {
 		buf = opts.Buffer
 	}
-	return &Subscription{s: c.hub.NewSubscription(buf)}
+	if opts != nil && opts.BufferBytes > 0 {
+		bytes = opts.BufferBytes
+	}
+	s := &Subscription{s: c.hub.NewBoundedSubscription(buf, int64(bytes))}
+	if c.cl != nil {
+		s.shards = c.shards.newSet(s.s)
+	}
+	return s
 }
 
 // Subscribe subscribes to channels (SUBSCRIBE) and returns once the server
@@ -88,28 +109,39 @@ func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscript
 }
 
 // SSubscribe subscribes to sharded channels (SSUBSCRIBE, Redis 7 and
-// later), published to with SPUBLISH.
+// later), published to with SPUBLISH. On a cluster each channel is
+// subscribed on the primary that owns its slot, and follows the slot when
+// it moves (see GapMoved).
 func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.newSubscription(ctx, transport.KindShard, channels)
 }
 
-// ErrShardedPubSubCluster is the error of SSubscribe on a cluster client,
-// which does not route sharded channels to their slots' owners yet.
+// ErrShardedPubSubCluster was the error of SSubscribe on a cluster client
+// before sharded channels were routed to their slots' owners. It is no
+// longer returned.
+//
+// Deprecated: SSubscribe works on a cluster client.
 var ErrShardedPubSubCluster = errors.New("respire: SSUBSCRIBE is not supported on a cluster client yet")
 
 func (c *Client) newSubscription(ctx context.Context, kind transport.Kind, names []string) (*Subscription, error) {
-	if kind == transport.KindShard && c.cl != nil {
-		return nil, ErrShardedPubSubCluster
-	}
 	if len(names) == 0 {
 		return nil, newArgError(kindCommand(kind), "channel", "at least one is required")
 	}
 	s := c.NewSubscription(nil)
-	if err := s.s.Subscribe(ctx, kind, names...); err != nil {
+	if err := s.subscribe(ctx, kind, names); err != nil {
 		s.Close()
 		return nil, c.wrapErr(kindCommand(kind), err)
 	}
 	return s, nil
+}
+
+// subscribe sends sharded channels of a cluster client to their owners,
+// everything else to the client's hub.
+func (s *Subscription) subscribe(ctx context.Context, kind transport.Kind, names []string) error {
+	if kind == transport.KindShard && s.shards != nil {
+		return s.shards.subscribe(ctx, names)
+	}
+	return s.s.Subscribe(ctx, kind, names...)
 }
 
 func kindCommand(k transport.Kind) string { return k.String() }
@@ -130,7 +162,7 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 }
 
 func (s *Subscription) add(ctx context.Context, kind transport.Kind, names []string) error {
-	if err := s.s.Subscribe(ctx, kind, names...); err != nil {
+	if err := s.subscribe(ctx, kind, names); err != nil {
 		return &CommandError{Command: kindCommand(kind), Err: err}
 	}
 	return nil
@@ -149,6 +181,9 @@ func (s *Subscription) PUnsubscribe(patterns ...string) error {
 
 // SUnsubscribe removes sharded channels, or all of them when none is given.
 func (s *Subscription) SUnsubscribe(channels ...string) error {
+	if s.shards != nil {
+		return s.shards.unsubscribe(channels)
+	}
 	return s.s.Unsubscribe(transport.KindShard, channels...)
 }
 
@@ -190,6 +225,15 @@ func (s *Subscription) pump() {
 // read.
 func (s *Subscription) Buffered() int { return s.s.Buffered() }
 
+// BufferedBytes returns what the messages waiting to be read count against
+// the subscription's byte bound (BufferBytes).
+func (s *Subscription) BufferedBytes() int64 { return s.s.BufferedBytes() }
+
 // Close unsubscribes from everything and releases the subscription. It is
 // safe to call more than once.
-func (s *Subscription) Close() error { return s.s.Close() }
+func (s *Subscription) Close() error {
+	if s.shards != nil {
+		s.shards.close()
+	}
+	return s.s.Close()
+}

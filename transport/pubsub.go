@@ -69,6 +69,8 @@ type PubSub struct {
 	// dialFailed is closed and replaced after each failed dial, to wake
 	// subscribers that must not wait on a permanent error.
 	dialFailed chan struct{}
+	hooks      PubSubHooks
+	later      []func() // hooks to run once mu is released
 }
 
 // topic is one channel, pattern or sharded channel the server is asked
@@ -113,6 +115,7 @@ type psConn struct {
 	pending ring[*psCmd] // guarded by PubSub.mu
 	kick    chan struct{}
 	dead    chan struct{}
+	cause   error // why Reconnect closed it; guarded by PubSub.mu
 }
 
 // NewPubSub returns a hub for cfg. It dials nothing until the first
@@ -156,6 +159,13 @@ func (h *PubSub) Close() error {
 }
 
 func (h *PubSub) subscribe(ctx context.Context, s *Subscription, kind Kind, names []string) error {
+	return h.subscribeOwed(ctx, s, kind, names, nil)
+}
+
+// subscribeOwed is subscribe; gaps, when not nil, holds a gap marker per
+// name, queued for s when the name is confirmed (at once when it already
+// is), so before any message of it.
+func (h *PubSub) subscribeOwed(ctx context.Context, s *Subscription, kind Kind, names []string, gaps map[string]*Gap) error {
 	if int(kind) >= len(kinds) {
 		return fmt.Errorf("respire: unknown subscription kind %d", kind)
 	}
@@ -167,7 +177,7 @@ func (h *PubSub) subscribe(ctx context.Context, s *Subscription, kind Kind, name
 		ready chan struct{}
 	}
 	var waits []wait
-	var added, fresh []*topic
+	var added, fresh []*topic // added to s; new to the hub
 	h.mu.Lock()
 	switch {
 	case h.closed:
@@ -190,6 +200,16 @@ func (h *PubSub) subscribe(ctx context.Context, s *Subscription, kind Kind, name
 			t.subs = append(t.subs, s)
 			s.topics[topicKey{kind, name}] = t
 			added = append(added, t)
+		}
+		if g := gaps[name]; g != nil {
+			if t.confirmed {
+				s.deliverOwed(t, g)
+			} else {
+				if s.owed == nil {
+					s.owed = make(map[topicKey]*Gap)
+				}
+				s.owed[topicKey{kind, name}] = g
+			}
 		}
 		if !t.confirmed {
 			waits = append(waits, wait{t, t.ready})
@@ -249,6 +269,9 @@ func (h *PubSub) subscribe(ctx context.Context, s *Subscription, kind Kind, name
 	}
 	if err != nil {
 		h.mu.Lock()
+		for _, name := range names {
+			delete(s.owed, topicKey{kind, name})
+		}
 		var gone []string
 		for _, t := range added {
 			if h.dropLocked(s, t) {
@@ -283,7 +306,9 @@ func (h *PubSub) unsubscribeLocked(s *Subscription, kind Kind, names []string) {
 // command, and closes the connection when nothing is left.
 func (h *PubSub) releaseLocked(kind Kind, names []string) {
 	if len(names) > 0 && h.cur != nil {
-		h.sendLocked(h.cur, &psCmd{verb: psUnsub, kind: kind, names: names}, kinds[kind].unsub, names...)
+		for _, part := range bySlot(h, kind, names, func(n string) string { return n }) {
+			h.sendLocked(h.cur, &psCmd{verb: psUnsub, kind: kind, names: part}, kinds[kind].unsub, part...)
+		}
 	}
 	h.stopIfIdleLocked()
 }
@@ -296,6 +321,7 @@ func (h *PubSub) dropLocked(s *Subscription, t *topic) bool {
 		return false
 	}
 	delete(s.topics, key)
+	delete(s.owed, key)
 	if len(s.topics) == 0 {
 		s.lost = false
 	}
@@ -337,11 +363,36 @@ func (h *PubSub) stopIfIdleLocked() {
 }
 
 func (h *PubSub) sendSubLocked(c *psConn, kind Kind, ts []*topic) {
-	args := make([]string, len(ts))
-	for i, t := range ts {
-		args[i] = t.name
+	for _, part := range bySlot(h, kind, ts, func(t *topic) string { return t.name }) {
+		args := make([]string, len(part))
+		for i, t := range part {
+			args[i] = t.name
+		}
+		h.sendLocked(c, &psCmd{verb: psSub, kind: kind, topics: part}, kinds[kind].sub, args...)
 	}
-	h.sendLocked(c, &psCmd{verb: psSub, kind: kind, topics: ts}, kinds[kind].sub, args...)
+}
+
+// bySlot splits the sharded channels of a command into one command per
+// slot when Hooks.ShardSlot is set (a cluster node refuses channels of
+// different slots in one command), keeping their order within each.
+func bySlot[T any](h *PubSub, kind Kind, xs []T, name func(T) string) [][]T {
+	slot := h.hooks.ShardSlot
+	if kind != KindShard || slot == nil || len(xs) < 2 {
+		return [][]T{xs}
+	}
+	var parts [][]T
+	at := map[uint16]int{}
+	for _, x := range xs {
+		s := slot(name(x))
+		i, ok := at[s]
+		if !ok {
+			i = len(parts)
+			at[s] = i
+			parts = append(parts, nil)
+		}
+		parts[i] = append(parts[i], x)
+	}
+	return parts
 }
 
 // sendLocked queues a command for the writer goroutine.

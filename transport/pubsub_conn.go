@@ -92,6 +92,9 @@ func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader) error 
 func (h *PubSub) lost(c *psConn, err error) {
 	now := time.Now()
 	h.mu.Lock()
+	if c.cause != nil {
+		err = c.cause
+	}
 	c.pending = ring[*psCmd]{}
 	if h.cur != c {
 		// Retired on purpose (no subscription left, or Close): nothing
@@ -116,9 +119,13 @@ func (h *PubSub) lost(c *psConn, err error) {
 			}
 		}
 	}
+	lostHook := h.hooks.Lost
 	h.mu.Unlock()
 	close(c.dead)
 	_ = c.nc.Close()
+	if lostHook != nil {
+		lostHook(err)
+	}
 }
 
 func (h *PubSub) ping(c *psConn) {

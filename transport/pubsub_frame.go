@@ -59,7 +59,9 @@ func (h *PubSub) handle(c *psConn, m resp.Msg) error {
 			if cnt < 2 {
 				return malformed(word)
 			}
-			return h.unconfirmed(c, Kind(k), el[1])
+			err := h.unconfirmed(c, Kind(k), el[1])
+			h.runLater()
+			return err
 		}
 	}
 	if string(word) == "pong" {
@@ -111,8 +113,22 @@ func (h *PubSub) confirmed(c *psConn, kind Kind, name []byte) error {
 		t.confirmed = true
 		close(t.ready)
 		h.restoredLocked(t.subs, nil)
+		key := topicKey{t.kind, t.name}
+		for _, s := range t.subs {
+			if g := s.owed[key]; g != nil {
+				delete(s.owed, key)
+				s.deliverOwed(t, g)
+			}
+		}
 	}
 	return nil
+}
+
+// deliverOwed queues g, the gap of topic t owed to s, now that t is
+// confirmed.
+func (s *Subscription) deliverOwed(t *topic, g *Gap) {
+	g.Until = time.Now()
+	s.deliverMarker(Message{Channel: t.name, Sharded: t.kind == KindShard, Gap: g})
 }
 
 // restoredLocked gives the subscriptions that were receiving when the
@@ -141,6 +157,12 @@ func (h *PubSub) unconfirmed(c *psConn, kind Kind, name []byte) error {
 	defer h.mu.Unlock()
 	cmd, ok := c.pending.peek()
 	if !ok || cmd.verb != psUnsub || cmd.kind != kind || cmd.names[cmd.next] != string(name) {
+		if kind == KindShard {
+			// Not an answer: the server ended the subscription itself,
+			// as a cluster node does for the channels of a slot it lost.
+			h.shardDroppedLocked(string(name))
+			return nil
+		}
 		return unexpected(kinds[kind].unsubbed, name)
 	}
 	if cmd.next++; cmd.next == len(cmd.names) {
@@ -199,4 +221,44 @@ func (h *PubSub) failed(c *psConn, err *ServerError) error {
 // command: the connection is out of step and is replaced.
 func unexpected(word string, name []byte) error {
 	return &resp.ProtocolError{Reason: fmt.Sprintf("pub/sub connection: unexpected %s %q", word, name)}
+}
+
+// shardDroppedLocked forgets the sharded channel the server unsubscribed
+// on its own, and tells its subscriptions: through Hooks.ShardDropped,
+// which subscribes them again elsewhere, or with a GapMoved marker whose
+// Err is ErrShardDropped. The hooks run after h.mu is released.
+func (h *PubSub) shardDroppedLocked(name string) {
+	t := h.topics[KindShard][name]
+	if t == nil {
+		return // nobody wants it any more
+	}
+	delete(h.topics[KindShard], name)
+	if !t.confirmed && t.err == nil {
+		t.err = ErrShardDropped
+		close(t.ready)
+	}
+	key := topicKey{KindShard, name}
+	subs := t.subs
+	t.subs = nil
+	for _, s := range subs {
+		delete(s.topics, key)
+		delete(s.owed, key)
+		if len(s.topics) == 0 {
+			s.lost = false
+		}
+	}
+	h.stopIfIdleLocked()
+	if fn := h.hooks.ShardDropped; fn != nil {
+		h.later = append(h.later, func() {
+			for _, s := range subs {
+				fn(s, name)
+			}
+		})
+		return
+	}
+	now := time.Now()
+	for _, s := range subs {
+		s.deliverMarker(Message{Channel: name, Sharded: true,
+			Gap: &Gap{Reason: GapMoved, Since: now, Until: now, Err: ErrShardDropped}})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // ErrSubscriptionClosed is returned by the methods of a Subscription after
@@ -24,8 +25,9 @@ type Message struct {
 	Payload string
 	// Sharded is set for messages of a sharded channel (SSUBSCRIBE).
 	Sharded bool
-	// Gap, when not nil, makes this event a gap marker; the other fields
-	// are empty.
+	// Gap, when not nil, makes this event a gap marker. Channel (and
+	// Sharded) name the channel of a gap that concerns one channel only
+	// (GapMoved); the other fields are empty.
 	Gap *Gap
 }
 
@@ -40,6 +42,11 @@ const (
 	// published between Gap.Since and Gap.Until were not received. The
 	// subscriptions have been restored.
 	GapDisconnect
+	// GapMoved: a sharded channel (Message.Channel) left the node it was
+	// subscribed on (its slot migrated, or the node failed and another took
+	// its slots) and was subscribed again on the new owner; messages
+	// published between Gap.Since and Gap.Until were not received.
+	GapMoved
 )
 
 func (r GapReason) String() string {
@@ -48,6 +55,8 @@ func (r GapReason) String() string {
 		return "overflow"
 	case GapDisconnect:
 		return "disconnect"
+	case GapMoved:
+		return "moved"
 	}
 	return "unknown"
 }
@@ -68,46 +77,99 @@ type Gap struct {
 
 // Subscription receives the messages of the channels, patterns and sharded
 // channels it subscribed to, in the order the server sent them, through a
-// bounded buffer. A reader that falls behind loses messages, never holds up
-// the connection: what does not fit is dropped and reported with a Gap.
+// buffer bounded in bytes (and, optionally, in messages). A reader that
+// falls behind loses its own messages, never holds up the connection or
+// the other subscriptions on it: what does not fit is dropped and
+// reported with a Gap.
+//
+// The memory a subscription holds is at most its byte bound: each
+// buffered message counts the bytes of its strings plus MessageOverhead
+// (its slot in the queue, which may be up to twice as long as the
+// messages it holds).
 type Subscription struct {
-	hub   *PubSub
-	limit int
+	hub      *PubSub
+	limit    int   // messages; 0: no bound
+	maxBytes int64 // bytes
+	// sink, when set, receives what is delivered to this subscription
+	// (see NewSubscriptionInto); its queue and bounds apply.
+	sink *Subscription
 
 	// Guarded by hub.mu.
 	topics  map[topicKey]*topic
-	lost    bool // the connection broke while subscribed
+	owed    map[topicKey]*Gap // delivered when the topic is confirmed
+	lost    bool              // the connection broke while subscribed
 	lostAt  time.Time
 	lostErr error
 	removed bool
 
 	mu      sync.Mutex
 	q       ring[Message]
-	msgs    int // messages, not gaps, in q
+	msgs    int   // messages, not gaps, in q
+	bytes   int64 // cost of the messages in q
 	waiting bool
 	err     error // set when closed
 	notify  chan struct{}
 	done    chan struct{}
 }
 
-// NewSubscription returns a subscription with room for buffer messages
-// (default 1024), subscribed to nothing yet.
+// NewSubscription returns a subscription, subscribed to nothing yet, that
+// holds at most buffer messages (no count bound when buffer is zero or
+// less) and DefaultPubSubBytes bytes for its reader.
 func (h *PubSub) NewSubscription(buffer int) *Subscription {
-	if buffer <= 0 {
-		buffer = DefaultPubSubBuffer
+	return h.NewBoundedSubscription(buffer, 0)
+}
+
+// NewBoundedSubscription returns a subscription, subscribed to nothing yet,
+// that holds at most maxMsgs messages (no count bound when zero or less)
+// and maxBytes bytes (DefaultPubSubBytes when zero or less) for its
+// reader.
+func (h *PubSub) NewBoundedSubscription(maxMsgs int, maxBytes int64) *Subscription {
+	if maxMsgs < 0 {
+		maxMsgs = 0
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultPubSubBytes
 	}
 	return &Subscription{
-		hub:    h,
-		limit:  buffer,
-		topics: make(map[topicKey]*topic),
-		notify: make(chan struct{}, 1),
-		done:   make(chan struct{}),
+		hub:      h,
+		limit:    maxMsgs,
+		maxBytes: maxBytes,
+		topics:   make(map[topicKey]*topic),
+		notify:   make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}
 }
 
-// DefaultPubSubBuffer is the buffer of a subscription created with a size
-// of zero or less.
+// NewSubscriptionInto returns a subscription of h, subscribed to nothing
+// yet, whose messages and gaps are queued in sink (a subscription of any
+// hub), under sink's bounds: one reader receives from several hubs, as a
+// cluster client's subscription does from the nodes that own its sharded
+// channels. Read from sink, not from the returned subscription; closing it
+// leaves sink open.
+func (h *PubSub) NewSubscriptionInto(sink *Subscription) *Subscription {
+	s := h.NewBoundedSubscription(0, 0)
+	s.sink = sink
+	return s
+}
+
+// DefaultPubSubBuffer was the message bound of a subscription created with
+// a size of zero or less. Subscriptions are now bounded in bytes
+// (DefaultPubSubBytes) and have no message bound unless one is given.
 const DefaultPubSubBuffer = 1024
+
+// DefaultPubSubBytes is the byte bound of a subscription given none: 8 MiB,
+// the soft limit Redis applies to the output buffer of its pub/sub clients
+// by default (client-output-buffer-limit pubsub 32mb 8mb 60).
+const DefaultPubSubBytes = 8 << 20
+
+// MessageOverhead is what a buffered message counts beyond the bytes of
+// its strings: its slot in the subscription's queue, which grows by
+// doubling and so may be up to twice as long as what it holds.
+const MessageOverhead = 2 * int64(unsafe.Sizeof(Message{}))
+
+func cost(m *Message) int64 {
+	return int64(len(m.Channel)+len(m.Pattern)+len(m.Payload)) + MessageOverhead
+}
 
 // Next returns the next message or gap, waiting for one until ctx ends. It
 // fails with ErrSubscriptionClosed after Close and with ErrClosed after
@@ -123,6 +185,7 @@ func (s *Subscription) Next(ctx context.Context) (Message, error) {
 		if m, ok := s.q.pop(); ok {
 			if m.Gap == nil {
 				s.msgs--
+				s.bytes -= cost(&m)
 			}
 			s.mu.Unlock()
 			return m, nil
@@ -148,15 +211,27 @@ func (s *Subscription) Buffered() int {
 	return s.q.len()
 }
 
+// BufferedBytes returns what the buffered messages count against the
+// subscription's byte bound (see MessageOverhead).
+func (s *Subscription) BufferedBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}
+
 // deliver queues m, or counts it in an overflow gap when the buffer is
 // full. It never blocks on the reader.
 func (s *Subscription) deliver(m Message) {
+	if s.sink != nil {
+		s = s.sink
+	}
+	c := cost(&m)
 	s.mu.Lock()
 	if s.err != nil {
 		s.mu.Unlock()
 		return
 	}
-	if s.msgs >= s.limit {
+	if s.limit > 0 && s.msgs >= s.limit || s.bytes+c > s.maxBytes {
 		now := time.Now()
 		if g := s.q.last(); g != nil && g.Gap != nil && g.Gap.Reason == GapOverflow {
 			g.Gap.Dropped++
@@ -169,6 +244,7 @@ func (s *Subscription) deliver(m Message) {
 		defer s.gapOpened(*m.Gap, true)
 	} else {
 		s.msgs++
+		s.bytes += c
 	}
 	s.q.push(m)
 	s.wakeLocked()
@@ -176,11 +252,18 @@ func (s *Subscription) deliver(m Message) {
 }
 
 // deliverGap queues a gap marker, which takes no room of the buffer.
-func (s *Subscription) deliverGap(g *Gap) {
+func (s *Subscription) deliverGap(g *Gap) { s.deliverMarker(Message{Gap: g}) }
+
+func (s *Subscription) deliverMarker(m Message) {
+	if s.sink != nil {
+		s = s.sink
+	}
 	s.mu.Lock()
 	if s.err == nil {
-		defer s.gapOpened(*g, true)
-		s.q.push(Message{Gap: g})
+		if m.Gap != nil {
+			defer s.gapOpened(*m.Gap, true)
+		}
+		s.q.push(m)
 		s.wakeLocked()
 	}
 	s.mu.Unlock()
@@ -205,6 +288,7 @@ func (s *Subscription) finish(err error) {
 	}
 	s.err = err
 	s.q = ring[Message]{}
+	s.msgs, s.bytes = 0, 0
 	close(s.done)
 }
 
@@ -215,6 +299,31 @@ func (s *Subscription) finish(err error) {
 // error, none of the names given is added.
 func (s *Subscription) Subscribe(ctx context.Context, kind Kind, names ...string) error {
 	return s.hub.subscribe(ctx, s, kind, names)
+}
+
+// Resubscribe subscribes to the sharded channels that are the keys of
+// gaps, like Subscribe, and queues each channel's gap marker (Reason
+// GapMoved, Channel set, Until filled in) when the server confirms it,
+// before any message of it: for a channel moved here from another node.
+// On error nothing is added and no gap is queued.
+func (s *Subscription) Resubscribe(ctx context.Context, gaps map[string]*Gap) error {
+	names := make([]string, 0, len(gaps))
+	for n := range gaps {
+		names = append(names, n)
+	}
+	return s.hub.subscribeOwed(ctx, s, KindShard, names, gaps)
+}
+
+// Lost returns, when the connection of s's hub broke while s was
+// subscribed and its subscriptions have not been restored since, a
+// GapDisconnect gap whose Since and Err say when and why; nil otherwise.
+func (s *Subscription) Lost() *Gap {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	if !s.lost {
+		return nil
+	}
+	return &Gap{Reason: GapDisconnect, Since: s.lostAt, Err: s.lostErr}
 }
 
 // Unsubscribe removes names of the given kind, or all of that kind when
