@@ -1,0 +1,117 @@
+package respire
+
+import (
+	"context"
+	"iter"
+)
+
+// Iterators over SCAN, HSCAN, SSCAN and ZSCAN.
+//
+// The generated Scan, HScan, SScan and ZScan return one page and a cursor;
+// the ...All forms here follow the cursor for the caller, page after page,
+// as range-over-func iterators:
+//
+//	for key, err := range c.ScanAll(ctx, &respire.ScanOptions{Match: "user:*"}) {
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println(key)
+//	}
+//
+// Every iterator yields (element, nil) pairs and, when a call fails, one
+// last (zero, err) pair; breaking out of the loop stops it, with no call
+// left behind. Each range starts a new scan from cursor 0. The options are
+// the generated ones (Match, Count, Type for SCAN), sent with every page.
+//
+// A scan has SCAN's guarantees: an element present for the whole scan is
+// yielded at least once; it may be yielded more than once (when the server
+// rehashes, or a cluster shard fails over, see ScanAll), and one added or
+// removed during the scan may or may not be. Collect into a set when
+// duplicates matter.
+
+// ScanAll iterates over the keys of the database with SCAN, page by page,
+// until the cursor returns to 0 (see the iterators above). opts may be nil.
+//
+// On a cluster it scans every primary in turn, each with its own cursor,
+// in the order of their slots: the keys of the whole cluster. A primary
+// that fails during its part of the scan (its connection breaks or it
+// cannot be reached) is replaced by the node that serves its slots once
+// the cluster has promoted one, and that shard's part starts again from
+// cursor 0 there, since a cursor means something only to the server
+// process that gave it: its keys are all yielded, some perhaps twice. The
+// wait for the new primary ends with ctx, and the iterator with an error
+// that names the shard. Slots that migrate between shards during a scan
+// may be missed or repeated, as with any cluster-wide SCAN. A primary that
+// stays up but turns replica (a manual failover) is scanned to the end:
+// it holds the same keys.
+func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[string, error] {
+	if c.cl != nil {
+		return c.scanCluster(ctx, opts)
+	}
+	return scanPages(func(cursor int64) ([]string, int64, error) {
+		p, err := c.Scan(ctx, cursor, opts)
+		return p.Items, p.Cursor, err
+	})
+}
+
+// HScanAll iterates over the fields and values of the hash at key with
+// HSCAN (see the iterators above). opts may be nil. On a cluster it goes
+// to the node that serves key, as HScan does.
+func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) iter.Seq2[FieldValue, error] {
+	return scanPages(func(cursor int64) ([]FieldValue, int64, error) {
+		p, err := c.HScan(ctx, key, cursor, opts)
+		return p.Items, p.Cursor, err
+	})
+}
+
+// SScanAll iterates over the members of the set at key with SSCAN (see the
+// iterators above). opts may be nil. On a cluster it goes to the node that
+// serves key, as SScan does.
+func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) iter.Seq2[string, error] {
+	return scanPages(func(cursor int64) ([]string, int64, error) {
+		p, err := c.SScan(ctx, key, cursor, opts)
+		return p.Items, p.Cursor, err
+	})
+}
+
+// ZScanAll iterates over the members and scores of the sorted set at key
+// with ZSCAN (see the iterators above). opts may be nil. On a cluster it
+// goes to the node that serves key, as ZScan does.
+func (c *Client) ZScanAll(ctx context.Context, key string, opts *ZScanOptions) iter.Seq2[ScoredMember, error] {
+	return scanPages(func(cursor int64) ([]ScoredMember, int64, error) {
+		p, err := c.ZScan(ctx, key, cursor, opts)
+		return p.Items, p.Cursor, err
+	})
+}
+
+// scanPages is the iterator over the pages page returns, from cursor 0
+// until the cursor returns to 0.
+func scanPages[T any](page func(cursor int64) ([]T, int64, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		yieldPages(yield, page)
+	}
+}
+
+// yieldPages yields the elements of the pages page returns, from cursor 0
+// until the cursor returns to 0, and an error as the last pair; false when
+// the caller stopped or an error was yielded.
+func yieldPages[T any](yield func(T, error) bool, page func(cursor int64) ([]T, int64, error)) bool {
+	var cursor int64
+	for {
+		items, next, err := page(cursor)
+		if err != nil {
+			var zero T
+			yield(zero, err)
+			return false
+		}
+		for _, it := range items {
+			if !yield(it, nil) {
+				return false
+			}
+		}
+		if next == 0 {
+			return true
+		}
+		cursor = next
+	}
+}
