@@ -50,3 +50,44 @@ func ExampleReply_String() {
 	}
 	fmt.Println("queue:", r)
 }
+
+func ExampleBatch_Do_anyCommand() {
+	ctx := context.Background()
+	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	// Commands with and without a typed method in one round trip.
+	b := c.NewBatch()
+	n := b.Incr("visits")
+	enc := b.Do("OBJECT", "ENCODING", "visits")
+	if err := b.Exec(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(n.Val(), enc.Val())
+}
+
+func ExampleTx_Do_anyCommand() {
+	ctx := context.Background()
+	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	// Do inside MULTI/EXEC: refused before sending, as by Client.Do, are
+	// the commands that would change the connection's state (SELECT, ...).
+	tx := c.NewTx()
+	tx.Do("HSET", "user:42", "name", "alice")
+	ttl := tx.Do("EXPIRE", "user:42", 3600, "NX")
+	if err := tx.Exec(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("expire set:", ttl.Val())
+}
