@@ -25,7 +25,7 @@
 // (no RDB snapshots, no AOF) and writes its log in a temporary directory;
 // t.Cleanup closes the client, kills the process and removes the directory,
 // or removes the container. Each call starts its own server, in about
-// 10-50 ms for a local binary; for many tests in one package, StartServer
+// tens of milliseconds for a local binary; for many tests in one package, StartServer
 // in TestMain starts one to share, each test under its own key prefix.
 //
 // This package lives in a module of its own so that programs that only use
