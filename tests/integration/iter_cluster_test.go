@@ -142,8 +142,9 @@ func awaitReplicated(t *testing.T, ctx context.Context, hc *harness.Cluster) {
 	}
 }
 
-// TestClusterScanFailover: a primary killed in the middle of its shard's
-// part of a cluster-wide scan is replaced by the replica the cluster
+// TestClusterScanFailover: a primary that turns replica (a manual
+// failover) in the middle of its shard's part of a cluster-wide scan is
+// scanned to the end; one killed is replaced by the replica the cluster
 // promotes, and the shard's part starts again from cursor 0 there: every
 // key is yielded, the ones yielded before the kill twice. While no node
 // serves a shard, the scan ends with the context with an error naming it.
@@ -157,8 +158,27 @@ func TestClusterScanFailover(t *testing.T) {
 	count := int64(10)
 	opts := &respire.ScanOptions{Match: "cfail:*", Count: &count}
 
-	// Killed in the middle of the first shard.
+	// A manual failover in the middle of the first shard: the old primary,
+	// a replica now, holds the same keys and goes on serving its cursor.
 	got := make(map[string]int)
+	for k, err := range c.ScanAll(ctx, opts) {
+		require.NoError(t, err)
+		if got[k]++; len(got) == 25 && got[k] == 1 {
+			require.NoError(t, hc.Failover(ctx, hc.ReplicasOf(first)[0], ""))
+		}
+	}
+	assert.Equal(t, len(want), len(got), "every key, though the shard failed over mid-scan")
+	for k, n := range got {
+		assert.True(t, want[k], "unknown key %q", k)
+		assert.Equal(t, 1, n, "%q yielded %d times: the shard's part was not started again", k, n)
+	}
+	require.NoError(t, hc.WaitStable(ctx))
+	first = hc.MasterOf(0)
+
+	// Killed in the middle of the first shard. (A new client, which knows
+	// the new primary from the start.)
+	c = clusterClient(t, hc, respire.Options{})
+	got = make(map[string]int)
 	var before []string
 	for k, err := range c.ScanAll(ctx, opts) {
 		require.NoError(t, err)
