@@ -5,11 +5,12 @@ import (
 	"iter"
 )
 
-// Iterators over SCAN, HSCAN, SSCAN and ZSCAN.
-//
-// The generated Scan, HScan, SScan and ZScan return one page and a cursor;
-// the ...All forms here follow the cursor for the caller, page after page,
-// as range-over-func iterators:
+// Iterators over SCAN, HSCAN, SSCAN and ZSCAN: the generated Scan, HScan,
+// SScan and ZScan return one page and a cursor; the ...All forms follow the
+// cursor for the caller. ScanAll's documentation says how they behave.
+
+// ScanAll iterates over the keys of the database with SCAN, page by page,
+// until the cursor returns to 0, as a range-over-func iterator:
 //
 //	for key, err := range c.ScanAll(ctx, &respire.ScanOptions{Match: "user:*"}) {
 //		if err != nil {
@@ -18,19 +19,17 @@ import (
 //		fmt.Println(key)
 //	}
 //
-// Every iterator yields (element, nil) pairs and, when a call fails, one
-// last (zero, err) pair; breaking out of the loop stops it, with no call
-// left behind. Each range starts a new scan from cursor 0. The options are
-// the generated ones (Match, Count, Type for SCAN), sent with every page.
+// It yields (key, nil) pairs and, when a call fails, one last ("", err)
+// pair; breaking out of the loop stops it, with no call left behind. Each
+// range starts a new scan from cursor 0. opts (nil for none) are sent with
+// every page: Match, Count (a hint of the page size), Type. HScanAll,
+// SScanAll and ZScanAll work the same way.
 //
-// A scan has SCAN's guarantees: an element present for the whole scan is
+// A scan has SCAN's guarantees: a key present for the whole scan is
 // yielded at least once; it may be yielded more than once (when the server
-// rehashes, or a cluster shard fails over, see ScanAll), and one added or
-// removed during the scan may or may not be. Collect into a set when
-// duplicates matter.
-
-// ScanAll iterates over the keys of the database with SCAN, page by page,
-// until the cursor returns to 0 (see the iterators above). opts may be nil.
+// rehashes, or a cluster shard fails over), and one added or removed
+// during the scan may or may not be. Collect into a set when duplicates
+// matter.
 //
 // On a cluster it scans every primary in turn, each with its own cursor,
 // in the order of their slots: the keys of the whole cluster. A primary
@@ -55,7 +54,7 @@ func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[strin
 }
 
 // HScanAll iterates over the fields and values of the hash at key with
-// HSCAN (see the iterators above). opts may be nil. On a cluster it goes
+// HSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster it goes
 // to the node that serves key, as HScan does.
 func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) iter.Seq2[FieldValue, error] {
 	return scanPages(func(cursor int64) ([]FieldValue, int64, error) {
@@ -64,8 +63,8 @@ func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) i
 	})
 }
 
-// SScanAll iterates over the members of the set at key with SSCAN (see the
-// iterators above). opts may be nil. On a cluster it goes to the node that
+// SScanAll iterates over the members of the set at key with SSCAN, as
+// ScanAll iterates over keys. opts may be nil. On a cluster it goes to the node that
 // serves key, as SScan does.
 func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) iter.Seq2[string, error] {
 	return scanPages(func(cursor int64) ([]string, int64, error) {
@@ -75,7 +74,7 @@ func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) i
 }
 
 // ZScanAll iterates over the members and scores of the sorted set at key
-// with ZSCAN (see the iterators above). opts may be nil. On a cluster it
+// with ZSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster it
 // goes to the node that serves key, as ZScan does.
 func (c *Client) ZScanAll(ctx context.Context, key string, opts *ZScanOptions) iter.Seq2[ScoredMember, error] {
 	return scanPages(func(cursor int64) ([]ScoredMember, int64, error) {

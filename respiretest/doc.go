@@ -31,12 +31,12 @@
 // This package lives in a module of its own so that programs that only use
 // Respire do not download Docker's client libraries.
 //
-// For unit tests that need no real server, github.com/alicebob/miniredis
-// (an in-process fake) also works with Respire: dial its Addr() with
-// respire.Options{Protocol: 2} or 3. It implements a large part of the
-// command set, but not all (no Lua scripts beyond a subset, no client-side
-// caching or CLIENT TRACKING, no cluster, no replication; blocking
-// commands, OBJECT and memory figures only in part), and its errors and
-// edge cases are not always the server's: integration tests belong on a
-// real server.
+// For unit tests that need no real server, github.com/alicebob/miniredis/v2
+// (a server written in Go, run inside the test process) also works with
+// Respire on RESP2 and RESP3: dial its Addr(). It implements much of the
+// command set but not all of it, has no CLIENT TRACKING (a client with
+// Options.ClientCache fails at Connect), no cluster and no replication,
+// lets keys expire only when the test moves its clock, and its errors and
+// edge cases are not always the server's. docs/testing.md in the
+// repository has the details; integration tests belong on a real server.
 package respiretest
