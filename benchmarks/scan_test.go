@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
-	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/respire-go/respire/respire"
@@ -28,19 +26,18 @@ var (
 // seedScan writes the scanKeys keys once per server.
 func seedScan(b *testing.B, addr string) {
 	scanOnce.Do(func() {
-		c, err := redigo.Dial("tcp", addr, redigo.DialConnectTimeout(5*time.Second))
+		ctx := context.Background()
+		c, err := respire.Connect(ctx, respire.Options{Addr: addr})
 		if err != nil {
 			scanErr = err
 			return
 		}
 		defer c.Close()
-		args := redigo.Args{}
-		for i := range scanKeys {
-			args = args.Add(fmt.Sprintf("bench:scan:%05d", i), "v")
+		kvs := make([]respire.KeyValue, scanKeys)
+		for i := range kvs {
+			kvs[i] = respire.KeyValue{Key: fmt.Sprintf("bench:scan:%05d", i), Value: "v"}
 		}
-		if _, err := c.Do("MSET", args...); err != nil {
-			scanErr = fmt.Errorf("seeding scan keys: %w", err)
-		}
+		scanErr = c.MSet(ctx, kvs...)
 	})
 	if scanErr != nil {
 		b.Fatal(scanErr)
