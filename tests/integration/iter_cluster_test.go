@@ -16,7 +16,7 @@ import (
 )
 
 // writeKeys sets n string keys prefix+i, spread over every slot range.
-func writeKeys(t *testing.T, ctx context.Context, c *respire.Client, prefix string, n int) map[string]bool {
+func writeScanKeys(t *testing.T, ctx context.Context, c *respire.Client, prefix string, n int) map[string]bool {
 	t.Helper()
 	want := make(map[string]bool, n)
 	b := c.NewBatch()
@@ -40,10 +40,10 @@ func TestClusterScanIterators(t *testing.T) {
 				ctx := ctxT(t)
 				c := clusterClient(t, hc, respire.Options{Protocol: proto})
 				p := fmt.Sprintf("citer%d:", proto)
-				want := writeKeys(t, ctx, c, p+"k", 1000)
+				want := writeScanKeys(t, ctx, c, p+"k", 1000)
 
 				count := int64(25)
-				got := collect(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: &count}))
+				got := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: &count}))
 				assert.Equal(t, len(want), len(got))
 				for k, n := range got {
 					assert.True(t, want[k], "unknown key %q", k)
@@ -53,7 +53,7 @@ func TestClusterScanIterators(t *testing.T) {
 				masters := hc.Masters()
 				require.Len(t, masters, 3)
 				for _, m := range masters {
-					own := nodeKeys(t, ctx, m, p+"k*")
+					own := nodeScanKeys(t, ctx, m, p+"k*")
 					assert.NotEmpty(t, own, "keys on %s", m)
 					for _, k := range own {
 						assert.Contains(t, got, k, "key %q of %s", k, m)
@@ -71,11 +71,11 @@ func TestClusterScanIterators(t *testing.T) {
 						b.ZAdd(z, []respire.ScoredMember{{Member: "m" + js, Score: float64(j)}}, nil)
 					}
 					require.NoError(t, b.Exec(ctx))
-					fields := collect(t, c.HScanAll(ctx, h, &respire.HScanOptions{Count: &count}))
+					fields := collectScan(t, c.HScanAll(ctx, h, &respire.HScanOptions{Count: &count}))
 					assert.Equal(t, 300, len(fields))
 					assert.Contains(t, fields, respire.FieldValue{Field: "f9", Value: "v9"})
-					assert.Len(t, collect(t, c.SScanAll(ctx, s, &respire.SScanOptions{Count: &count})), 300)
-					scored := collect(t, c.ZScanAll(ctx, z, &respire.ZScanOptions{Count: &count}))
+					assert.Len(t, collectScan(t, c.SScanAll(ctx, s, &respire.SScanOptions{Count: &count})), 300)
+					scored := collectScan(t, c.ZScanAll(ctx, z, &respire.ZScanOptions{Count: &count}))
 					assert.Equal(t, 300, len(scored))
 					assert.Contains(t, scored, respire.ScoredMember{Member: "m9", Score: 9})
 				}
@@ -96,7 +96,7 @@ func TestClusterScanIterators(t *testing.T) {
 
 // nodeKeys scans one node for the keys matching pattern, with the
 // harness's own client.
-func nodeKeys(t *testing.T, ctx context.Context, n *harness.ClusterNode, pattern string) []string {
+func nodeScanKeys(t *testing.T, ctx context.Context, n *harness.ClusterNode, pattern string) []string {
 	t.Helper()
 	var out []string
 	cursor := "0"
@@ -114,7 +114,7 @@ func nodeKeys(t *testing.T, ctx context.Context, n *harness.ClusterNode, pattern
 }
 
 // replOffset reads a field of INFO replication.
-func replOffset(ctx context.Context, n *harness.ClusterNode, field string) (int64, error) {
+func scanReplOffset(ctx context.Context, n *harness.ClusterNode, field string) (int64, error) {
 	info, err := n.Do(ctx, "INFO", "replication")
 	if err != nil {
 		return 0, err
@@ -128,14 +128,14 @@ func replOffset(ctx context.Context, n *harness.ClusterNode, field string) (int6
 
 // awaitReplicated waits until every replica has what its master has, so
 // that killing a master loses no key of the test.
-func awaitReplicated(t *testing.T, ctx context.Context, hc *harness.Cluster) {
+func awaitScanReplicated(t *testing.T, ctx context.Context, hc *harness.Cluster) {
 	t.Helper()
 	for _, m := range hc.Masters() {
-		want, err := replOffset(ctx, m, "master_repl_offset")
+		want, err := scanReplOffset(ctx, m, "master_repl_offset")
 		require.NoError(t, err)
 		for _, r := range hc.ReplicasOf(m) {
 			require.Eventually(t, func() bool {
-				got, err := replOffset(ctx, r, "slave_repl_offset")
+				got, err := scanReplOffset(ctx, r, "slave_repl_offset")
 				return err == nil && got >= want
 			}, 10*time.Second, 5*time.Millisecond, "replica %s of %s", r, m)
 		}
@@ -152,8 +152,8 @@ func TestClusterScanFailover(t *testing.T) {
 	hc := harness.StartCluster(t, harness.ClusterConfig{})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{})
-	want := writeKeys(t, ctx, c, "cfail:", 3000)
-	awaitReplicated(t, ctx, hc)
+	want := writeScanKeys(t, ctx, c, "cfail:", 3000)
+	awaitScanReplicated(t, ctx, hc)
 	first := hc.MasterOf(0) // the shard ScanAll starts with
 	count := int64(10)
 	opts := &respire.ScanOptions{Match: "cfail:*", Count: &count}
@@ -202,7 +202,7 @@ func TestClusterScanFailover(t *testing.T) {
 
 	// A shard that no node serves within the context: an error naming it.
 	require.NoError(t, hc.WaitStable(ctx))
-	awaitReplicated(t, ctx, hc)
+	awaitScanReplicated(t, ctx, hc)
 	last := hc.MasterOf(harness.SlotCount - 1)
 	hc.Kill(last)
 	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -223,6 +223,6 @@ func TestClusterScanFailover(t *testing.T) {
 	assert.Greater(t, yielded, 0, "the shards before it were scanned")
 
 	// Once the cluster has promoted a replica, the same client scans all.
-	got = collect(t, c.ScanAll(ctx, opts))
+	got = collectScan(t, c.ScanAll(ctx, opts))
 	assert.Equal(t, len(want), len(got))
 }

@@ -16,7 +16,7 @@ import (
 
 // collect ranges over seq, failing the test on the first error, and
 // counts the elements (so that duplicates show).
-func collect[T comparable](t *testing.T, seq func(func(T, error) bool)) map[T]int {
+func collectScan[T comparable](t *testing.T, seq func(func(T, error) bool)) map[T]int {
 	t.Helper()
 	out := make(map[T]int)
 	for v, err := range seq {
@@ -46,21 +46,21 @@ func TestScanIterators(t *testing.T) {
 		require.NoError(t, b.Exec(ctx))
 
 		count := int64(50)
-		keys := collect(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: &count}))
+		keys := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: &count}))
 		assert.Equal(t, n, len(keys))
 		for i := range n {
 			assert.Contains(t, keys, p+"k"+strconv.Itoa(i))
 		}
 		// TYPE is sent: only the hash, set and sorted set are not strings.
-		hashes := collect(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "*", Type: "hash"}))
+		hashes := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "*", Type: "hash"}))
 		assert.Equal(t, map[string]int{p + "h": 1}, hashes)
 
-		fields := collect(t, c.HScanAll(ctx, p+"h", &respire.HScanOptions{Count: &count}))
+		fields := collectScan(t, c.HScanAll(ctx, p+"h", &respire.HScanOptions{Count: &count}))
 		assert.Equal(t, n, len(fields))
 		assert.Contains(t, fields, respire.FieldValue{Field: "f7", Value: "v7"})
-		members := collect(t, c.SScanAll(ctx, p+"s", &respire.SScanOptions{Match: "m1*"}))
+		members := collectScan(t, c.SScanAll(ctx, p+"s", &respire.SScanOptions{Match: "m1*"}))
 		assert.Len(t, members, 111) // m1, m10-m19, m100-m199
-		scored := collect(t, c.ZScanAll(ctx, p+"z", nil))
+		scored := collectScan(t, c.ZScanAll(ctx, p+"z", nil))
 		assert.Equal(t, n, len(scored))
 		assert.Contains(t, scored, respire.ScoredMember{Member: "m42", Score: 42})
 
@@ -78,7 +78,7 @@ func TestScanIterators(t *testing.T) {
 		}
 		assert.Equal(t, 1, seen)
 		assert.Equal(t, int64(1), cmdCalls(t, srv, "scan"), "one page for one key")
-		collect(t, c.ScanAll(ctx, &respire.ScanOptions{Count: &ten}))
+		collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Count: &ten}))
 		assert.Greater(t, cmdCalls(t, srv, "scan"), int64(50), "a whole scan takes many pages")
 
 		// An error ends the iteration as its last pair: HSCAN of a string.
@@ -104,10 +104,10 @@ func TestScanIterators(t *testing.T) {
 
 		// An empty collection yields nothing; the iterator can be ranged
 		// again and starts over.
-		assert.Empty(t, collect(t, c.SScanAll(ctx, p+"missing", nil)))
+		assert.Empty(t, collectScan(t, c.SScanAll(ctx, p+"missing", nil)))
 		seq := c.SScanAll(ctx, p+"s", nil)
-		assert.Len(t, collect(t, seq), n)
-		assert.Len(t, collect(t, seq), n)
+		assert.Len(t, collectScan(t, seq), n)
+		assert.Len(t, collectScan(t, seq), n)
 	})
 }
 
