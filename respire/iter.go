@@ -54,9 +54,20 @@ func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[strin
 }
 
 // HScanAll iterates over the fields and values of the hash at key with
-// HSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster it goes
-// to the node that serves key, as HScan does.
+// HSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster every
+// page goes to the primary of key's slot (not to a replica, whatever
+// ReadFrom says: a cursor is only good on the node that gave it); when that
+// node fails or the slot moves to another, the scan starts again from
+// cursor 0 on the new owner, as ScanAll does for a shard.
 func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) iter.Seq2[FieldValue, error] {
+	if c.cl != nil {
+		return scanKeyed(ctx, c, key, &scanCmd[FieldValue]{
+			info: &cmdHSCAN,
+			args: func(x *cmd, cursor int64) { argsHScan(x, key, cursor, opts) },
+			dec:  decHScanPage,
+			page: func(v any) ([]FieldValue, int64) { p, _ := v.(HScanPage); return p.Items, p.Cursor },
+		})
+	}
 	return scanPages(func(cursor int64) ([]FieldValue, int64, error) {
 		p, err := c.HScan(ctx, key, cursor, opts)
 		return p.Items, p.Cursor, err
@@ -64,9 +75,17 @@ func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) i
 }
 
 // SScanAll iterates over the members of the set at key with SSCAN, as
-// ScanAll iterates over keys. opts may be nil. On a cluster it goes to the node that
-// serves key, as SScan does.
+// ScanAll iterates over keys. opts may be nil. On a cluster it goes to the
+// primary of key's slot, as HScanAll does.
 func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) iter.Seq2[string, error] {
+	if c.cl != nil {
+		return scanKeyed(ctx, c, key, &scanCmd[string]{
+			info: &cmdSSCAN,
+			args: func(x *cmd, cursor int64) { argsSScan(x, key, cursor, opts) },
+			dec:  decScanPage,
+			page: func(v any) ([]string, int64) { p, _ := v.(ScanPage); return p.Items, p.Cursor },
+		})
+	}
 	return scanPages(func(cursor int64) ([]string, int64, error) {
 		p, err := c.SScan(ctx, key, cursor, opts)
 		return p.Items, p.Cursor, err
@@ -75,8 +94,16 @@ func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) i
 
 // ZScanAll iterates over the members and scores of the sorted set at key
 // with ZSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster it
-// goes to the node that serves key, as ZScan does.
+// goes to the primary of key's slot, as HScanAll does.
 func (c *Client) ZScanAll(ctx context.Context, key string, opts *ZScanOptions) iter.Seq2[ScoredMember, error] {
+	if c.cl != nil {
+		return scanKeyed(ctx, c, key, &scanCmd[ScoredMember]{
+			info: &cmdZSCAN,
+			args: func(x *cmd, cursor int64) { argsZScan(x, key, cursor, opts) },
+			dec:  decZScanPage,
+			page: func(v any) ([]ScoredMember, int64) { p, _ := v.(ZScanPage); return p.Items, p.Cursor },
+		})
+	}
 	return scanPages(func(cursor int64) ([]ScoredMember, int64, error) {
 		p, err := c.ZScan(ctx, key, cursor, opts)
 		return p.Items, p.Cursor, err

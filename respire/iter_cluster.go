@@ -9,17 +9,30 @@ import (
 	"github.com/respire-go/respire/topology"
 )
 
-// A cluster-wide SCAN: every primary in turn, each with its own cursor.
+// Scans on a cluster. A cursor means something only to the server process
+// that gave it (its hash tables, its hash seed), so every page of one scan
+// goes to one node, chosen once, never to a replica picked at random; when
+// that node fails or the slot moves away, the scan of that node's part
+// starts again from cursor 0 on the node that serves the slot now. SCAN
+// goes to every primary in turn; HSCAN, SSCAN and ZSCAN to their key's.
 
-// scanShard is one shard's part of a cluster-wide scan: a slot it serves
-// (to find its primary again after a failover) and the node being scanned.
+// scanShard is one node's part of a scan: a slot it serves (to find the
+// node that serves it after a failover or a migration) and the node.
 type scanShard struct {
 	slot uint16
-	node *topology.Node
+	node *topology.Node // nil until the first page
 }
 
-// scanShards returns the shards of the current topology, one per primary,
-// in the order of their first slots.
+// scanCmd describes the page command of a scan.
+type scanCmd[T any] struct {
+	info *cmdInfo
+	args func(x *cmd, cursor int64)
+	dec  decoder
+	page func(v any) ([]T, int64) // the items and cursor of a decoded reply
+}
+
+// scanShards returns one shard per primary of the current topology, in the
+// order of their first slots.
 func (c *Client) scanShards(ctx context.Context) ([]scanShard, error) {
 	if _, err := c.cl.Primaries(ctx); err != nil { // waits for a topology
 		return nil, err
@@ -39,7 +52,14 @@ func (c *Client) scanShards(ctx context.Context) ([]scanShard, error) {
 	return out, nil
 }
 
+// scanCluster is ScanAll on a cluster: every primary in turn.
 func (c *Client) scanCluster(ctx context.Context, opts *ScanOptions) iter.Seq2[string, error] {
+	sc := &scanCmd[string]{
+		info: &cmdSCAN,
+		args: func(x *cmd, cursor int64) { argsScan(x, cursor, opts) },
+		dec:  decScanPage,
+		page: func(v any) ([]string, int64) { p, _ := v.(ScanPage); return p.Items, p.Cursor },
+	}
 	return func(yield func(string, error) bool) {
 		shards, err := c.scanShards(ctx)
 		if err != nil {
@@ -48,7 +68,7 @@ func (c *Client) scanCluster(ctx context.Context, opts *ScanOptions) iter.Seq2[s
 		}
 		for _, sh := range shards {
 			ok := yieldPages(yield, func(cursor int64) ([]string, int64, error) {
-				return c.scanShardPage(ctx, &sh, cursor, opts)
+				return shardPage(ctx, c, &sh, sc, cursor)
 			})
 			if !ok {
 				return
@@ -57,72 +77,87 @@ func (c *Client) scanCluster(ctx context.Context, opts *ScanOptions) iter.Seq2[s
 	}
 }
 
-// scanShardPage returns one page of sh's keys from cursor. When sh's node
-// fails, it asks for the node that serves sh's slot now (the same one
-// until the cluster has promoted another) and starts the shard again from
-// cursor 0 there: a node whose connection broke may be a new process, to
-// which the old cursor means nothing. The first page of the new start is
-// returned as the page for cursor, which is fine, since the caller only
-// follows the returned cursor.
-func (c *Client) scanShardPage(ctx context.Context, sh *scanShard, cursor int64, opts *ScanOptions) ([]string, int64, error) {
+// scanKeyed is a keyed scan (HSCAN, SSCAN, ZSCAN) on a cluster: every page
+// on the primary of key's slot.
+func scanKeyed[T any](ctx context.Context, c *Client, key string, sc *scanCmd[T]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		sh := scanShard{slot: topology.Slot(key)}
+		yieldPages(yield, func(cursor int64) ([]T, int64, error) {
+			return shardPage(ctx, c, &sh, sc, cursor)
+		})
+	}
+}
+
+// shardPage returns one page of sh's part from cursor. When sh's node
+// fails, or answers MOVED (the slot has moved), it asks for the node that
+// serves sh's slot now (the same one until the cluster has promoted
+// another) and starts the part again from cursor 0 there. The first page
+// of the new start is returned as the page for cursor, which is fine,
+// since the caller only follows the returned cursor.
+func shardPage[T any](ctx context.Context, c *Client, sh *scanShard, sc *scanCmd[T], cursor int64) ([]T, int64, error) {
 	for attempt := 0; ; attempt++ {
-		p, err := c.scanOn(ctx, sh.node, cursor, opts)
+		var err error
+		if sh.node == nil {
+			if sh.node, err = c.cl.Route(ctx, sh.slot, topology.ReadPrimary); err != nil {
+				return nil, 0, c.wrapCluster(sc.info.name, err)
+			}
+		}
+		items, next, err := pageOn(ctx, c, sh.node, sc, cursor)
 		if err == nil {
-			return p.Items, p.Cursor, nil
+			return items, next, nil
 		}
 		rd, isRedirect := redirectOf(err, sh.node.Addr)
 		var ce *ConnError
 		failed := errors.Is(err, ErrNotSent) || errors.As(err, &ce)
 		switch {
 		case ctx.Err() != nil || attempt >= maxAttempts || c.closed.Load():
-		case isRedirect && rd.kind != "MOVED" && rd.kind != "ASK":
-			// LOADING, TRYAGAIN, ...: the node is there; ask it again.
+		case isRedirect && rd.kind == "MOVED":
+			c.cl.Moved(rd.slot, rd.addr)
+			sh.node, cursor = nil, 0
+			continue
+		case isRedirect:
+			// ASK (the key is being migrated), LOADING, TRYAGAIN, ...: ask
+			// again once the cluster has moved on.
 			if c.pause(ctx, clusterPause(attempt)) {
 				continue
 			}
 		case failed:
 			c.cl.Suspect(sh.node)
-			if !c.pause(ctx, clusterPause(attempt)) {
-				break
+			if c.pause(ctx, clusterPause(attempt)) {
+				sh.node, cursor = nil, 0
+				continue
 			}
-			n, rerr := c.cl.Route(ctx, sh.slot, topology.ReadPrimary)
-			if rerr != nil {
-				err = rerr
-				break
-			}
-			sh.node, cursor = n, 0
-			continue
 		}
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = fmt.Errorf("%w; the context ended waiting for the shard's primary: %w", err, cerr)
+			err = fmt.Errorf("%w; the context ended waiting for the slot's primary: %w", err, cerr)
 		}
-		return nil, 0, fmt.Errorf("respire: SCAN of the shard serving slot %d (node %s): %w", sh.slot, sh.node.Addr, err)
+		return nil, 0, fmt.Errorf("respire: %s on the node serving slot %d (%s): %w", sc.info.name, sh.slot, sh.node.Addr, err)
 	}
 }
 
-// scanOn sends SCAN to node n.
-func (c *Client) scanOn(ctx context.Context, n *topology.Node, cursor int64, opts *ScanOptions) (ScanPage, error) {
-	x := c.newCmd(&cmdSCAN)
-	argsScan(x, cursor, opts)
+// pageOn sends one page command to node n.
+func pageOn[T any](ctx context.Context, c *Client, n *topology.Node, sc *scanCmd[T], cursor int64) ([]T, int64, error) {
+	x := c.newCmd(sc.info)
+	sc.args(x, cursor)
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()
-		return ScanPage{}, err
+		return nil, 0, err
 	}
-	x.dec = decScanPage
+	x.dec = sc.dec
 	x.seal()
 	if c.conns > 1 {
 		x.Route = c.rr.Add(1)
 	}
 	if err := c.onNode(ctx, n, x); err != nil {
-		return ScanPage{}, err // the transport gave x back
+		return nil, 0, err // the transport gave x back
 	}
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()
-		return ScanPage{}, err
+		return nil, 0, err
 	}
-	p, _ := x.res.Any.(ScanPage)
+	items, next := sc.page(x.res.Any)
 	x.Recycle()
-	return p, nil
+	return items, next, nil
 }

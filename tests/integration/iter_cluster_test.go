@@ -158,6 +158,44 @@ func TestClusterScanFailover(t *testing.T) {
 	count := int64(10)
 	opts := &respire.ScanOptions{Match: "cfail:*", Count: &count}
 
+	// A hash whose slot moves to another primary in the middle of its
+	// HSCAN: the scan starts again on the new owner, where the old cursor
+	// means nothing.
+	const h = "chash:moved"
+	b := c.NewBatch()
+	for i := range 3000 {
+		b.HSet(h, respire.FieldValue{Field: "f" + strconv.Itoa(i), Value: "v"})
+	}
+	require.NoError(t, b.Exec(ctx))
+	slot := harness.SlotOf(h)
+	from := hc.MasterOf(slot)
+	var to *harness.ClusterNode
+	for _, m := range hc.Masters() {
+		if m != from {
+			to = m
+			break
+		}
+	}
+	fields := make(map[string]int)
+	var early []string
+	for fv, err := range c.HScanAll(ctx, h, &respire.HScanOptions{Count: &count}) {
+		require.NoError(t, err)
+		fields[fv.Field]++
+		if len(fields) == 25 && early == nil {
+			for f := range fields {
+				early = append(early, f)
+			}
+			require.NoError(t, hc.MoveSlots(ctx, from, to, []int{slot}))
+		}
+	}
+	require.NotNil(t, early, "the slot moved")
+	assert.Equal(t, 3000, len(fields), "every field, though the hash moved mid-scan")
+	for _, f := range early {
+		assert.GreaterOrEqual(t, fields[f], 2, "%q was yielded before the move and again from the new owner", f)
+	}
+	require.Equal(t, to, hc.MasterOf(slot))
+	require.NoError(t, hc.WaitStable(ctx))
+
 	// A manual failover in the middle of the first shard: the old primary,
 	// a replica now, holds the same keys and goes on serving its cursor.
 	got := make(map[string]int)
@@ -218,7 +256,7 @@ func TestClusterScanFailover(t *testing.T) {
 	}
 	require.Error(t, end)
 	assert.True(t, errors.Is(end, context.DeadlineExceeded), "%v", end)
-	assert.Contains(t, end.Error(), "SCAN of the shard serving slot")
+	assert.Contains(t, end.Error(), "SCAN on the node serving slot")
 	assert.Contains(t, end.Error(), last.Addr)
 	assert.Greater(t, yielded, 0, "the shards before it were scanned")
 
