@@ -29,7 +29,10 @@ import (
 // yielded at least once; it may be yielded more than once (when the server
 // rehashes, or a cluster shard fails over), and one added or removed
 // during the scan may or may not be. Collect into a set when duplicates
-// matter.
+// matter. On a single server, a scan that outlives a restart of the
+// server goes on with a cursor the new process never gave, and may miss
+// keys: the client cannot tell a reconnect to the same process from one
+// to a new one.
 //
 // On a cluster it scans every primary in turn, each with its own cursor,
 // in the order of their slots: the keys of the whole cluster. A primary
