@@ -3,6 +3,8 @@ package respire
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/respire-go/respire/transport/resp"
@@ -155,7 +157,13 @@ func (x *cmd) argAny(command string, i int, a any) {
 	case time.Duration:
 		x.argInt(v.Milliseconds())
 	default:
-		x.fail(newArgError(command, fmt.Sprint(i), fmt.Sprintf("unsupported type %T", a)))
+		// Named through reflect, not fmt, so that a does not escape and
+		// the caller's boxing of its arguments stays on its stack.
+		name := "<nil>"
+		if t := reflect.TypeOf(a); t != nil {
+			name = t.String()
+		}
+		x.fail(newArgError(command, strconv.Itoa(i), "unsupported type "+name))
 	}
 }
 

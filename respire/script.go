@@ -103,8 +103,12 @@ func (s *Script) evalSha(ctx context.Context, c *Client, info *cmdInfo, keys []s
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-// isNoScript reports the server's NOSCRIPT error.
+// isNoScript reports the server's NOSCRIPT error. The nil check comes
+// first so that a successful run does not allocate the target of As.
 func isNoScript(err error) bool {
+	if err == nil {
+		return false
+	}
 	var e *Error
 	return errors.As(err, &e) && e.Prefix == "NOSCRIPT"
 }
