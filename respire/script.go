@@ -12,7 +12,7 @@ import (
 // sent to the server once rather than with every call:
 //
 //	var incrBy = respire.NewScript(`return redis.call("INCRBY", KEYS[1], ARGV[1])`)
-//	r, err := incrBy.Run(ctx, client, []string{"counter"}, "5")
+//	r, err := incrBy.Run(ctx, client, []string{"counter"}, 5)
 //	n, err := r.Int64()
 //
 // Run sends EVALSHA; when the server does not know the script (NOSCRIPT:
@@ -56,30 +56,30 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 
 // Run runs the script with EVALSHA, loading it first if the server lacks
 // it. keys are the keys it touches (KEYS[1], ...), args its other arguments
-// (ARGV[1], ...). The reply is the script's return value; an error the
+// (ARGV[1], ...), of the types Client.Do takes (string, []byte, integers,
+// floats, bool as 1 or 0, time.Duration as whole milliseconds); another type
+// is an *ArgError before anything is sent. The reply is the script's return value; an error the
 // script raises is an *Error. A null reply (a script returning false or
 // nil) gives Nil, as with Client.Do.
-func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
-	return s.run(ctx, c, c.EvalSha, keys, args)
+func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any) (Reply, error) {
+	return s.run(ctx, c, &cmdEVALSHA, keys, args)
 }
 
 // RunRO is Run with EVALSHA_RO: the server refuses a script that writes,
 // and may run it on a read-only replica. The script must declare no write
 // (with a shebang line, "#!lua flags=no-writes") or only read. It needs
 // Redis 7.0 or Valkey 7.2 or later.
-func (s *Script) RunRO(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
-	return s.run(ctx, c, c.EvalShaRO, keys, args)
+func (s *Script) RunRO(ctx context.Context, c *Client, keys []string, args ...any) (Reply, error) {
+	return s.run(ctx, c, &cmdEVALSHA_RO, keys, args)
 }
 
-type evalSha func(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error)
-
-func (s *Script) run(ctx context.Context, c *Client, eval evalSha, keys, args []string) (Reply, error) {
-	r, err := eval(ctx, s.hash, keys, args...)
+func (s *Script) run(ctx context.Context, c *Client, info *cmdInfo, keys []string, args []any) (Reply, error) {
+	r, err := s.evalSha(ctx, c, info, keys, args)
 	if isNoScript(err) {
 		if err := s.Load(ctx, c); err != nil {
 			return Reply{}, err
 		}
-		r, err = eval(ctx, s.hash, keys, args...)
+		r, err = s.evalSha(ctx, c, info, keys, args)
 	}
 	if err == nil && r.IsNull() {
 		err = Nil
@@ -87,8 +87,28 @@ func (s *Script) run(ctx context.Context, c *Client, eval evalSha, keys, args []
 	return r, err
 }
 
-// isNoScript reports the server's NOSCRIPT error.
+// evalSha sends EVALSHA (or EVALSHA_RO, as info says) as the generated
+// EvalSha does, keys recorded for routing, with args converted as Do
+// converts its arguments.
+func (s *Script) evalSha(ctx context.Context, c *Client, info *cmdInfo, keys []string, args []any) (Reply, error) {
+	x := c.newCmd(info)
+	x.arg(s.hash)
+	x.argInt(int64(len(keys)))
+	for _, k := range keys {
+		x.argKey(k)
+	}
+	for i, a := range args {
+		x.argAny(info.name, 3+len(keys)+i, a)
+	}
+	return execAny[Reply](ctx, c, x, decReplyNull)
+}
+
+// isNoScript reports the server's NOSCRIPT error. The nil check comes
+// first so that a successful run does not allocate the target of As.
 func isNoScript(err error) bool {
+	if err == nil {
+		return false
+	}
 	var e *Error
 	return errors.As(err, &e) && e.Prefix == "NOSCRIPT"
 }

@@ -79,7 +79,7 @@ func ExampleScript_Run() {
 	}
 	defer c.Close()
 
-	r, err := incrCapped.Run(ctx, c, []string{"counter"}, "10")
+	r, err := incrCapped.Run(ctx, c, []string{"counter"}, 10)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -14,7 +14,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(stopShared{m})
+}
+
+// stopShared runs the tests, then stops the clusters harness.SharedCluster
+// started, before the leak check.
+type stopShared struct{ m *testing.M }
+
+func (s stopShared) Run() int {
+	code := s.m.Run()
+	harness.StopSharedClusters()
+	return code
 }
 
 // connect returns a connected client for srv, closed at the end of the test.

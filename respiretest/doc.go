@@ -1,0 +1,42 @@
+// Package respiretest starts a throwaway Redis or Valkey server for a test
+// and hands back a *respire.Client connected to it, so that code using
+// Respire is tested against a real server rather than a mock:
+//
+//	func TestCounter(t *testing.T) {
+//		c, _ := respiretest.Start(t, nil)
+//		n, err := c.Incr(context.Background(), "counter")
+//		...
+//	}
+//
+// The server is found, in order:
+//
+//  1. Options.Server, the path of a redis-server or valkey-server binary;
+//  2. the environment variable RESPIRETEST_SERVER, the same;
+//  3. redis-server, then valkey-server, on PATH;
+//  4. a container of Options.Image (default DefaultImage) through Docker
+//     (github.com/ory/dockertest), when a Docker engine answers at
+//     DOCKER_HOST or /var/run/docker.sock, unless Options.NoDocker.
+//
+// When none is found the test fails (or, with Options.SkipIfUnavailable, is
+// skipped) with a message saying how to install one. An explicit path that
+// does not run is an error, never a silent fallback.
+//
+// A local server listens on a free port of 127.0.0.1, keeps nothing on disk
+// (no RDB snapshots, no AOF) and writes its log in a temporary directory;
+// t.Cleanup closes the client, kills the process and removes the directory,
+// or removes the container. Each call starts its own server, in about
+// tens of milliseconds for a local binary; for many tests in one package, StartServer
+// in TestMain starts one to share, each test under its own key prefix.
+//
+// This package lives in a module of its own so that programs that only use
+// Respire do not download Docker's client libraries.
+//
+// For unit tests that need no real server, github.com/alicebob/miniredis/v2
+// (a server written in Go, run inside the test process) also works with
+// Respire on RESP2 and RESP3: dial its Addr(). It implements much of the
+// command set but not all of it, has no CLIENT TRACKING (a client with
+// Options.ClientCache fails at Connect), no cluster and no replication,
+// lets keys expire only when the test moves its clock, and its errors and
+// edge cases are not always the server's. docs/testing.md in the
+// repository has the details; integration tests belong on a real server.
+package respiretest

@@ -1,0 +1,9 @@
+package respiretest
+
+import "syscall"
+
+// sysProcAttr kills the server when the test binary dies without its
+// cleanups (a panic in another goroutine, a timeout, SIGKILL).
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
