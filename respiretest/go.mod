@@ -1,6 +1,6 @@
 module github.com/respire-go/respire/respiretest
 
-go 1.26
+go 1.25
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
