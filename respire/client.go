@@ -26,6 +26,7 @@ type Client struct {
 	retries  uint8 // Options.RetryReads, for read-only commands
 	rr       atomic.Uint32
 	srvBit   atomic.Pointer[serverBitCache]
+	sent     *sentinelClient // nil unless Options.Sentinel
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -44,6 +45,9 @@ func NewClient(opts Options) (*Client, error) {
 		c.hub = transport.NewPubSub(hubCfg)
 		c.conns = uint32(max(opts.Connections, 1))
 		return c, nil
+	}
+	if opts.Sentinel != nil {
+		c.sent = newSentinelClient(c, &opts, &cfg)
 	}
 	c.mux = transport.NewMux(cfg)
 	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
@@ -65,6 +69,8 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	var cerr error
 	if c.cl != nil {
 		cerr = c.cl.Connect(ctx)
+	} else if _, err := c.waitSentinel(ctx); err != nil {
+		cerr = err
 	} else {
 		cerr = c.mux.Connect(ctx)
 	}
@@ -84,6 +90,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // to end. It is safe to call more than once.
 func (c *Client) Close() error {
 	c.closed.Store(true)
+	if c.sent != nil {
+		c.sent.close()
+	}
 	c.closeCache()
 	c.hub.Close()
 	if c.cl != nil {

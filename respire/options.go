@@ -166,6 +166,11 @@ type Options struct {
 	// cluster: the slot's primary (the zero value), or one of its
 	// replicas. Commands in a Tx or Watch always go to the primary.
 	ReadFrom ReadFrom
+	// Sentinel, when set, connects to the master that Redis Sentinel (or
+	// Valkey Sentinel) names, and follows its failovers; ReadFrom then
+	// chooses between the master and its replicas. Addr must be empty. See
+	// SentinelOptions and docs/sentinel.md.
+	Sentinel *SentinelOptions
 }
 
 func optErr(field, format string, args ...any) error {
@@ -180,6 +185,9 @@ func (o *Options) validate() error {
 		return optErr("Protocol", "%d is not 2 or 3", o.Protocol)
 	}
 	if err := o.Cluster.validate(); err != nil {
+		return err
+	}
+	if err := o.Sentinel.validate(o); err != nil {
 		return err
 	}
 	if o.Cluster != nil && o.DB != 0 {
@@ -306,6 +314,9 @@ func (o *Options) transportConfig() transport.Config {
 // (redis:host) are errors. Errors wrap ErrInvalidOption and never contain
 // the password.
 func ParseURL(raw string) (Options, error) {
+	if o, ok, err := parseSentinelURL(raw); ok {
+		return o, err
+	}
 	var o Options
 	u, err := url.Parse(raw)
 	if err != nil {

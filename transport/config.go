@@ -73,6 +73,12 @@ type Config struct {
 	// cluster answering at a known address fails the handshake with
 	// ErrWrongNode.
 	NodeID string
+	// Role, when set ("master" or "replica"), is the replication role the
+	// server must report (ROLE) for the connection to be used; a replica
+	// must also be connected to its master. A server in another role fails
+	// the handshake with ErrWrongRole, which is not permanent: a topology
+	// that follows failovers (Sentinel) soon resolves another address.
+	Role string
 	// Tracking, when set, turns on CLIENT TRACKING on every connection and
 	// routes invalidation pushes to it; a connection that negotiates RESP2
 	// then fails its handshake with ErrTrackingNeedsRESP3.

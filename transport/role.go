@@ -1,0 +1,64 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrWrongRole is wrapped by the handshake error of a connection whose
+// server does not report the replication role that Config.Role asks for:
+// a demoted master, a promoted replica, a replica still syncing. Unlike
+// ErrWrongNode it is not permanent.
+var ErrWrongRole = errors.New("respire: wrong replication role")
+
+// ErrNoAddress is the dial error while Config.Resolve knows no address
+// (a Sentinel-watched master not discovered yet).
+var ErrNoAddress = errors.New("respire: no address known yet")
+
+// checkRole checks a ROLE reply against cfg.Role: "master", or "replica"
+// (reported as "slave") whose link to its master is up.
+func checkRole(r treeReply, cfg *Config) error {
+	if len(r.Elems) == 0 {
+		return fmt.Errorf("%w: %s answered ROLE with %s", ErrWrongRole, cfg.Addr, r.Type)
+	}
+	got := r.Elems[0].Str
+	switch cfg.Role {
+	case "master":
+		if got == "master" {
+			return nil
+		}
+	case "replica", "slave":
+		if got != "slave" {
+			break
+		}
+		// slave, master host, master port, state, offset.
+		if len(r.Elems) < 4 || r.Elems[3].Str != "connected" {
+			state := "unknown"
+			if len(r.Elems) >= 4 {
+				state = r.Elems[3].Str
+			}
+			return fmt.Errorf("%w: replica %s is not in sync with its master (link %s)", ErrWrongRole, cfg.Addr, state)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %s is a %s, not a %s", ErrWrongRole, cfg.Addr, got, cfg.Role)
+}
+
+// stale reports a connection of the pool to an address that Config.Resolve
+// no longer gives (the master moved): it is closed instead of reused.
+func (p *BlockingPool) stale(d *Dedicated) bool {
+	return p.cfg.Resolve != nil && d.info.Addr != p.cfg.Resolve()
+}
+
+// Break closes the hub's connection, as a broken one: the hub redials
+// (through Config.Resolve, to the new master of a failover) and subscribes
+// again, and every subscription that was receiving gets a GapDisconnect
+// marker before any newer message.
+func (h *PubSub) Break() {
+	h.mu.Lock()
+	c := h.cur
+	h.mu.Unlock()
+	if c != nil {
+		_ = c.nc.Close()
+	}
+}
