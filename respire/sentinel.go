@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/respire-go/respire/topology"
 	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
 )
 
 // Sentinel mode.
@@ -121,6 +123,7 @@ func (o *SentinelOptions) validate(opts *Options) error {
 // sentinelClient is the Sentinel state of a client.
 type sentinelClient struct {
 	c     *Client
+	cfg   transport.Config // of the data nodes, as the client was given it
 	w     *topology.Sentinel
 	reads *replicaReads // nil with ReadPrimary
 }
@@ -132,7 +135,7 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 	scfg := *cfg
 	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.TLSConfig
 	scfg.ClientName, scfg.Connections, scfg.Protocol = "", 1, 0
-	sc := &sentinelClient{c: c}
+	sc := &sentinelClient{c: c, cfg: *cfg}
 	if opts.ReadFrom != ReadPrimary {
 		sc.reads = newReplicaReads(*cfg)
 	}
@@ -144,7 +147,8 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 		OnSwitch:     sc.switched,
 		OnReplicas:   sc.replicasChanged,
 	})
-	cfg.Addr = "" // only Resolve gives addresses
+	// Only Resolve gives addresses; Addr names the master in errors.
+	cfg.Addr = "sentinel master " + so.MasterName
 	cfg.Resolve = sc.w.Resolve
 	cfg.Role = "master"
 	if opts.MaxRetryBackoff == 0 {
@@ -168,6 +172,32 @@ func (sc *sentinelClient) switched(old, addr string) {
 		c.cache.mux.Break(cause)
 		c.cache.store.Flush()
 	}
+	if ids := c.blocking.BusyOn(old); len(ids) > 0 {
+		sc.unblock(old, ids)
+	}
+}
+
+// unblock ends the blocking commands that callers wait on at the old
+// master, with CLIENT UNBLOCK ... ERROR: their UNBLOCKED error reply says
+// they did not run, so execSentinel sends them to the new master. Were
+// they left, they would wait there until the old master is demoted, whose
+// sentinel then closes their connections (outcome unknown). An old master
+// that cannot be reached has closed them already.
+func (sc *sentinelClient) unblock(old string, ids []int64) {
+	cfg := sc.cfg
+	cfg.Addr, cfg.Resolve, cfg.Role = old, nil, ""
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	d, err := transport.DialDedicated(ctx, cfg)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	var payload []byte
+	for _, id := range ids {
+		payload = resp.AppendCommand(payload, "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10), "ERROR")
+	}
+	_ = d.DoN(ctx, payload, len(ids), func(int, resp.Msg) {})
 }
 
 func (sc *sentinelClient) replicasChanged(addrs []string) {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,12 @@ type Sentinel struct {
 	found     chan struct{} // closed at the first discovery
 	lastErr   error         // of the last failed discovery
 	fencedAt  time.Time
-	closed    bool
+	fencedBy  string // the sentinel that announced the failure
+	// epoch is the configuration epoch of the master in use: the newest
+	// a poll saw for it, or one more than the last after a switch that an
+	// event announced.
+	epoch  int64
+	closed bool
 }
 
 // SentinelOptions configures a Sentinel watcher.
@@ -237,7 +243,7 @@ func (s *Sentinel) addSentinelLocked(addr string) {
 	hub := transport.NewPubSub(cfg)
 	s.hubs[addr] = hub
 	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.follow(hub) }()
+	go func() { defer s.wg.Done(); s.follow(addr, hub) }()
 }
 
 // run discovers the master with backoff, then polls.
@@ -312,7 +318,8 @@ func (s *Sentinel) masterOf(sentinel string) (string, error) {
 // pollResult is what one sentinel said in a poll.
 type pollResult struct {
 	master    string
-	healthy   bool // flags of the master without a failure or failover
+	healthy   bool  // flags of the master without a failure or failover
+	epoch     int64 // config-epoch of the master's configuration
 	replicas  []string
 	sentinels []string
 	err       error
@@ -330,7 +337,12 @@ func (s *Sentinel) poll() {
 	}
 	wg.Wait()
 	votes := map[string]int{}
+	top := int64(-1) // the newest configuration epoch reported
 	answered, healthy := 0, 0
+	byHealthy := false
+	s.mu.Lock()
+	by := s.fencedBy
+	s.mu.Unlock()
 	var replicas []string
 	s.mu.Lock()
 	for _, r := range res {
@@ -339,27 +351,44 @@ func (s *Sentinel) poll() {
 		}
 	}
 	s.mu.Unlock()
-	for _, r := range res {
+	for i, r := range res {
 		if r.err != nil {
 			continue
 		}
 		answered++
-		votes[r.master]++
+		switch {
+		case r.epoch > top:
+			top = r.epoch
+			clear(votes)
+			fallthrough
+		case r.epoch == top:
+			votes[r.master]++
+		}
 		if r.healthy {
 			healthy++
+			byHealthy = byHealthy || addrs[i] == by
 		}
 	}
 	if answered == 0 {
 		return
 	}
+	// The master of the newest configuration epoch wins: a sentinel that
+	// has not heard of a failover yet names the old master with an older
+	// epoch, and must not move the client back.
 	best, n := "", 0
 	for a, v := range votes {
 		if v > n || v == n && a == s.Master() {
 			best, n = a, v
 		}
 	}
-	if 2*n > answered && best != s.Master() {
-		s.setMaster(best, "named by most sentinels in a poll")
+	s.mu.Lock()
+	newer := top > s.epoch
+	if best == s.Master() || newer {
+		s.epoch = max(s.epoch, top)
+	}
+	s.mu.Unlock()
+	if best != s.Master() && newer {
+		s.setMaster(best, "named with the newest configuration epoch")
 	}
 	for _, r := range res {
 		if r.err == nil && r.master == s.Master() && len(r.replicas) > len(replicas) {
@@ -373,8 +402,10 @@ func (s *Sentinel) poll() {
 			s.opts.OnReplicas(replicas)
 		}
 	}
-	if s.fenced.Load() && (healthy == answered || time.Since(s.fencedAtTime()) > maxFence) {
-		s.setFence(false, "the sentinels report the master healthy")
+	// The sentinel that announced the failure must have seen it end: the
+	// failover's leader may be the only one that knows of it.
+	if s.fenced.Load() && (healthy == answered && byHealthy || time.Since(s.fencedAtTime()) > maxFence) {
+		s.setFence(false, "")
 	}
 }
 
@@ -400,6 +431,7 @@ func (s *Sentinel) pollOne(a string) pollResult {
 		return pollResult{err: fmt.Errorf("%w: the sentinel does not monitor %q", ErrNoMaster, name)}
 	}
 	r.master = net.JoinHostPort(m["ip"], m["port"])
+	r.epoch, _ = strconv.ParseInt(m["config-epoch"], 10, 64)
 	r.healthy = !hasFlag(m["flags"], "s_down", "o_down", "failover_in_progress", "disconnected")
 	for _, e := range vs[1].Elems {
 		f := fields(e)
@@ -455,7 +487,7 @@ func (s *Sentinel) setMaster(addr, why string) {
 		close(s.found)
 	}
 	s.mu.Unlock()
-	s.setFence(false, why)
+	s.setFence(false, "")
 	if s.opts.OnSwitch != nil {
 		s.opts.OnSwitch(old, addr)
 	}
@@ -464,8 +496,9 @@ func (s *Sentinel) setMaster(addr, why string) {
 	}
 }
 
-// setFence turns the fence on or off.
-func (s *Sentinel) setFence(on bool, _ string) {
+// setFence turns the fence on or off; by is the sentinel whose event
+// turned it on, whose word (or maxFence) is needed to lift it in a poll.
+func (s *Sentinel) setFence(on bool, by string) {
 	s.mu.Lock()
 	if s.fenced.Load() == on {
 		s.mu.Unlock()
@@ -475,6 +508,7 @@ func (s *Sentinel) setFence(on bool, _ string) {
 	if on {
 		s.unfenced = make(chan struct{})
 		s.fencedAt = time.Now()
+		s.fencedBy = by
 	} else {
 		close(s.unfenced)
 	}

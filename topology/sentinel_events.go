@@ -36,7 +36,7 @@ var fenceEvents = map[string]bool{
 // follow subscribes to one sentinel's events and handles them until the
 // watcher stops. The hub reconnects by itself; a gap in its stream asks
 // for a poll, since events may have been missed.
-func (s *Sentinel) follow(hub *transport.PubSub) {
+func (s *Sentinel) follow(addr string, hub *transport.PubSub) {
 	sub := hub.NewSubscription(256)
 	defer sub.Close()
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
@@ -59,7 +59,7 @@ func (s *Sentinel) follow(hub *transport.PubSub) {
 			s.Poll()
 			continue
 		}
-		s.event(m.Channel, m.Payload)
+		s.event(addr, m.Channel, m.Payload)
 	}
 }
 
@@ -78,12 +78,12 @@ func (s *Sentinel) pause(d time.Duration) bool {
 // event handles one sentinel event. Instance events read
 // "<type> <name> <ip> <port> [@ <master-name> <master-ip> <master-port>]";
 // +switch-master reads "<name> <old-ip> <old-port> <new-ip> <new-port>".
-func (s *Sentinel) event(channel, payload string) {
+func (s *Sentinel) event(from, channel, payload string) {
 	f := strings.Fields(payload)
 	name := s.opts.MasterName
 	if channel == "+switch-master" {
 		if len(f) >= 5 && f[0] == name {
-			s.setMaster(net.JoinHostPort(f[3], f[4]), "+switch-master")
+			s.switchTo(net.JoinHostPort(f[3], f[4]), "+switch-master")
 		}
 		return
 	}
@@ -101,9 +101,9 @@ func (s *Sentinel) event(channel, payload string) {
 	}
 	switch {
 	case channel == "+promoted-slave" && f[0] == "slave":
-		s.setMaster(net.JoinHostPort(f[2], f[3]), "+promoted-slave")
+		s.switchTo(net.JoinHostPort(f[2], f[3]), "+promoted-slave")
 	case fenceEvents[channel] && master == s.Master() && (f[0] == "master" || channel == "+selected-slave"):
-		s.setFence(true, channel)
+		s.setFence(true, from)
 	default:
 		s.Poll()
 	}
@@ -187,4 +187,15 @@ func (c *sentinelConn) close() {
 		c.d.Close()
 		c.d = nil
 	}
+}
+
+// switchTo moves to the master an event names: a failover's, whose
+// configuration is newer than any a poll saw.
+func (s *Sentinel) switchTo(addr, why string) {
+	s.mu.Lock()
+	if addr != s.Master() {
+		s.epoch++
+	}
+	s.mu.Unlock()
+	s.setMaster(addr, why)
 }

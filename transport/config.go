@@ -91,6 +91,9 @@ type ConnInfo struct {
 	Protocol int // 2 or 3, as negotiated
 	Server   string
 	Version  string
+	// ID is the connection's client id on the server (from HELLO), 0
+	// when the server did not say.
+	ID int64
 }
 
 func (c Config) withDefaults() Config {

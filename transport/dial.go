@@ -220,6 +220,8 @@ func readHello(v treeReply, info *ConnInfo) {
 			info.Server = v.Elems[i+1].Str
 		case "version":
 			info.Version = v.Elems[i+1].Str
+		case "id":
+			info.ID = v.Elems[i+1].Int
 		}
 	}
 }

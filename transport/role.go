@@ -62,3 +62,20 @@ func (h *PubSub) Break() {
 		_ = c.nc.Close()
 	}
 }
+
+// BusyOn returns the client ids (ConnInfo.ID) of the pool's connections to
+// addr that a call holds now, such as blocking commands waiting on a
+// master that a failover replaced: a caller may unblock them there (CLIENT
+// UNBLOCK ... ERROR), which fails them with an UNBLOCKED error reply that
+// says they did not run.
+func (p *BlockingPool) BusyOn(addr string) []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []int64
+	for d := range p.busy {
+		if d.info.Addr == addr && d.info.ID != 0 {
+			ids = append(ids, d.info.ID)
+		}
+	}
+	return ids
+}

@@ -95,10 +95,10 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 		t.Skipf("harness: Sentinel needs a local %s binary: %v", cfg.Flavor, err)
 	}
 	d := &Sentinels{Config: cfg, t: t}
-	master := Start(t, Config{Flavor: cfg.Flavor})
+	master := Start(t, Config{Flavor: cfg.Flavor, Args: dataArgs("")})
 	d.Data = append(d.Data, master)
 	for range cfg.Replicas {
-		d.Data = append(d.Data, Start(t, Config{Flavor: cfg.Flavor, Args: []string{"replicaof " + strings.Replace(master.Addr, ":", " ", 1)}}))
+		d.Data = append(d.Data, Start(t, Config{Flavor: cfg.Flavor, Args: dataArgs(master.Addr)}))
 	}
 	for range cfg.Sentinels {
 		sp := &SentinelProc{bin: bin, dir: t.TempDir()}
@@ -186,6 +186,16 @@ func (sp *SentinelProc) launch() error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// dataArgs are the directives of a data node, a replica of master unless
+// that is empty: replicas sync at once (no diskless-sync delay).
+func dataArgs(master string) []string {
+	a := []string{"repl-diskless-sync-delay 0"}
+	if master != "" {
+		a = append(a, "replicaof "+strings.Replace(master, ":", " ", 1))
+	}
+	return a
 }
 
 // Kill ends the sentinel with SIGKILL.
@@ -402,7 +412,7 @@ func (d *Sentinels) Failover(ctx context.Context) error {
 func (d *Sentinels) RestartAsReplica(t testing.TB, s *Server, master string) {
 	t.Helper()
 	s.mu.Lock()
-	s.Config.Args = []string{"replicaof " + strings.Replace(master, ":", " ", 1)}
+	s.Config.Args = dataArgs(master)
 	s.mu.Unlock()
 	s.Restart(t)
 }
@@ -468,7 +478,7 @@ func (s *Server) waitReplicaOf(ctx context.Context, t testing.TB, master string)
 	info, err := doCtx(ctx, s, "INFO", "replication")
 	if err != nil {
 		s.mu.Lock()
-		s.Config.Args = []string{"replicaof " + strings.Replace(master, ":", " ", 1)}
+		s.Config.Args = dataArgs(master)
 		s.mu.Unlock()
 		s.Restart(t)
 		return fmt.Errorf("data node %s was down: restarted", s.Addr)
@@ -518,4 +528,35 @@ func doCtx(ctx context.Context, s *Server, args ...string) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	return s.Do(ctx, args...)
+}
+
+// WaitReplicated waits until every replica of the master at addr has
+// received everything the master has written so far (its replication
+// offset), whoever wrote it.
+func (d *Sentinels) WaitReplicated(ctx context.Context, master string) error {
+	m := d.Node(master)
+	if m == nil {
+		return fmt.Errorf("%s is not a data node", master)
+	}
+	info, err := doCtx(ctx, m, "INFO", "replication")
+	if err != nil {
+		return err
+	}
+	want, err := strconv.ParseInt(infoField(fmt.Sprint(info), "master_repl_offset"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("master_repl_offset of %s: %v", master, err)
+	}
+	return poll(ctx, "replicas caught up", func(ctx context.Context) error {
+		for _, s := range d.Replicas(master) {
+			info, err := doCtx(ctx, s, "INFO", "replication")
+			if err != nil {
+				return err
+			}
+			got, _ := strconv.ParseInt(infoField(fmt.Sprint(info), "slave_repl_offset"), 10, 64)
+			if got < want {
+				return fmt.Errorf("replica %s at offset %d, the master at %d", s.Addr, got, want)
+			}
+		}
+		return nil
+	})
 }
