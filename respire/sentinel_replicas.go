@@ -3,7 +3,6 @@ package respire
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -157,8 +156,23 @@ func (r *replicaReads) exec(ctx context.Context, c *Client, x *cmd, dec decoder)
 		return false, nil
 	}
 	x.Recycle()
-	if last == nil {
-		last = errors.New("the sentinels report no replica in sync")
+	return true, c.wrapErr(name, transport.NotSent(&noReplicaError{last: last}))
+}
+
+// noReplicaError is the error of a read with ReadReplica that no replica
+// could serve; it matches ErrNoReplica.
+type noReplicaError struct{ last error }
+
+func (e *noReplicaError) Error() string {
+	if e.last == nil {
+		return "respire: sentinel: no replica of the master is known"
 	}
-	return true, c.wrapErr(name, transport.NotSent(fmt.Errorf("%w: %w", ErrNoReplica, last)))
+	return "respire: sentinel: no replica could serve the read: " + transport.Trim(e.last)
+}
+
+func (e *noReplicaError) Unwrap() []error {
+	if e.last == nil {
+		return []error{ErrNoReplica}
+	}
+	return []error{ErrNoReplica, e.last}
 }

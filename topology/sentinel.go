@@ -391,11 +391,15 @@ func (s *Sentinel) poll() {
 		s.setMaster(best, "named with the newest configuration epoch")
 	}
 	for _, r := range res {
-		if r.err == nil && r.master == s.Master() && len(r.replicas) > len(replicas) {
-			replicas = r.replicas
+		if r.err == nil && r.master == s.Master() {
+			replicas = append(replicas, r.replicas...)
 		}
 	}
 	slices.Sort(replicas)
+	replicas = slices.Compact(replicas)
+	if i := slices.Index(replicas, s.Master()); i >= 0 {
+		replicas = slices.Delete(replicas, i, i+1)
+	}
 	if old := s.Replicas(); !slices.Equal(old, replicas) || s.replicas.Load() == nil {
 		s.replicas.Store(&replicas)
 		if s.opts.OnReplicas != nil {
@@ -435,10 +439,10 @@ func (s *Sentinel) pollOne(a string) pollResult {
 	r.healthy = !hasFlag(m["flags"], "s_down", "o_down", "failover_in_progress", "disconnected")
 	for _, e := range vs[1].Elems {
 		f := fields(e)
-		if f == nil || hasFlag(f["flags"], "s_down", "o_down", "disconnected") || f["master-link-status"] != "ok" {
-			continue
-		}
-		if net.JoinHostPort(f["master-host"], f["master-port"]) != r.master {
+		// A sentinel refreshes a replica's link state every 10s only:
+		// the replica's own ROLE, checked when the client connects,
+		// says whether it is in sync.
+		if f == nil || hasFlag(f["flags"], "s_down", "o_down", "disconnected") {
 			continue
 		}
 		r.replicas = append(r.replicas, net.JoinHostPort(f["ip"], f["port"]))

@@ -333,6 +333,14 @@ func (d *Sentinels) MasterAddr(ctx context.Context) (string, error) {
 	return best, nil
 }
 
+// tilted reports a sentinel in TILT mode, or one that does not answer.
+func (sp *SentinelProc) tilted(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	v, err := sp.Do(ctx, "INFO", "sentinel")
+	return err != nil || infoField(fmt.Sprint(v), "sentinel_tilt") != "0"
+}
+
 func (sp *SentinelProc) isPaused() bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
@@ -387,12 +395,14 @@ func (d *Sentinels) Replicas(master string) []*Server {
 }
 
 // Failover asks a running sentinel for SENTINEL FAILOVER, trying again
-// while the sentinels are not ready for one (INPROG, NOGOODSLAVE).
+// while the sentinels are not ready for one (INPROG, NOGOODSLAVE). A
+// sentinel in TILT mode (for 30s after it was stopped or its clock jumped)
+// would accept it but act only when the TILT ends: it is not asked.
 func (d *Sentinels) Failover(ctx context.Context) error {
 	return poll(ctx, "SENTINEL FAILOVER", func(ctx context.Context) error {
-		var last error
+		last := errors.New("every sentinel is stopped or in TILT mode")
 		for _, sp := range d.Sentinel {
-			if !sp.running() || sp.isPaused() {
+			if !sp.running() || sp.isPaused() || sp.tilted(ctx) {
 				continue
 			}
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
