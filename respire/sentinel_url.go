@@ -43,21 +43,32 @@ func parseSentinelURL(raw string) (o Options, ok bool, err error) {
 	if i := strings.IndexAny(rest, "/?"); i >= 0 && strings.IndexByte(rest[i:], '@') >= 0 {
 		return Options{}, true, optErr("URL", "'@' after the host: write '/' and '?' in a password as %%2F and %%3F, and '@' in a query value as %%40")
 	}
-	u, perr := url.Parse(raw)
-	if perr != nil {
+	// The hosts are split here: url.Parse reads no list of hosts whose
+	// last one lacks a port.
+	auth, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		auth, tail = rest[:i], rest[i:]
+	}
+	user, hosts := "", auth
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		user, hosts = auth[:at+1], auth[at+1:]
+	}
+	u, perr := url.Parse(scheme + "://" + user + "sentinels" + tail)
+	if perr != nil || u.Opaque != "" {
 		return Options{}, true, optErr("URL", "cannot parse %q", redact(raw))
 	}
 	var addrs []string
-	for _, h := range strings.Split(u.Host, ",") {
+	for _, h := range strings.Split(hosts, ",") {
 		if h == "" {
-			return Options{}, true, optErr("URL", "an empty sentinel host in %q", u.Host)
+			return Options{}, true, optErr("URL", "an empty sentinel host in %q", hosts)
 		}
-		host, port, err := urlHostPort(&url.URL{Host: h})
+		hu, err := url.Parse("//" + h)
+		if err != nil || hu.User != nil {
+			return Options{}, true, optErr("URL", "sentinel host %q is not host[:port]", h)
+		}
+		host, port, err := urlHostPort(hu)
 		if err != nil {
 			return Options{}, true, err
-		}
-		if strings.IndexByte(host, ':') >= 0 && strings.IndexByte(u.Host, ',') >= 0 {
-			return Options{}, true, optErr("URL", "an IPv6 address in a list of sentinels: give them in Options.Sentinel.Addrs")
 		}
 		if !strings.Contains(h, ":") || strings.HasSuffix(h, "]") {
 			port = DefaultSentinelPort
