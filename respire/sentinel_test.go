@@ -74,10 +74,10 @@ func TestSentinelParseURL(t *testing.T) {
 	assert.Equal(t, "m", o.Sentinel.MasterName)
 
 	for _, bad := range []string{
-		"redis-sentinel://h",                      // no master name
-		"redis-sentinel://h/",                     // no master name
-		"redis-sentinel://h/m/x",                  // bad db
-		"redis-sentinel://h/m?cluster=true",       // with Cluster
+		"redis-sentinel://h",                // no master name
+		"redis-sentinel://h/",               // no master name
+		"redis-sentinel://h/m/x",            // bad db
+		"redis-sentinel://h/m?cluster=true", // with Cluster
 		"redis-sentinel://h/m?sentinel_poll_interval=soon",
 		"redis-sentinel://h/m?sentinel_password=a&sentinel_password=b",
 		"redis-sentinel://h/m?nosuch=1",
