@@ -313,6 +313,13 @@ func (o *Options) transportConfig() transport.Config {
 // an '@' in a query value as %40). Fragments (#...) and opaque URLs
 // (redis:host) are errors. Errors wrap ErrInvalidOption and never contain
 // the password.
+//
+// A Sentinel deployment (Options.Sentinel) is written
+// redis-sentinel://[[user]:password@]host[:port][,host...]/master-name[/db]
+// (rediss-sentinel:// with TLS, valkey-sentinel://, valkeys-sentinel://):
+// the hosts are sentinels (default port 26379), the user part is the data
+// nodes'; sentinel_username, sentinel_password and sentinel_poll_interval
+// set SentinelOptions, and the other query options are those above.
 func ParseURL(raw string) (Options, error) {
 	if o, ok, err := parseSentinelURL(raw); ok {
 		return o, err

@@ -42,8 +42,8 @@ func TestSentinel(t *testing.T) {
 			})
 		}
 		run("connect", testSentinelConnect)
-		run("failover-under-load", testSentinelFailoverLoad)
-		run("kill-master-under-load", testSentinelKillLoad)
+		run("failover-under-load", func(t *testing.T, d *harness.Sentinels) { testSentinelFailLoad(t, d, false) })
+		run("kill-master-under-load", func(t *testing.T, d *harness.Sentinels) { testSentinelFailLoad(t, d, true) })
 		run("restarted-old-master", testSentinelRestartedMaster)
 		run("first-sentinel-killed", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, false) })
 		run("pubsub-and-blpop-follow", testSentinelPubSubBLPop)
@@ -99,8 +99,8 @@ type loadOp struct {
 // and GET it back until stop closes. It fails the test on a reply that is
 // not the goroutine's own value (corrupt or misattributed), and, unless
 // lossOK, on one that is not the value just written. It returns every
-// SET.
-func setGetLoad(t *testing.T, c *respire.Client, prefix string, opTimeout time.Duration, lossOK bool, stop <-chan struct{}) func() []loadOp {
+// SET, and counts the acknowledged ones in acked.
+func setGetLoad(t *testing.T, c *respire.Client, prefix string, opTimeout time.Duration, lossOK bool, stop <-chan struct{}, acked *atomic.Int64) func() []loadOp {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var ops []loadOp
@@ -126,6 +126,7 @@ func setGetLoad(t *testing.T, c *respire.Client, prefix string, opTimeout time.D
 				op.end = time.Now()
 				mine = append(mine, op)
 				if op.err == nil {
+					acked.Add(1)
 					got, err := c.Get(ctx, key)
 					if err == nil && got != val {
 						own := strings.HasPrefix(got, strconv.Itoa(g)+"-")
@@ -206,28 +207,51 @@ func waitSwitch(ctx context.Context, c *respire.Client, old string) (time.Time, 
 	return time.Now(), nil
 }
 
-func testSentinelFailoverLoad(t *testing.T, d *harness.Sentinels) {
+// testSentinelFailLoad fails the master over under load, with SENTINEL
+// FAILOVER or, kill set, kill -9: writes resume within 500ms of
+// +switch-master (and 2.6s of a kill), and only a kill may lose
+// acknowledged writes (the unreplicated ones).
+func testSentinelFailLoad(t *testing.T, d *harness.Sentinels, kill bool) {
 	ctx := ctxT(t)
 	c := connect(t, sentinelOpts(d))
 	old := c.SentinelMaster()
 	stop := make(chan struct{})
-	wait := setGetLoad(t, c, "fo", 5*time.Second, false, stop)
-	time.Sleep(300 * time.Millisecond) // some load before the failover
+	opTimeout := 5 * time.Second
+	if kill {
+		opTimeout = time.Second
+	}
+	var acked atomic.Int64
+	wait := setGetLoad(t, c, "load", opTimeout, kill, stop, &acked)
+	waitAcked(ctx, t, &acked, 2000) // some load before the failover
 	t0 := time.Now()
-	require.NoError(t, d.Failover(ctx))
+	if kill {
+		d.Node(old).Kill()
+	} else {
+		require.NoError(t, d.Failover(ctx))
+	}
 	switched, err := waitSwitch(ctx, c, old)
 	require.NoError(t, err)
 	ev, err := d.Events.Wait(ctx, t0, "+switch-master", d.Config.MasterName)
 	require.NoError(t, err)
-	// Load on the new master for a while.
-	time.Sleep(time.Second)
+	waitAcked(ctx, t, &acked, 5000) // load on the new master
 	close(stop)
 	ops := wait()
 	resumed, failed := recovery(ops, t0)
-	t.Logf("%d writes, %d failed; client switched %v after +switch-master; writes resumed %v after it",
-		len(ops), failed, switched.Sub(ev.At), resumed.Sub(ev.At))
+	t.Logf("%d writes, %d failed; client switched %v after the start, %v after +switch-master; writes resumed %v after the start, %v after +switch-master",
+		len(ops), failed, switched.Sub(t0), switched.Sub(ev.At), resumed.Sub(t0), resumed.Sub(ev.At))
 	timeline(t, d, t0, map[string]time.Time{"switched": switched, "writes resumed": resumed})
 	assert.LessOrEqual(t, resumed.Sub(ev.At), 500*time.Millisecond, "writes resume within 500ms of +switch-master")
+	if kill {
+		// 2.6s is 120ms after the sentinels' +switch-master as measured
+		// in the issue (2.48s); when they take longer on a loaded
+		// machine, the bound moves with them.
+		bound := 2600 * time.Millisecond
+		if late := ev.At.Sub(t0) - 2480*time.Millisecond; late > 0 {
+			t.Logf("the sentinels switched %v after the kill, %v later than in the issue's timeline", ev.At.Sub(t0), late)
+			bound += late
+		}
+		assert.LessOrEqual(t, resumed.Sub(t0), bound, "writes resume within 2.6s of the kill")
+	}
 	for _, op := range ops {
 		if op.err != nil && !errors.Is(op.err, respire.ErrNotSent) {
 			var ce *respire.ConnError
@@ -236,28 +260,16 @@ func testSentinelFailoverLoad(t *testing.T, d *harness.Sentinels) {
 	}
 }
 
-func testSentinelKillLoad(t *testing.T, d *harness.Sentinels) {
-	ctx := ctxT(t)
-	c := connect(t, sentinelOpts(d))
-	old := c.SentinelMaster()
-	stop := make(chan struct{})
-	wait := setGetLoad(t, c, "kill", time.Second, true, stop)
-	time.Sleep(300 * time.Millisecond)
-	t0 := time.Now()
-	d.Node(old).Kill()
-	switched, err := waitSwitch(ctx, c, old)
-	require.NoError(t, err)
-	ev, err := d.Events.Wait(ctx, t0, "+switch-master", d.Config.MasterName)
-	require.NoError(t, err)
-	time.Sleep(time.Second)
-	close(stop)
-	ops := wait()
-	resumed, failed := recovery(ops, t0)
-	t.Logf("%d writes, %d failed; client switched %v after the kill; writes resumed %v after the kill, %v after +switch-master",
-		len(ops), failed, switched.Sub(t0), resumed.Sub(t0), resumed.Sub(ev.At))
-	timeline(t, d, t0, map[string]time.Time{"switched": switched, "writes resumed": resumed})
-	assert.LessOrEqual(t, resumed.Sub(ev.At), 500*time.Millisecond, "writes resume within 500ms of +switch-master")
-	assert.LessOrEqual(t, resumed.Sub(t0), 2600*time.Millisecond, "writes resume within 2.6s of the kill")
+// waitAcked waits until n more writes of the load were acknowledged.
+func waitAcked(ctx context.Context, t *testing.T, acked *atomic.Int64, n int64) {
+	want := acked.Load() + n
+	for acked.Load() < want {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the load acknowledged %d writes, waiting for %d: %v", acked.Load(), want, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // testSentinelRestartedMaster kills the master, restarts it (empty, a
@@ -272,6 +284,7 @@ func testSentinelRestartedMaster(t *testing.T, d *harness.Sentinels) {
 	}
 	counters := make([]counter, 64)
 	var pause sync.RWMutex // held for writing while the master is killed
+	var total atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range counters {
@@ -293,13 +306,14 @@ func testSentinelRestartedMaster(t *testing.T, d *harness.Sentinels) {
 				switch {
 				case err == nil:
 					counters[g].acked = append(counters[g].acked, n)
+					total.Add(1)
 				case !errors.Is(err, respire.ErrNotSent):
 					counters[g].unknown = append(counters[g].unknown, n)
 				}
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitAcked(ctx, t, &total, 2000)
 	// Everything acknowledged so far reaches the replicas before the kill,
 	// so that what the count finds missing is the client's doing.
 	pause.Lock()
@@ -324,7 +338,7 @@ func testSentinelRestartedMaster(t *testing.T, d *harness.Sentinels) {
 	if r, _ := role.([]any); len(r) > 0 && r[0] == "master" {
 		assert.NotContains(t, fmt.Sprint(stats), "cmdstat_incrby", "the restarted old master ran no INCRBY")
 	}
-	time.Sleep(time.Second)
+	waitAcked(ctx, t, &total, 5000) // on the new master
 	close(stop)
 	wg.Wait()
 	timeline(t, d, t0, map[string]time.Time{"old master restarted": restarted, "switched": switched})
@@ -507,7 +521,12 @@ func testSentinelReplicaRestart(t *testing.T, d *harness.Sentinels) {
 	}
 	rep := d.Replicas(master)[0]
 	d.RestartAsReplica(t, rep, master)
-	time.Sleep(time.Second)
+	// Reads go on until the restarted replica is in sync again.
+	require.Eventually(t, func() bool {
+		v, err := rep.Do(ctx, "ROLE")
+		r, _ := v.([]any)
+		return err == nil && len(r) > 3 && r[3] == "connected"
+	}, 20*time.Second, 10*time.Millisecond)
 	close(stop)
 	wg.Wait()
 	t.Logf("%d replica reads during the restart of %s, %d failed", reads, rep.Addr, failures)
