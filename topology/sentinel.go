@@ -370,6 +370,12 @@ func (s *Sentinel) poll() {
 		}
 	}
 	if answered == 0 {
+		// No sentinel answers: past maxFence, writes go to the last
+		// known master again (the ROLE check still guards new
+		// connections).
+		if s.fenced.Load() && time.Since(s.fencedAtTime()) > maxFence {
+			s.setFence(false, "")
+		}
 		return
 	}
 	// The master of the newest configuration epoch wins: a sentinel that
