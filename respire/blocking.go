@@ -54,6 +54,12 @@ func (c *Client) send(ctx context.Context, x *cmd) error {
 	if c.cl != nil {
 		return c.execCluster(ctx, x)
 	}
+	if x.info.flags&flagReadonly == 0 {
+		if err := c.gateSentinel(ctx); err != nil {
+			x.Recycle()
+			return err
+		}
+	}
 	if x.info.flags&flagBlocking != 0 {
 		return c.blocking.Do(ctx, &x.Request)
 	}

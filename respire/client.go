@@ -27,7 +27,8 @@ type Client struct {
 	retries  uint8 // Options.RetryReads, for read-only commands
 	rr       atomic.Uint32
 	srvBit   atomic.Pointer[serverBitCache]
-	trace    *tracing // nil without Options.Tracer and Logger
+	trace    *tracing        // nil without Options.Tracer and Logger
+	sent     *sentinelClient // nil unless Options.Sentinel
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -48,6 +49,9 @@ func NewClient(opts Options) (*Client, error) {
 		c.initClusterPubSub()
 		c.conns = uint32(max(opts.Connections, 1))
 		return c, nil
+	}
+	if opts.Sentinel != nil {
+		c.sent = newSentinelClient(c, &opts, &cfg)
 	}
 	c.mux = transport.NewMux(cfg)
 	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
@@ -70,6 +74,8 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	var cerr error
 	if c.cl != nil {
 		cerr = c.cl.Connect(ctx)
+	} else if _, err := c.waitSentinel(ctx); err != nil {
+		cerr = err
 	} else {
 		cerr = c.mux.Connect(ctx)
 	}
@@ -89,6 +95,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // to end. It is safe to call more than once.
 func (c *Client) Close() error {
 	c.closed.Store(true)
+	if c.sent != nil {
+		c.sent.close()
+	}
 	c.closeCache()
 	c.closeShards()
 	c.hub.Close()

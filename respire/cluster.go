@@ -374,6 +374,9 @@ func (c *Client) wrapCluster(name string, err error) error {
 // else of the slot's primary when keyed, else of any primary.
 func (c *Client) hold(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
 	if c.cl == nil {
+		if err := c.gateSentinel(ctx); err != nil {
+			return nil, err
+		}
 		return c.blocking.Hold(ctx)
 	}
 	n := at

@@ -248,6 +248,11 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 		}
 		return nil
 	}
+	if c.sent != nil {
+		if done, err := c.execSentinel(ctx, x, dec); done {
+			return err
+		}
+	}
 	if x.info.flags&flagBlocking != 0 {
 		err := c.execBlocking(ctx, x, dec)
 		if err == nil && c.cache != nil {
@@ -301,6 +306,9 @@ func (c *Client) release(x *cmd) { x.Recycle() }
 // Writes among them drop their keys from the client-side cache before the
 // results are handed out.
 func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Request) ([]*transport.Request, error) {
+	if err := c.gateSentinel(ctx); err != nil {
+		return reqs, c.wrapErr("batch", err)
+	}
 	for _, x := range xs {
 		if x.info.flags&flagBlocking != 0 {
 			return reqs, c.execBatchHeld(ctx, xs)

@@ -185,6 +185,11 @@ type Options struct {
 	// handshakes, lost connections, reconnects, new nodes, lost pub/sub
 	// messages (see log.go). It never logs a password. Nil logs nothing.
 	Logger *slog.Logger
+	// Sentinel, when set, connects to the master that Redis Sentinel (or
+	// Valkey Sentinel) names, and follows its failovers; ReadFrom then
+	// chooses between the master and its replicas. Addr must be empty. See
+	// SentinelOptions and docs/sentinel.md.
+	Sentinel *SentinelOptions
 }
 
 func optErr(field, format string, args ...any) error {
@@ -199,6 +204,9 @@ func (o *Options) validate() error {
 		return optErr("Protocol", "%d is not 2 or 3", o.Protocol)
 	}
 	if err := o.Cluster.validate(); err != nil {
+		return err
+	}
+	if err := o.Sentinel.validate(o); err != nil {
 		return err
 	}
 	if o.Cluster != nil && o.DB != 0 {
@@ -330,7 +338,17 @@ func (o *Options) transportConfig() transport.Config {
 // an '@' in a query value as %40). Fragments (#...) and opaque URLs
 // (redis:host) are errors. Errors wrap ErrInvalidOption and never contain
 // the password.
+//
+// A Sentinel deployment (Options.Sentinel) is written
+// redis-sentinel://[[user]:password@]host[:port][,host...]/master-name[/db]
+// (rediss-sentinel:// with TLS, valkey-sentinel://, valkeys-sentinel://):
+// the hosts are sentinels (default port 26379), the user part is the data
+// nodes'; sentinel_username, sentinel_password and sentinel_poll_interval
+// set SentinelOptions, and the other query options are those above.
 func ParseURL(raw string) (Options, error) {
+	if o, ok, err := parseSentinelURL(raw); ok {
+		return o, err
+	}
 	var o Options
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -151,7 +151,7 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 		// A connection the server closed while it was idle (a restart, a
 		// client timeout) would fail the command for nothing; a blocking
 		// command is usually not safe to repeat, so check before sending.
-		if alive(d.nc) {
+		if alive(d.nc) && !p.stale(d) {
 			return d, nil
 		}
 		p.discard(d)
@@ -181,7 +181,7 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 func (p *BlockingPool) put(d *Dedicated) {
 	p.mu.Lock()
 	delete(p.busy, d)
-	if p.closed || d.Broken() {
+	if p.closed || d.Broken() || p.stale(d) {
 		p.mu.Unlock()
 		d.Close()
 		return

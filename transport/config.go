@@ -73,6 +73,12 @@ type Config struct {
 	// cluster answering at a known address fails the handshake with
 	// ErrWrongNode.
 	NodeID string
+	// Role, when set ("master" or "replica"), is the replication role the
+	// server must report (ROLE) for the connection to be used; a replica
+	// must also be connected to its master. A server in another role fails
+	// the handshake with ErrWrongRole, which is not permanent: a topology
+	// that follows failovers (Sentinel) soon resolves another address.
+	Role string
 	// Tracking, when set, turns on CLIENT TRACKING on every connection and
 	// routes invalidation pushes to it; a connection that negotiates RESP2
 	// then fails its handshake with ErrTrackingNeedsRESP3.
@@ -100,6 +106,9 @@ type ConnInfo struct {
 	Protocol int // 2 or 3, as negotiated
 	Server   string
 	Version  string
+	// ID is the connection's client id on the server (from HELLO), 0
+	// when the server did not say.
+	ID int64
 }
 
 func (c Config) withDefaults() Config {

@@ -20,6 +20,9 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 		resolved := *cfg
 		resolved.Addr, resolved.Resolve = cfg.Resolve(), nil
 		cfg = &resolved
+		if cfg.Addr == "" {
+			return nil, nil, ConnInfo{}, ErrNoAddress
+		}
 	}
 	if cfg.OnDial != nil {
 		return dialObserved(ctx, cfg)
@@ -141,6 +144,9 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 	if cfg.ReadOnly {
 		steps = append(steps, hsStep{"READONLY", []string{"READONLY"}})
 	}
+	if cfg.Role != "" {
+		steps = append(steps, hsStep{"ROLE", []string{"ROLE"}})
+	}
 	if cfg.Tracking != nil {
 		if info.Protocol != 3 {
 			return info, &HandshakeError{Step: "CLIENT TRACKING", Err: ErrTrackingNeedsRESP3}
@@ -170,6 +176,11 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 		}
 		if s.name == "CLUSTER MYID" && r.err() == nil && r.Str != cfg.NodeID && first == nil {
 			first = &HandshakeError{Step: s.name, Err: fmt.Errorf("%w: %s answers as node %q, not %q", ErrWrongNode, cfg.Addr, r.Str, cfg.NodeID)}
+		}
+		if s.name == "ROLE" && r.err() == nil && first == nil {
+			if err := checkRole(r, cfg); err != nil {
+				first = &HandshakeError{Step: s.name, Err: err}
+			}
 		}
 	}
 	return info, first
@@ -212,6 +223,8 @@ func readHello(v treeReply, info *ConnInfo) {
 			info.Server = v.Elems[i+1].Str
 		case "version":
 			info.Version = v.Elems[i+1].Str
+		case "id":
+			info.ID = v.Elems[i+1].Int
 		}
 	}
 }

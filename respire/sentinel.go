@@ -1,0 +1,322 @@
+package respire
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/respire-go/respire/topology"
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Sentinel mode.
+//
+// A client with Options.Sentinel is a single-server client whose address
+// follows the master that a Redis Sentinel (or Valkey Sentinel) deployment
+// names: the multiplexed connections, the blocking pool, the pub/sub hub
+// and the client-side cache dial through topology.Sentinel's Resolve, and
+// every new connection checks ROLE during its handshake, so that a demoted
+// (or restarted, still self-declared) master never carries a write. On a
+// switch the live connections are broken and redialed to the new master;
+// subscriptions are restored with a gap. While the watcher is fenced (a
+// failover may be under way), writes wait instead of being sent; read-only
+// commands go to replicas when ReadFrom asks. See docs/sentinel.md.
+
+// SentinelOptions configures a client of a master watched by Redis Sentinel
+// or Valkey Sentinel (Options.Sentinel).
+type SentinelOptions struct {
+	// MasterName is the name the sentinels monitor the master under
+	// ("sentinel monitor <name> ..."). Required.
+	MasterName string
+	// Addrs are "host:port" addresses of one or more sentinels; the client
+	// learns the others from them (SENTINEL SENTINELS). Required.
+	Addrs []string
+	// Username and Password authenticate to the sentinels, which often
+	// have credentials of their own; Options.Username and Options.Password
+	// are those of the data nodes.
+	Username string
+	Password string
+	// TLSConfig, when set, wraps connections to the sentinels in TLS.
+	// Options.TLSConfig applies to the data nodes only.
+	TLSConfig *tls.Config
+	// PollInterval is how often the sentinels are asked for the master, its
+	// replicas and the other sentinels, besides the events the client
+	// subscribes to on every sentinel. Default 1s.
+	PollInterval time.Duration
+}
+
+// ErrNoMaster is wrapped by the error of Connect when no sentinel named a
+// master for Options.Sentinel.MasterName before its context ended.
+var ErrNoMaster = topology.ErrNoMaster
+
+// ErrWrongRole is wrapped by the handshake error of a connection whose
+// server is not in the role the client expects (a master that a failover
+// demoted, a replica not in sync); the client tries again, not a permanent
+// error.
+var ErrWrongRole = transport.ErrWrongRole
+
+// ErrFailover is wrapped, beside ErrNotSent and the context's error, by the
+// error of a write that waited for a failover to end until its context
+// ended: it was never sent.
+var ErrFailover = errors.New("respire: sentinel: failover under way")
+
+// ErrMasterSwitched is the cause wrapped by the *ConnError of a command in
+// flight on the old master's connection when the client moved to a new
+// master: its outcome is unknown.
+var ErrMasterSwitched = errors.New("respire: sentinel: master switched")
+
+// sentinelMaxBackoff caps the redial delay of a Sentinel client's data
+// connections when Options.MaxRetryBackoff is zero, so that they reach a
+// new master soon after the switch however long the old one was down.
+const sentinelMaxBackoff = 100 * time.Millisecond
+
+func (o *SentinelOptions) validate(opts *Options) error {
+	if o == nil {
+		return nil
+	}
+	if opts.Cluster != nil {
+		return optErr("Sentinel", "Sentinel and Cluster cannot be used together: a cluster fails over by itself")
+	}
+	if o.MasterName == "" {
+		return optErr("Sentinel.MasterName", "empty: name the master the sentinels monitor")
+	}
+	for i := 0; i < len(o.MasterName); i++ {
+		if c := o.MasterName[i]; c <= ' ' || c > '~' {
+			return optErr("Sentinel.MasterName", "%q has the character %q; a master name is printable ASCII without spaces", o.MasterName, c)
+		}
+	}
+	if len(o.Addrs) == 0 {
+		return optErr("Sentinel.Addrs", "no sentinel address given")
+	}
+	if len(o.Addrs) > topology.MaxSentinels {
+		return optErr("Sentinel.Addrs", "%d addresses, more than %d", len(o.Addrs), topology.MaxSentinels)
+	}
+	for _, a := range o.Addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			return optErr("Sentinel.Addrs", "%q is not host:port", a)
+		}
+		if err := checkHost("Sentinel.Addrs", host); err != nil {
+			return err
+		}
+		if err := checkPort("Sentinel.Addrs", port); err != nil {
+			return err
+		}
+	}
+	if o.PollInterval < 0 {
+		return optErr("Sentinel.PollInterval", "%v is negative", o.PollInterval)
+	}
+	if opts.Addr != "" {
+		return optErr("Addr", "%q given with Sentinel: the sentinels name the master's address", opts.Addr)
+	}
+	if opts.Network == "unix" {
+		return optErr("Network", "unix with Sentinel: the sentinels name TCP addresses")
+	}
+	return nil
+}
+
+// sentinelClient is the Sentinel state of a client.
+type sentinelClient struct {
+	c     *Client
+	cfg   transport.Config // of the data nodes, as the client was given it
+	w     *topology.Sentinel
+	reads *replicaReads // nil with ReadPrimary
+}
+
+// newSentinelClient prepares cfg, the data nodes' configuration, to follow
+// the master; start begins watching once the client is built.
+func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentinelClient {
+	so := opts.Sentinel
+	scfg := *cfg
+	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.TLSConfig
+	scfg.ClientName, scfg.Connections, scfg.Protocol = "", 1, 0
+	sc := &sentinelClient{c: c, cfg: *cfg}
+	if opts.ReadFrom != ReadPrimary {
+		sc.reads = newReplicaReads(*cfg)
+	}
+	sc.w = topology.NewSentinel(topology.SentinelOptions{
+		MasterName:   so.MasterName,
+		Addrs:        so.Addrs,
+		Conn:         scfg,
+		PollInterval: so.PollInterval,
+		OnSwitch:     sc.switched,
+		OnReplicas:   sc.replicasChanged,
+	})
+	// Only Resolve gives addresses; Addr names the master in errors.
+	cfg.Addr = "sentinel master " + so.MasterName
+	cfg.Resolve = sc.w.Resolve
+	cfg.Role = "master"
+	if opts.MaxRetryBackoff == 0 {
+		cfg.MaxBackoff = max(sentinelMaxBackoff, opts.MinRetryBackoff)
+	}
+	return sc
+}
+
+// switched moves the client's connections to a new master: commands in
+// flight on the old one fail with their outcome unknown (a *ConnError
+// wrapping ErrMasterSwitched), unsent ones go to the new master.
+func (sc *sentinelClient) switched(old, addr string) {
+	if old == "" {
+		return
+	}
+	c := sc.c
+	cause := fmt.Errorf("%w from %s to %s", ErrMasterSwitched, old, addr)
+	c.mux.Break(cause)
+	c.hub.Reconnect(cause)
+	if c.cache != nil {
+		c.cache.mux.Break(cause)
+		c.cache.store.Flush()
+	}
+	if ids := c.blocking.BusyOn(old); len(ids) > 0 {
+		sc.unblock(old, ids)
+	}
+}
+
+// unblock ends the blocking commands that callers wait on at the old
+// master, with CLIENT UNBLOCK ... ERROR: their UNBLOCKED error reply says
+// they did not run, so execSentinel sends them to the new master. Were
+// they left, they would wait there until the old master is demoted, whose
+// sentinel then closes their connections (outcome unknown). An old master
+// that cannot be reached has closed them already.
+func (sc *sentinelClient) unblock(old string, ids []int64) {
+	cfg := sc.cfg
+	cfg.Addr, cfg.Resolve, cfg.Role = old, nil, ""
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	d, err := transport.DialDedicated(ctx, cfg)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	var payload []byte
+	for _, id := range ids {
+		payload = resp.AppendCommand(payload, "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10), "ERROR")
+	}
+	_ = d.DoN(ctx, payload, len(ids), func(int, resp.Msg) {})
+}
+
+func (sc *sentinelClient) replicasChanged(addrs []string) {
+	if sc.reads != nil {
+		sc.reads.set(addrs)
+	}
+}
+
+func (sc *sentinelClient) close() {
+	sc.w.Close()
+	if sc.reads != nil {
+		sc.reads.close()
+	}
+}
+
+// gate holds a write back while a failover may be under way; its error
+// matches ErrNotSent, ErrFailover and the context's error.
+func (sc *sentinelClient) gate(ctx context.Context) error {
+	if !sc.w.Fenced() {
+		return nil
+	}
+	if err := sc.w.WaitUnfenced(ctx); err != nil {
+		return transport.NotSent(fmt.Errorf("%w on master %q: %w", ErrFailover, sc.w.Master(), err))
+	}
+	return nil
+}
+
+// gateSentinel is gate for the paths that a Sentinel client shares with a
+// single server's; nil on other clients.
+func (c *Client) gateSentinel(ctx context.Context) error {
+	if c.sent == nil {
+		return nil
+	}
+	return c.sent.gate(ctx)
+}
+
+// execSentinel is the part of exec that differs on a Sentinel client: reads
+// from replicas, writes held back during a failover, and blocking commands
+// that the old master unblocked because it was demoted (UNBLOCKED: they did
+// not run) sent again to the new one. done false lets exec send x to the
+// master as on a single server.
+func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bool, err error) {
+	sc := c.sent
+	flags := x.info.flags
+	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
+		if done, err := sc.reads.exec(ctx, c, x, dec); done {
+			return true, err
+		}
+	}
+	if flags&flagReadonly == 0 {
+		if err := sc.gate(ctx); err != nil {
+			name := x.info.name
+			x.Recycle()
+			return true, c.wrapErr(name, err)
+		}
+	}
+	if flags&flagBlocking == 0 {
+		return false, nil
+	}
+	x.dec = dec
+	x.seal()
+	name := x.info.name
+	for {
+		if err := c.blocking.Do(ctx, &x.Request); err != nil {
+			return true, c.wrapErr(name, err)
+		}
+		var se *Error
+		if !errors.As(x.replyErr, &se) || se.Prefix != "UNBLOCKED" || ctx.Err() != nil {
+			break
+		}
+		// The old master is becoming a replica: wait for the switch.
+		x.replyErr = nil
+		sc.w.Poll()
+		if err := sc.gate(ctx); err != nil {
+			x.Recycle()
+			return true, c.wrapErr(name, err)
+		}
+		if err := c.pauseFor(ctx, 20*time.Millisecond); err != nil {
+			x.Recycle()
+			return true, c.wrapErr(name, transport.NotSent(err))
+		}
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return true, err
+	}
+	if c.cache != nil {
+		c.afterWrite(ctx, x)
+	}
+	return true, nil
+}
+
+// pauseFor waits d or until ctx ends (its error).
+func (c *Client) pauseFor(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SentinelMaster returns the address of the master a Sentinel client uses
+// now, and "" on other clients or before the first discovery.
+func (c *Client) SentinelMaster() string {
+	if c.sent == nil {
+		return ""
+	}
+	return c.sent.w.Master()
+}
+
+// waitSentinel waits, on a Sentinel client, for the first discovery of the
+// master (Connect); nil at once on other clients.
+func (c *Client) waitSentinel(ctx context.Context) (string, error) {
+	if c.sent == nil {
+		return "", nil
+	}
+	return c.sent.w.WaitMaster(ctx)
+}

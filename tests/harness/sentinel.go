@@ -1,0 +1,572 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SentinelConfig describes a Sentinel deployment: one master, its
+// replicas and the sentinels that watch it, all on free loopback ports.
+type SentinelConfig struct {
+	// Flavor of every process; empty means DefaultFlavor.
+	Flavor Flavor
+	// MasterName is the name the sentinels monitor; default "mymaster".
+	MasterName string
+	// Replicas is the number of replicas; default 2.
+	Replicas int
+	// Sentinels is the number of sentinels; default 3 (quorum 2).
+	Sentinels int
+	// DownAfter is down-after-milliseconds; default 1s.
+	DownAfter time.Duration
+	// FailoverTimeout is failover-timeout; default 5s.
+	FailoverTimeout time.Duration
+}
+
+func (c SentinelConfig) withDefaults() SentinelConfig {
+	if c.Flavor == "" {
+		c.Flavor = DefaultFlavor
+	}
+	if c.MasterName == "" {
+		c.MasterName = "mymaster"
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 2
+	}
+	if c.Sentinels <= 0 {
+		c.Sentinels = 3
+	}
+	if c.DownAfter <= 0 {
+		c.DownAfter = time.Second
+	}
+	if c.FailoverTimeout <= 0 {
+		c.FailoverTimeout = 5 * time.Second
+	}
+	return c
+}
+
+// Sentinels is a running Sentinel deployment started by StartSentinels.
+// Data[0] was the first master; after a failover any data node may be.
+// Its methods are safe for concurrent use.
+type Sentinels struct {
+	Config SentinelConfig
+	// Data are the data nodes: the master and its replicas.
+	Data []*Server
+	// Sentinel are the sentinel processes.
+	Sentinel []*SentinelProc
+	// Events records the events of every sentinel, from the start.
+	Events *EventLog
+	t      testing.TB
+}
+
+// SentinelProc is one sentinel process.
+type SentinelProc struct {
+	// Addr is "127.0.0.1:port".
+	Addr string
+	// LogPath is the sentinel's log file.
+	LogPath string
+	dir     string
+	conf    string
+	port    int
+	bin     string
+	mu      sync.Mutex
+	run     *procRunner
+	stopped bool // SIGSTOPped
+}
+
+// StartSentinels starts a deployment and waits until every sentinel knows
+// the master, its replicas and the other sentinels. Everything stops when
+// t ends. Subtests of t may share it: each keeps to keys of its own and
+// calls WaitStable first.
+func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
+	t.Helper()
+	cfg = cfg.withDefaults()
+	bin, err := findBinary(cfg.Flavor)
+	if err != nil {
+		t.Skipf("harness: Sentinel needs a local %s binary: %v", cfg.Flavor, err)
+	}
+	d := &Sentinels{Config: cfg, t: t}
+	master := Start(t, Config{Flavor: cfg.Flavor, Args: dataArgs("")})
+	d.Data = append(d.Data, master)
+	for range cfg.Replicas {
+		d.Data = append(d.Data, Start(t, Config{Flavor: cfg.Flavor, Args: dataArgs(master.Addr)}))
+	}
+	for range cfg.Sentinels {
+		sp := &SentinelProc{bin: bin, dir: t.TempDir()}
+		sp.conf = filepath.Join(sp.dir, "sentinel.conf")
+		sp.LogPath = filepath.Join(sp.dir, "sentinel.log")
+		if err := sp.start(cfg, master.Addr); err != nil {
+			t.Fatalf("harness: starting a sentinel: %v\n%s", err, sp.logTail(30))
+		}
+		t.Cleanup(func() {
+			sp.mu.Lock()
+			defer sp.mu.Unlock()
+			if sp.stopped {
+				_ = sp.signal("CONT")
+			}
+			sp.run.close()
+			if t.Failed() {
+				t.Logf("harness: sentinel %s:\n%s", sp.Addr, sp.logTail(40))
+			}
+		})
+		d.Sentinel = append(d.Sentinel, sp)
+	}
+	d.Events = newEventLog(d.Sentinel)
+	t.Cleanup(d.Events.close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := d.WaitStable(ctx); err != nil {
+		t.Fatalf("harness: the Sentinel deployment did not settle: %v", err)
+	}
+	return d
+}
+
+// start writes the configuration and launches the sentinel on a free port.
+func (sp *SentinelProc) start(cfg SentinelConfig, master string) error {
+	host, port, _ := strings.Cut(master, ":")
+	for attempt := 0; ; attempt++ {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s\n"+
+			"sentinel monitor %s %s %s %d\n"+
+			"sentinel down-after-milliseconds %s %d\n"+
+			"sentinel failover-timeout %s %d\n"+
+			"sentinel parallel-syncs %s 1\n",
+			p, sp.dir, sp.LogPath,
+			cfg.MasterName, host, port, cfg.Sentinels/2+1,
+			cfg.MasterName, cfg.DownAfter.Milliseconds(),
+			cfg.MasterName, cfg.FailoverTimeout.Milliseconds(),
+			cfg.MasterName)
+		if err := os.WriteFile(sp.conf, []byte(conf), 0o644); err != nil {
+			return err
+		}
+		sp.port = p
+		sp.Addr = "127.0.0.1:" + strconv.Itoa(p)
+		err = sp.launch()
+		if err == nil {
+			return nil
+		}
+		if attempt >= 4 || !strings.Contains(sp.logTail(10), "in use") {
+			return err
+		}
+	}
+}
+
+// launch runs the sentinel with its configuration file (which it rewrites
+// with what it learns, so a restart remembers) and waits for PING.
+func (sp *SentinelProc) launch() error {
+	sp.run = newProcRunner(sp.bin, sp.dir)
+	if err := sp.run.launch(sp.port, []string{sp.conf, "--sentinel"}); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := probe(ctx, "tcp", sp.Addr, nil, "")
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-sp.run.exited():
+			return errors.New("sentinel exited during startup")
+		case <-ctx.Done():
+			sp.run.kill()
+			return fmt.Errorf("no PING reply: %v", err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// dataArgs are the directives of a data node, a replica of master unless
+// that is empty: replicas sync at once (no diskless-sync delay).
+func dataArgs(master string) []string {
+	a := []string{"repl-diskless-sync-delay 0"}
+	if master != "" {
+		a = append(a, "replicaof "+strings.Replace(master, ":", " ", 1))
+	}
+	return a
+}
+
+// Kill ends the sentinel with SIGKILL.
+func (sp *SentinelProc) Kill() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.stopped {
+		_ = sp.signal("CONT")
+		sp.stopped = false
+	}
+	sp.run.kill()
+}
+
+// Restart starts a killed sentinel again on its port, with the
+// configuration it last wrote.
+func (sp *SentinelProc) Restart() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.run.kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := sp.launch()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Pause stops the sentinel with SIGSTOP: its sockets stay open, nothing
+// answers. Resume undoes it.
+func (sp *SentinelProc) Pause() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if err := sp.signal("STOP"); err != nil {
+		return err
+	}
+	sp.stopped = true
+	return nil
+}
+
+// Resume continues a paused sentinel with SIGCONT.
+func (sp *SentinelProc) Resume() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if !sp.stopped {
+		return nil
+	}
+	sp.stopped = false
+	return sp.signal("CONT")
+}
+
+func (sp *SentinelProc) running() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.run == nil || sp.run.cmd == nil {
+		return false
+	}
+	select {
+	case <-sp.run.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal sends sig to the process; sp.mu is held.
+func (sp *SentinelProc) signal(sig string) error {
+	if runtime.GOOS == "windows" {
+		return errors.New("no SIGSTOP on Windows")
+	}
+	if sp.run == nil || sp.run.cmd == nil || sp.run.cmd.Process == nil {
+		return errors.New("the sentinel is not running")
+	}
+	out, err := exec.Command("/bin/sh", "-c", "kill -s "+sig+" "+strconv.Itoa(sp.run.cmd.Process.Pid)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kill -s %s: %v: %s", sig, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Do sends one command to the sentinel.
+func (sp *SentinelProc) Do(ctx context.Context, args ...string) (any, error) {
+	c, err := dialRESP(ctx, "tcp", sp.Addr, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.do(args...)
+}
+
+func (sp *SentinelProc) logTail(n int) string {
+	b, _ := os.ReadFile(sp.LogPath)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Addrs returns the sentinels' addresses.
+func (d *Sentinels) Addrs() []string {
+	out := make([]string, len(d.Sentinel))
+	for i, sp := range d.Sentinel {
+		out[i] = sp.Addr
+	}
+	return out
+}
+
+// MasterAddr asks the running sentinels for the master's address and
+// returns the one most of them name.
+func (d *Sentinels) MasterAddr(ctx context.Context) (string, error) {
+	votes := map[string]int{}
+	var last error
+	for _, sp := range d.Sentinel {
+		if !sp.running() || sp.isPaused() {
+			continue
+		}
+		a, err := sp.masterAddr(ctx, d.Config.MasterName)
+		if err != nil {
+			last = err
+			continue
+		}
+		votes[a]++
+	}
+	best, n := "", 0
+	for a, v := range votes {
+		if v > n {
+			best, n = a, v
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("no sentinel names a master: %v", last)
+	}
+	return best, nil
+}
+
+// tilted reports a sentinel in TILT mode, or one that does not answer.
+func (sp *SentinelProc) tilted(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	v, err := sp.Do(ctx, "INFO", "sentinel")
+	return err != nil || infoField(fmt.Sprint(v), "sentinel_tilt") != "0"
+}
+
+func (sp *SentinelProc) isPaused() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.stopped
+}
+
+func (sp *SentinelProc) masterAddr(ctx context.Context, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	v, err := sp.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
+	if err != nil {
+		return "", err
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return "", fmt.Errorf("GET-MASTER-ADDR-BY-NAME: %v", v)
+	}
+	return fmt.Sprint(a[0]) + ":" + fmt.Sprint(a[1]), nil
+}
+
+// Master returns the data node the sentinels name as master.
+func (d *Sentinels) Master(ctx context.Context) (*Server, error) {
+	a, err := d.MasterAddr(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s := d.Node(a); s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("the sentinels name %s, not a data node", a)
+}
+
+// Node returns the data node at addr, or nil.
+func (d *Sentinels) Node(addr string) *Server {
+	for _, s := range d.Data {
+		if s.Addr == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// Replicas returns the data nodes other than the master at addr.
+func (d *Sentinels) Replicas(master string) []*Server {
+	var out []*Server
+	for _, s := range d.Data {
+		if s.Addr != master {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Failover asks a running sentinel for SENTINEL FAILOVER, trying again
+// while the sentinels are not ready for one (INPROG, NOGOODSLAVE). A
+// sentinel in TILT mode (for 30s after it was stopped or its clock jumped)
+// would accept it but act only when the TILT ends: it is not asked.
+func (d *Sentinels) Failover(ctx context.Context) error {
+	return poll(ctx, "SENTINEL FAILOVER", func(ctx context.Context) error {
+		last := errors.New("every sentinel is stopped or in TILT mode")
+		for _, sp := range d.Sentinel {
+			if !sp.running() || sp.isPaused() || sp.tilted(ctx) {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, err := sp.Do(cctx, "SENTINEL", "FAILOVER", d.Config.MasterName)
+			cancel()
+			if err == nil {
+				return nil
+			}
+			last = err
+		}
+		return last
+	})
+}
+
+// RestartAsReplica restarts a data node (killed or not) as a replica of
+// master, with an empty dataset.
+func (d *Sentinels) RestartAsReplica(t testing.TB, s *Server, master string) {
+	t.Helper()
+	s.mu.Lock()
+	s.Config.Args = dataArgs(master)
+	s.mu.Unlock()
+	s.Restart(t)
+}
+
+// WaitStable waits until the deployment is whole again after a test: every
+// sentinel runs and agrees on the master, whose ROLE says master with all
+// the other data nodes online as its replicas, and no sentinel reports a
+// failure or a failover of it. Dead or stopped processes are brought back;
+// a data node that believes it is a master beside the sentinels' is made a
+// replica at once, as Sentinel would after a while.
+func (d *Sentinels) WaitStable(ctx context.Context) error {
+	for _, sp := range d.Sentinel {
+		_ = sp.Resume()
+		if !sp.running() {
+			if err := sp.Restart(); err != nil {
+				return err
+			}
+		}
+	}
+	return poll(ctx, "a stable Sentinel deployment", func(ctx context.Context) error {
+		master, err := d.MasterAddr(ctx)
+		if err != nil {
+			return err
+		}
+		for _, sp := range d.Sentinel {
+			a, err := sp.masterAddr(ctx, d.Config.MasterName)
+			if err != nil {
+				return fmt.Errorf("sentinel %s: %v", sp.Addr, err)
+			}
+			if a != master {
+				return fmt.Errorf("sentinel %s names %s, not %s", sp.Addr, a, master)
+			}
+			if err := sp.checkHealthy(ctx, d.Config.MasterName, len(d.Sentinel)-1); err != nil {
+				return fmt.Errorf("sentinel %s: %v", sp.Addr, err)
+			}
+		}
+		m := d.Node(master)
+		if m == nil {
+			return fmt.Errorf("the sentinels name %s, not a data node", master)
+		}
+		for _, s := range d.Replicas(master) {
+			if err := s.waitReplicaOf(ctx, d.t, master); err != nil {
+				return err
+			}
+		}
+		info, err := doCtx(ctx, m, "INFO", "replication")
+		if err != nil {
+			return fmt.Errorf("master %s: %v", master, err)
+		}
+		if got := infoField(fmt.Sprint(info), "role"); got != "master" {
+			return fmt.Errorf("master %s reports role %s", master, got)
+		}
+		if n := strings.Count(fmt.Sprint(info), "state=online"); n != len(d.Data)-1 {
+			return fmt.Errorf("master %s has %d replicas online, want %d", master, n, len(d.Data)-1)
+		}
+		return nil
+	})
+}
+
+// waitReplicaOf checks that s is a replica of master in sync, restarting
+// it or sending REPLICAOF when it is dead or a master of its own.
+func (s *Server) waitReplicaOf(ctx context.Context, t testing.TB, master string) error {
+	info, err := doCtx(ctx, s, "INFO", "replication")
+	if err != nil {
+		s.mu.Lock()
+		s.Config.Args = dataArgs(master)
+		s.mu.Unlock()
+		s.Restart(t)
+		return fmt.Errorf("data node %s was down: restarted", s.Addr)
+	}
+	str := fmt.Sprint(info)
+	host, port, _ := strings.Cut(master, ":")
+	if infoField(str, "role") != "slave" || infoField(str, "master_port") != port {
+		_, _ = doCtx(ctx, s, "REPLICAOF", host, port)
+		return fmt.Errorf("data node %s was not a replica of %s", s.Addr, master)
+	}
+	if infoField(str, "master_link_status") != "up" {
+		return fmt.Errorf("data node %s: link to %s down", s.Addr, master)
+	}
+	return nil
+}
+
+// checkHealthy checks that the sentinel sees the master without a failure
+// or a failover, and the other sentinels.
+func (sp *SentinelProc) checkHealthy(ctx context.Context, name string, others int) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	v, err := sp.Do(ctx, "SENTINEL", "MASTER", name)
+	if err != nil {
+		return err
+	}
+	f := pairs(v)
+	if f["flags"] != "master" {
+		return fmt.Errorf("master flags %q", f["flags"])
+	}
+	if f["num-other-sentinels"] != strconv.Itoa(others) {
+		return fmt.Errorf("knows %s other sentinels, want %d", f["num-other-sentinels"], others)
+	}
+	return nil
+}
+
+// pairs reads a flat list of names and values.
+func pairs(v any) map[string]string {
+	a, _ := v.([]any)
+	m := make(map[string]string, len(a)/2)
+	for i := 0; i+1 < len(a); i += 2 {
+		m[fmt.Sprint(a[i])] = fmt.Sprint(a[i+1])
+	}
+	return m
+}
+
+func doCtx(ctx context.Context, s *Server, args ...string) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	return s.Do(ctx, args...)
+}
+
+// WaitReplicated waits until every replica of the master at addr has
+// received everything the master has written so far (its replication
+// offset), whoever wrote it.
+func (d *Sentinels) WaitReplicated(ctx context.Context, master string) error {
+	m := d.Node(master)
+	if m == nil {
+		return fmt.Errorf("%s is not a data node", master)
+	}
+	info, err := doCtx(ctx, m, "INFO", "replication")
+	if err != nil {
+		return err
+	}
+	want, err := strconv.ParseInt(infoField(fmt.Sprint(info), "master_repl_offset"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("master_repl_offset of %s: %v", master, err)
+	}
+	return poll(ctx, "replicas caught up", func(ctx context.Context) error {
+		for _, s := range d.Replicas(master) {
+			info, err := doCtx(ctx, s, "INFO", "replication")
+			if err != nil {
+				return err
+			}
+			got, _ := strconv.ParseInt(infoField(fmt.Sprint(info), "slave_repl_offset"), 10, 64)
+			if got < want {
+				return fmt.Errorf("replica %s at offset %d, the master at %d", s.Addr, got, want)
+			}
+		}
+		return nil
+	})
+}

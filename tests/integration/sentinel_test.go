@@ -1,0 +1,533 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSentinel runs every Sentinel test of a flavor on one deployment
+// (1 master, 2 replicas, 3 sentinels, down-after-milliseconds 1000,
+// failover-timeout 5000), which each subtest leaves whole again
+// (WaitStable) for the next.
+func TestSentinel(t *testing.T) {
+	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
+		d := harness.StartSentinels(t, harness.SentinelConfig{Flavor: f})
+		run := func(name string, fn func(t *testing.T, d *harness.Sentinels)) {
+			t.Run(name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				defer cancel()
+				require.NoError(t, d.WaitStable(ctx), "the deployment did not settle before the test")
+				t0 := time.Now()
+				t.Cleanup(func() {
+					if t.Failed() {
+						for _, e := range d.Events.Since(t0) {
+							t.Log(e)
+						}
+					}
+				})
+				fn(t, d)
+			})
+		}
+		run("connect", testSentinelConnect)
+		run("failover-under-load", func(t *testing.T, d *harness.Sentinels) { testSentinelFailLoad(t, d, false) })
+		run("kill-master-under-load", func(t *testing.T, d *harness.Sentinels) { testSentinelFailLoad(t, d, true) })
+		run("restarted-old-master", testSentinelRestartedMaster)
+		run("first-sentinel-killed", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, false) })
+		run("pubsub-and-blpop-follow", testSentinelPubSubBLPop)
+		run("replica-reads-during-restart", testSentinelReplicaRestart)
+		// Last: the stopped sentinel is in TILT mode for 30s after it
+		// continues.
+		run("first-sentinel-stopped", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, true) })
+	})
+}
+
+func sentinelOpts(d *harness.Sentinels) respire.Options {
+	return respire.Options{
+		Sentinel:    &respire.SentinelOptions{MasterName: d.Config.MasterName, Addrs: d.Addrs()},
+		DialTimeout: time.Second,
+	}
+}
+
+// testSentinelConnect: discovery, writes on the master, the URL form.
+func testSentinelConnect(t *testing.T, d *harness.Sentinels) {
+	ctx := ctxT(t)
+	c := connect(t, sentinelOpts(d))
+	master, err := d.MasterAddr(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, master, c.SentinelMaster())
+	require.NoError(t, c.Set(ctx, "connect:k", "v", nil))
+	got, err := d.Node(master).Do(ctx, "GET", "connect:k")
+	require.NoError(t, err)
+	assert.Equal(t, "v", got)
+
+	o, err := respire.ParseURL("redis-sentinel://" + strings.Join(d.Addrs(), ",") + "/" + d.Config.MasterName)
+	require.NoError(t, err)
+	c2 := connect(t, o)
+	v, err := c2.Get(ctx, "connect:k")
+	require.NoError(t, err)
+	assert.Equal(t, "v", v)
+
+	bad := sentinelOpts(d)
+	bad.Sentinel.MasterName = "nosuchmaster"
+	cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err = respire.Connect(cctx, bad)
+	require.ErrorIs(t, err, respire.ErrNoMaster)
+	assert.Contains(t, err.Error(), "nosuchmaster")
+}
+
+// loadOp is one write of the load, as the client saw it.
+type loadOp struct {
+	start, end time.Time
+	err        error
+}
+
+// setGetLoad runs 64 goroutines that each SET their own key to a new value
+// and GET it back until stop closes. It fails the test on a reply that is
+// not the goroutine's own value (corrupt or misattributed), and, unless
+// lossOK, on one that is not the value just written. It returns every
+// SET, and counts the acknowledged ones in acked.
+func setGetLoad(t *testing.T, c *respire.Client, prefix string, opTimeout time.Duration, lossOK bool, stop <-chan struct{}, acked *atomic.Int64) func() []loadOp {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ops []loadOp
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("%s:%d", prefix, g)
+			var mine []loadOp
+			for n := 1; ; n++ {
+				select {
+				case <-stop:
+					mu.Lock()
+					ops = append(ops, mine...)
+					mu.Unlock()
+					return
+				default:
+				}
+				val := fmt.Sprintf("%d-%d", g, n)
+				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+				op := loadOp{start: time.Now()}
+				op.err = c.Set(ctx, key, val, nil)
+				op.end = time.Now()
+				mine = append(mine, op)
+				if op.err == nil {
+					acked.Add(1)
+					got, err := c.Get(ctx, key)
+					if err == nil && got != val {
+						own := strings.HasPrefix(got, strconv.Itoa(g)+"-")
+						if !own || !lossOK {
+							t.Errorf("goroutine %d wrote %q and read %q", g, val, got)
+						}
+					}
+				}
+				cancel()
+			}
+		}()
+	}
+	return func() []loadOp { wg.Wait(); return ops }
+}
+
+// recovery returns the end of the longest pause in successful writes
+// after from, and the number of failed ones.
+func recovery(ops []loadOp, from time.Time) (resumed time.Time, failed int) {
+	var ends []time.Time
+	for _, op := range ops {
+		if op.err != nil {
+			failed++
+			continue
+		}
+		if op.end.After(from) {
+			ends = append(ends, op.end)
+		}
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
+	prev, gap := from, time.Duration(0)
+	for _, e := range ends {
+		if e.Sub(prev) > gap {
+			gap, resumed = e.Sub(prev), e
+		}
+		prev = e
+	}
+	return resumed, failed
+}
+
+// timeline logs the sentinels' failover events since t0 beside what the
+// client saw, as offsets from t0.
+func timeline(t *testing.T, d *harness.Sentinels, t0 time.Time, client map[string]time.Time) {
+	type row struct {
+		at   time.Duration
+		what string
+	}
+	var rows []row
+	seen := map[string]bool{}
+	for _, e := range d.Events.Since(t0) {
+		switch e.Channel {
+		case "+sdown", "+odown", "+try-failover", "+selected-slave", "+promoted-slave", "+switch-master", "+convert-to-slave":
+			if !seen[e.Channel] || e.Channel == "+sdown" && !seen[e.Channel+e.Sentinel] {
+				rows = append(rows, row{e.At.Sub(t0), "sentinel " + e.Sentinel + " " + e.Channel})
+			}
+			seen[e.Channel], seen[e.Channel+e.Sentinel] = true, true
+		}
+	}
+	for what, at := range client {
+		rows = append(rows, row{at.Sub(t0), "client: " + what})
+	}
+	slices.SortFunc(rows, func(a, b row) int { return int(a.at - b.at) })
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "\n  %8.3fs  %s", r.at.Seconds(), r.what)
+	}
+	t.Logf("timeline (%s):%s", d.Config.Flavor, b.String())
+}
+
+// waitSwitch waits until the client names another master than old.
+func waitSwitch(ctx context.Context, c *respire.Client, old string) (time.Time, error) {
+	for c.SentinelMaster() == old {
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("the client still names %s: %w", old, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return time.Now(), nil
+}
+
+// testSentinelFailLoad fails the master over under load, with SENTINEL
+// FAILOVER or, kill set, kill -9: writes resume within 500ms of
+// +switch-master (and 2.6s of a kill), and only a kill may lose
+// acknowledged writes (the unreplicated ones).
+func testSentinelFailLoad(t *testing.T, d *harness.Sentinels, kill bool) {
+	ctx := ctxT(t)
+	c := connect(t, sentinelOpts(d))
+	old := c.SentinelMaster()
+	stop := make(chan struct{})
+	opTimeout := 5 * time.Second
+	if kill {
+		opTimeout = time.Second
+	}
+	var acked atomic.Int64
+	wait := setGetLoad(t, c, "load", opTimeout, kill, stop, &acked)
+	waitAcked(ctx, t, &acked, 2000) // some load before the failover
+	t0 := time.Now()
+	if kill {
+		d.Node(old).Kill()
+	} else {
+		require.NoError(t, d.Failover(ctx))
+	}
+	switched, err := waitSwitch(ctx, c, old)
+	require.NoError(t, err)
+	ev, err := d.Events.Wait(ctx, t0, "+switch-master", d.Config.MasterName)
+	require.NoError(t, err)
+	waitAcked(ctx, t, &acked, 5000) // load on the new master
+	close(stop)
+	ops := wait()
+	resumed, failed := recovery(ops, t0)
+	t.Logf("%d writes, %d failed; client switched %v after the start, %v after +switch-master; writes resumed %v after the start, %v after +switch-master",
+		len(ops), failed, switched.Sub(t0), switched.Sub(ev.At), resumed.Sub(t0), resumed.Sub(ev.At))
+	timeline(t, d, t0, map[string]time.Time{"switched": switched, "writes resumed": resumed})
+	assert.LessOrEqual(t, resumed.Sub(ev.At), 500*time.Millisecond, "writes resume within 500ms of +switch-master")
+	if kill {
+		// 2.6s is 120ms after the sentinels' +switch-master as measured
+		// in the issue (2.48s); when they take longer on a loaded
+		// machine, the bound moves with them.
+		bound := 2600 * time.Millisecond
+		if late := ev.At.Sub(t0) - 2480*time.Millisecond; late > 0 {
+			t.Logf("the sentinels switched %v after the kill, %v later than in the issue's timeline", ev.At.Sub(t0), late)
+			bound += late
+		}
+		assert.LessOrEqual(t, resumed.Sub(t0), bound, "writes resume within 2.6s of the kill")
+	}
+	for _, op := range ops {
+		var ce *respire.ConnError
+		if op.err != nil && !errors.Is(op.err, respire.ErrNotSent) && !errors.Is(op.err, context.DeadlineExceeded) {
+			assert.ErrorAs(t, op.err, &ce, "a failed write says it was not sent, that its connection broke or that its context ended in flight")
+		}
+	}
+}
+
+// waitAcked waits until n more writes of the load were acknowledged.
+func waitAcked(ctx context.Context, t *testing.T, acked *atomic.Int64, n int64) {
+	want := acked.Load() + n
+	for acked.Load() < want {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the load acknowledged %d writes, waiting for %d: %v", acked.Load(), want, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// testSentinelRestartedMaster kills the master, restarts it (empty, a
+// master in its own eyes) once the failover started, and counts: no write
+// may be acknowledged by it.
+func testSentinelRestartedMaster(t *testing.T, d *harness.Sentinels) {
+	ctx := ctxT(t)
+	c := connect(t, sentinelOpts(d))
+	old := c.SentinelMaster()
+	type counter struct {
+		acked, unknown []int64
+	}
+	counters := make([]counter, 64)
+	var pause sync.RWMutex // held for writing while the master is killed
+	var total atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range counters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("sum:%d", g)
+			for n := int64(1); ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pause.RLock()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				_, err := c.IncrBy(ctx, key, n)
+				cancel()
+				pause.RUnlock()
+				switch {
+				case err == nil:
+					counters[g].acked = append(counters[g].acked, n)
+					total.Add(1)
+				case !errors.Is(err, respire.ErrNotSent):
+					counters[g].unknown = append(counters[g].unknown, n)
+				}
+			}
+		}()
+	}
+	waitAcked(ctx, t, &total, 2000)
+	// Everything acknowledged so far reaches the replicas before the kill,
+	// so that what the count finds missing is the client's doing.
+	pause.Lock()
+	require.NoError(t, d.WaitReplicated(ctx, old))
+	t0 := time.Now()
+	d.Node(old).Kill()
+	pause.Unlock()
+	// Once the chosen replica was told REPLICAOF NO ONE, so that it does
+	// not sync from the empty restarted master.
+	_, err := d.Events.Wait(ctx, t0, "+failover-state-wait-promotion", d.Config.MasterName)
+	require.NoError(t, err)
+	d.Node(old).Restart(t) // empty, a master, for ~10s in its own eyes
+	restarted := time.Now()
+	switched, err := waitSwitch(ctx, c, old)
+	require.NoError(t, err)
+	// Still a master in its own eyes (Sentinel demotes it later, and then
+	// it runs the new master's writes as a replica): it ran none of ours.
+	stats, err := d.Node(old).Do(ctx, "INFO", "commandstats")
+	require.NoError(t, err)
+	role, err := d.Node(old).Do(ctx, "ROLE")
+	require.NoError(t, err)
+	if r, _ := role.([]any); len(r) > 0 && r[0] == "master" {
+		assert.NotContains(t, fmt.Sprint(stats), "cmdstat_incrby", "the restarted old master ran no INCRBY")
+	}
+	waitAcked(ctx, t, &total, 5000) // on the new master
+	close(stop)
+	wg.Wait()
+	timeline(t, d, t0, map[string]time.Time{"old master restarted": restarted, "switched": switched})
+	role, err = d.Node(old).Do(ctx, "ROLE")
+	require.NoError(t, err)
+	t.Logf("the old master's ROLE after the test: %v", role)
+
+	master, err := d.Master(ctx)
+	require.NoError(t, err)
+	var acked, unknown int
+	for g, k := range counters {
+		got, err := master.Do(ctx, "GET", fmt.Sprintf("sum:%d", g))
+		require.NoError(t, err)
+		final, _ := strconv.ParseInt(fmt.Sprint(got), 10, 64)
+		var sum int64
+		for _, n := range k.acked {
+			sum += n
+		}
+		acked += len(k.acked)
+		unknown += len(k.unknown)
+		assert.True(t, subsetSum(k.unknown, final-sum), "goroutine %d: final %d = acknowledged %d + no subset of the outcome-unknown %v", g, final, sum, k.unknown)
+	}
+	t.Logf("%d increments acknowledged, %d outcome unknown", acked, unknown)
+}
+
+// subsetSum reports whether some subset of xs (a few) sums to want.
+func subsetSum(xs []int64, want int64) bool {
+	sums := map[int64]bool{0: true}
+	for _, x := range xs {
+		for _, s := range keysOf(sums) {
+			sums[s+x] = true
+		}
+	}
+	return sums[want]
+}
+
+func keysOf(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// testSentinelFirstGone kills or stops the sentinel the client first asked,
+// then fails the master: the client hears of it from the others.
+func testSentinelFirstGone(t *testing.T, d *harness.Sentinels, pause bool) {
+	ctx := ctxT(t)
+	c := connect(t, sentinelOpts(d))
+	old := c.SentinelMaster()
+	first := d.Sentinel[0]
+	if pause {
+		require.NoError(t, first.Pause())
+	} else {
+		first.Kill()
+	}
+	t0 := time.Now()
+	d.Node(old).Kill()
+	switched, err := waitSwitch(ctx, c, old)
+	require.NoError(t, err)
+	ev, err := d.Events.Wait(ctx, t0, "+switch-master", d.Config.MasterName)
+	require.NoError(t, err)
+	require.NoError(t, c.Set(ctx, "first-gone", "x", nil))
+	timeline(t, d, t0, map[string]time.Time{"switched": switched})
+	t.Logf("client switched %v after the kill, %v after +switch-master", switched.Sub(t0), switched.Sub(ev.At))
+	down := d.Config.DownAfter
+	assert.LessOrEqual(t, switched.Sub(ev.At), down+time.Second)
+	_ = first.Resume()
+}
+
+func testSentinelPubSubBLPop(t *testing.T, d *harness.Sentinels) {
+	ctx := ctxT(t)
+	c := connect(t, sentinelOpts(d))
+	old := c.SentinelMaster()
+	sub, err := c.Subscribe(ctx, "news")
+	require.NoError(t, err)
+	defer sub.Close()
+	popped := make(chan error, 1)
+	var got respire.KeyElement
+	go func() {
+		var err error
+		got, err = c.BLPop(ctx, 20*time.Second, "queue")
+		popped <- err
+	}()
+	// BLPOP blocks on the old master before the failover.
+	require.Eventually(t, func() bool {
+		v, err := d.Node(old).Do(ctx, "INFO", "clients")
+		return err == nil && strings.Contains(fmt.Sprint(v), "blocked_clients:1")
+	}, 5*time.Second, 5*time.Millisecond)
+	t0 := time.Now()
+	require.NoError(t, d.Failover(ctx))
+	switched, err := waitSwitch(ctx, c, old)
+	require.NoError(t, err)
+	// Pub/sub: a gap, then messages published on the new master.
+	var gapAt, msgAt time.Time
+	var received atomic.Bool
+	pub := make(chan struct{})
+	go func() {
+		defer close(pub)
+		for i := 0; ctx.Err() == nil && !received.Load(); i++ {
+			_, _ = c.Publish(ctx, "news", "after-"+strconv.Itoa(i))
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+	}()
+	for msgAt.IsZero() {
+		m, err := sub.Next(ctx)
+		require.NoError(t, err)
+		if m.Gap != nil {
+			assert.Equal(t, respire.GapDisconnect, m.Gap.Reason)
+			gapAt = time.Now()
+			continue
+		}
+		require.True(t, strings.HasPrefix(m.Payload, "after-"), "message %q", m.Payload)
+		msgAt = time.Now()
+		received.Store(true)
+	}
+	<-pub
+	assert.False(t, gapAt.IsZero(), "a gap marker before the first message from the new master")
+	// BLPOP: pushed on the new master, popped by the blocked caller.
+	_, err = c.Do(ctx, "LPUSH", "queue", "item")
+	require.NoError(t, err)
+	select {
+	case err := <-popped:
+		require.NoError(t, err)
+		assert.Equal(t, respire.KeyElement{Key: "queue", Element: "item"}, got)
+	case <-time.After(15 * time.Second):
+		t.Fatal("BLPOP did not follow the switch")
+	}
+	timeline(t, d, t0, map[string]time.Time{"switched": switched, "pub/sub gap": gapAt, "first message": msgAt, "BLPOP returned": time.Now()})
+}
+
+func testSentinelReplicaRestart(t *testing.T, d *harness.Sentinels) {
+	ctx := ctxT(t)
+	o := sentinelOpts(d)
+	o.ReadFrom = respire.ReadReplica
+	o.RetryReads = 1
+	c := connect(t, o)
+	master := c.SentinelMaster()
+	for i := range 100 {
+		require.NoError(t, c.Set(ctx, "rr:"+strconv.Itoa(i), "v"+strconv.Itoa(i), nil))
+	}
+	require.NoError(t, d.WaitReplicated(ctx, master))
+	// Reads reach replicas once the client knows them.
+	require.Eventually(t, func() bool {
+		_, err := c.Get(ctx, "rr:0")
+		return err == nil
+	}, 5*time.Second, 10*time.Millisecond)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	reads, failures := 0, 0
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := (g*7 + n) % 100
+				rctx, cancel := context.WithTimeout(ctx, time.Second)
+				v, err := c.Get(rctx, "rr:"+strconv.Itoa(i))
+				cancel()
+				mu.Lock()
+				reads++
+				if err != nil {
+					failures++
+					t.Errorf("read during the restart: %v", err)
+				} else if v != "v"+strconv.Itoa(i) {
+					t.Errorf("read %q for rr:%d", v, i)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	rep := d.Replicas(master)[0]
+	d.RestartAsReplica(t, rep, master)
+	// Reads go on until the restarted replica is in sync again.
+	require.Eventually(t, func() bool {
+		v, err := rep.Do(ctx, "ROLE")
+		r, _ := v.([]any)
+		return err == nil && len(r) > 3 && r[3] == "connected"
+	}, 20*time.Second, 10*time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d replica reads during the restart of %s, %d failed", reads, rep.Addr, failures)
+}

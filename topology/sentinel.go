@@ -1,0 +1,532 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/transport/resp"
+)
+
+// Sentinel watches the master of one Redis Sentinel (or Valkey Sentinel)
+// deployment for a client: which address serves as master now, which
+// replicas are in sync with it, and whether a failover may be under way.
+//
+// The master is found by asking any reachable sentinel (SENTINEL
+// GET-MASTER-ADDR-BY-NAME), with backoff while none answers. The watcher
+// then subscribes to the events of every sentinel it knows (the list grows
+// from SENTINEL SENTINELS), so that one dead or stopped sentinel hides no
+// failover, and polls them as a backstop for lost events. It moves to a new
+// master on +promoted-slave (the leader's word that the replica now runs as
+// master) or +switch-master, or when a poll finds most answering sentinels
+// naming another address.
+//
+// From the first sign of a failover of the master (+sdown, +odown,
+// +try-failover and the failover's states) until the switch, or until every
+// answering sentinel reports the master healthy again, the watcher is
+// fenced: the client holds writes back instead of sending them to a master
+// that is about to be demoted (whose acknowledged writes the failover would
+// drop).
+type Sentinel struct {
+	opts SentinelOptions
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+	kick chan struct{} // a poll now, please
+
+	master   atomic.Pointer[string]
+	replicas atomic.Pointer[[]string]
+	fenced   atomic.Bool
+
+	mu        sync.Mutex
+	sentinels []string // known, in order of discovery
+	conns     map[string]*sentinelConn
+	hubs      map[string]*transport.PubSub
+	unfenced  chan struct{} // closed when the fence is lifted
+	found     chan struct{} // closed at the first discovery
+	lastErr   error         // of the last failed discovery
+	fencedAt  time.Time
+	fencedBy  string // the sentinel that announced the failure
+	// epoch is the configuration epoch of the master in use: the newest
+	// a poll saw for it, or one more than the last after a switch that an
+	// event announced.
+	epoch  int64
+	closed bool
+}
+
+// SentinelOptions configures a Sentinel watcher.
+type SentinelOptions struct {
+	// MasterName is the name the sentinels monitor the master under.
+	MasterName string
+	// Addrs are "host:port" addresses of sentinels; more are learnt.
+	Addrs []string
+	// Conn describes connections to the sentinels (credentials, TLS,
+	// timeouts); its Addr and Resolve are ignored.
+	Conn transport.Config
+	// PollInterval is how often the sentinels are asked while nothing
+	// happens. Default 1s; while fenced, every 100ms.
+	PollInterval time.Duration
+	// OnSwitch, when set, runs on the watcher's goroutine after the master
+	// changed from old ("" at the first discovery) to addr.
+	OnSwitch func(old, addr string)
+	// OnFence, when set, runs when the watcher becomes fenced (true) or
+	// not (false).
+	OnFence func(on bool)
+	// OnReplicas, when set, runs on the watcher's goroutine when the set
+	// of replicas in sync with the master changed (sorted addresses).
+	OnReplicas func(addrs []string)
+}
+
+// MaxSentinels bounds the sentinels one watcher follows.
+const MaxSentinels = 16
+
+// fencedPoll is the poll interval while a failover may be under way.
+const fencedPoll = 100 * time.Millisecond
+
+// maxFence bounds a fence that no sentinel lifts (they all stopped
+// answering): past it, writes go to the last known master again, which
+// the ROLE check still guards.
+const maxFence = 30 * time.Second
+
+// ErrNoMaster is wrapped by the error of a discovery that found no
+// sentinel naming a master: none answered, or none knows the name.
+var ErrNoMaster = errors.New("respire: sentinel: no master known")
+
+// NewSentinel starts watching; it returns at once. Close stops it.
+func NewSentinel(opts SentinelOptions) *Sentinel {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	opts.Conn.Resolve, opts.Conn.Role, opts.Conn.DB, opts.Conn.Tracking = nil, "", 0, nil
+	opts.Conn.OnPush, opts.Conn.OnConnect, opts.Conn.NodeID, opts.Conn.ReadOnly = nil, nil, "", false
+	s := &Sentinel{
+		opts:     opts,
+		kick:     make(chan struct{}, 1),
+		conns:    make(map[string]*sentinelConn),
+		hubs:     make(map[string]*transport.PubSub),
+		unfenced: make(chan struct{}),
+		found:    make(chan struct{}),
+	}
+	close(s.unfenced)
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	for _, a := range opts.Addrs {
+		s.addSentinelLocked(a)
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.run() }()
+	return s
+}
+
+// Resolve is Master while no failover may be under way, and "" while
+// fenced: the address data connections dial, so that none is opened to a
+// master that a failover is demoting (or that restarted during it and
+// still believes it is the master).
+func (s *Sentinel) Resolve() string {
+	if s.fenced.Load() {
+		return ""
+	}
+	return s.Master()
+}
+
+// Master returns the master's address, "" before the first discovery.
+func (s *Sentinel) Master() string {
+	if p := s.master.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Replicas returns the replicas the sentinels report up and in sync.
+func (s *Sentinel) Replicas() []string {
+	if p := s.replicas.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Sentinels returns the sentinels known now.
+func (s *Sentinel) Sentinels() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sentinels)
+}
+
+// WaitMaster waits for the first discovery and returns the master, or an
+// error wrapping ErrNoMaster and the last failure when ctx ends first.
+func (s *Sentinel) WaitMaster(ctx context.Context) (string, error) {
+	select {
+	case <-s.found:
+		return s.Master(), nil
+	default:
+	}
+	select {
+	case <-s.found:
+		return s.Master(), nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		last := s.lastErr
+		s.mu.Unlock()
+		if last != nil {
+			return "", fmt.Errorf("%w for %q: %w (last error: %w)", ErrNoMaster, s.opts.MasterName, ctx.Err(), last)
+		}
+		return "", fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, ctx.Err())
+	}
+}
+
+// Fenced reports whether a failover may be under way.
+func (s *Sentinel) Fenced() bool { return s.fenced.Load() }
+
+// WaitUnfenced waits until the watcher is not fenced or ctx ends (its
+// error then).
+func (s *Sentinel) WaitUnfenced(ctx context.Context) error {
+	s.mu.Lock()
+	ch := s.unfenced
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the watcher and waits for its goroutines.
+func (s *Sentinel) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	hubs := s.hubs
+	s.mu.Unlock()
+	s.stop()
+	for _, h := range hubs {
+		h.Close()
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	for _, c := range s.conns {
+		c.close()
+	}
+	s.mu.Unlock()
+}
+
+// Poll asks for a poll of the sentinels now (after a master refused a
+// connection, say).
+func (s *Sentinel) Poll() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// addSentinelLocked adds a sentinel and starts following its events once
+// the watcher runs. s.mu must be held, or s not yet shared.
+func (s *Sentinel) addSentinelLocked(addr string) {
+	if s.closed || len(s.sentinels) >= MaxSentinels || slices.Contains(s.sentinels, addr) {
+		return
+	}
+	s.sentinels = append(s.sentinels, addr)
+	cfg := s.opts.Conn
+	cfg.Addr = addr
+	s.conns[addr] = &sentinelConn{cfg: cfg}
+	hub := transport.NewPubSub(cfg)
+	s.hubs[addr] = hub
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.follow(addr, hub) }()
+}
+
+// run discovers the master with backoff, then polls.
+func (s *Sentinel) run() {
+	delay := 25 * time.Millisecond
+	for s.ctx.Err() == nil {
+		if err := s.discover(); err == nil {
+			break
+		} else {
+			s.mu.Lock()
+			s.lastErr = err
+			s.mu.Unlock()
+		}
+		if !s.sleep(delay/2 + rand.N(delay/2+1)) {
+			return
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+	for {
+		d := s.opts.PollInterval
+		if s.fenced.Load() {
+			d = fencedPoll
+		}
+		if !s.sleep(d) {
+			return
+		}
+		s.poll()
+	}
+}
+
+// sleep waits d or for a kick; false when the watcher stops.
+func (s *Sentinel) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.kick:
+	case <-s.ctx.Done():
+		return false
+	}
+	return true
+}
+
+// discover asks the sentinels in turn for the master, taking the first
+// answer: the polls that follow check it against the others.
+func (s *Sentinel) discover() error {
+	var errs []error
+	for _, a := range s.Sentinels() {
+		addr, err := s.masterOf(a)
+		if err == nil {
+			s.setMaster(addr, "discovered by "+a)
+			s.poll()
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", a, err))
+	}
+	return errors.Join(errs...)
+}
+
+// masterOf asks one sentinel for the master's address.
+func (s *Sentinel) masterOf(sentinel string) (string, error) {
+	v, err := s.ask(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.opts.MasterName)
+	if err != nil {
+		return "", err
+	}
+	if v.Null || len(v.Elems) != 2 {
+		return "", fmt.Errorf("%w: the sentinel does not monitor %q", ErrNoMaster, s.opts.MasterName)
+	}
+	return net.JoinHostPort(v.Elems[0].Str, v.Elems[1].Str), nil
+}
+
+// pollResult is what one sentinel said in a poll.
+type pollResult struct {
+	master    string
+	healthy   bool  // flags of the master without a failure or failover
+	epoch     int64 // config-epoch of the master's configuration
+	replicas  []string
+	sentinels []string
+	err       error
+}
+
+// poll asks every known sentinel at once for the master, its health, its
+// replicas and the other sentinels, and acts on the answers.
+func (s *Sentinel) poll() {
+	addrs := s.Sentinels()
+	res := make([]pollResult, len(addrs))
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		wg.Add(1)
+		go func() { defer wg.Done(); res[i] = s.pollOne(a) }()
+	}
+	wg.Wait()
+	votes := map[string]int{}
+	top := int64(-1) // the newest configuration epoch reported
+	answered, healthy := 0, 0
+	byHealthy := false
+	s.mu.Lock()
+	by := s.fencedBy
+	s.mu.Unlock()
+	var replicas []string
+	s.mu.Lock()
+	for _, r := range res {
+		for _, o := range r.sentinels {
+			s.addSentinelLocked(o)
+		}
+	}
+	s.mu.Unlock()
+	for i, r := range res {
+		if r.err != nil {
+			continue
+		}
+		answered++
+		switch {
+		case r.epoch > top:
+			top = r.epoch
+			clear(votes)
+			fallthrough
+		case r.epoch == top:
+			votes[r.master]++
+		}
+		if r.healthy {
+			healthy++
+			byHealthy = byHealthy || addrs[i] == by
+		}
+	}
+	if answered == 0 {
+		// No sentinel answers: past maxFence, writes go to the last
+		// known master again (the ROLE check still guards new
+		// connections).
+		if s.fenced.Load() && time.Since(s.fencedAtTime()) > maxFence {
+			s.setFence(false, "")
+		}
+		return
+	}
+	// The master of the newest configuration epoch wins: a sentinel that
+	// has not heard of a failover yet names the old master with an older
+	// epoch, and must not move the client back.
+	best, n := "", 0
+	for a, v := range votes {
+		if v > n || v == n && a == s.Master() {
+			best, n = a, v
+		}
+	}
+	s.mu.Lock()
+	newer := top > s.epoch
+	if best == s.Master() || newer {
+		s.epoch = max(s.epoch, top)
+	}
+	s.mu.Unlock()
+	if best != s.Master() && newer {
+		s.setMaster(best, "named with the newest configuration epoch")
+	}
+	for _, r := range res {
+		if r.err == nil && r.master == s.Master() {
+			replicas = append(replicas, r.replicas...)
+		}
+	}
+	slices.Sort(replicas)
+	replicas = slices.Compact(replicas)
+	if i := slices.Index(replicas, s.Master()); i >= 0 {
+		replicas = slices.Delete(replicas, i, i+1)
+	}
+	if old := s.Replicas(); !slices.Equal(old, replicas) || s.replicas.Load() == nil {
+		s.replicas.Store(&replicas)
+		if s.opts.OnReplicas != nil {
+			s.opts.OnReplicas(replicas)
+		}
+	}
+	// The sentinel that announced the failure must have seen it end: the
+	// failover's leader may be the only one that knows of it.
+	if s.fenced.Load() && (healthy == answered && byHealthy || time.Since(s.fencedAtTime()) > maxFence) {
+		s.setFence(false, "")
+	}
+}
+
+func (s *Sentinel) fencedAtTime() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fencedAt
+}
+
+// pollOne asks one sentinel, in one round trip.
+func (s *Sentinel) pollOne(a string) pollResult {
+	name := s.opts.MasterName
+	vs, err := s.askN(a,
+		[]string{"SENTINEL", "MASTER", name},
+		[]string{"SENTINEL", "REPLICAS", name},
+		[]string{"SENTINEL", "SENTINELS", name})
+	if err != nil {
+		return pollResult{err: err}
+	}
+	var r pollResult
+	m := fields(vs[0])
+	if m == nil {
+		return pollResult{err: fmt.Errorf("%w: the sentinel does not monitor %q", ErrNoMaster, name)}
+	}
+	r.master = net.JoinHostPort(m["ip"], m["port"])
+	r.epoch, _ = strconv.ParseInt(m["config-epoch"], 10, 64)
+	r.healthy = !hasFlag(m["flags"], "s_down", "o_down", "failover_in_progress", "disconnected")
+	for _, e := range vs[1].Elems {
+		f := fields(e)
+		// A sentinel refreshes a replica's link state every 10s only:
+		// the replica's own ROLE, checked when the client connects,
+		// says whether it is in sync.
+		if f == nil || hasFlag(f["flags"], "s_down", "o_down", "disconnected") {
+			continue
+		}
+		r.replicas = append(r.replicas, net.JoinHostPort(f["ip"], f["port"]))
+	}
+	for _, e := range vs[2].Elems {
+		if f := fields(e); f != nil && f["ip"] != "" && f["port"] != "" && !hasFlag(f["flags"], "s_down", "o_down", "disconnected") {
+			r.sentinels = append(r.sentinels, net.JoinHostPort(f["ip"], f["port"]))
+		}
+	}
+	return r
+}
+
+// fields reads a SENTINEL MASTER style reply (a flat list of names and
+// values in RESP2, a map in RESP3); nil when it is not one.
+func fields(v resp.Value) map[string]string {
+	if len(v.Elems) == 0 || len(v.Elems)%2 != 0 {
+		return nil
+	}
+	m := make(map[string]string, len(v.Elems)/2)
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		m[v.Elems[i].Str] = v.Elems[i+1].Str
+	}
+	return m
+}
+
+func hasFlag(flags string, names ...string) bool {
+	for _, f := range strings.Split(flags, ",") {
+		if slices.Contains(names, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// setMaster moves to a new master address.
+func (s *Sentinel) setMaster(addr, why string) {
+	s.mu.Lock()
+	old := s.Master()
+	if addr == old || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.master.Store(&addr)
+	first := old == ""
+	if first {
+		close(s.found)
+	}
+	s.mu.Unlock()
+	s.setFence(false, "")
+	if s.opts.OnSwitch != nil {
+		s.opts.OnSwitch(old, addr)
+	}
+	if !first {
+		s.Poll() // the replicas changed too
+	}
+}
+
+// setFence turns the fence on or off; by is the sentinel whose event
+// turned it on, whose word (or maxFence) is needed to lift it in a poll.
+func (s *Sentinel) setFence(on bool, by string) {
+	s.mu.Lock()
+	if s.fenced.Load() == on {
+		s.mu.Unlock()
+		return
+	}
+	s.fenced.Store(on)
+	if on {
+		s.unfenced = make(chan struct{})
+		s.fencedAt = time.Now()
+		s.fencedBy = by
+	} else {
+		close(s.unfenced)
+	}
+	s.mu.Unlock()
+	if s.opts.OnFence != nil {
+		s.opts.OnFence(on)
+	}
+	if on {
+		s.Poll()
+	}
+}
