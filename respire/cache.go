@@ -39,10 +39,14 @@ type CacheOptions struct {
 	// Zero means no local limit: an entry lives until it is invalidated,
 	// it expires on the server, or it is evicted.
 	TTL time.Duration
-	// CacheMisses keeps "no such key" answers too, so that repeated reads
-	// of a missing key are served locally; the server tracks missing keys
-	// and invalidates them when they are created.
-	CacheMisses bool
+	// NoCacheMisses turns off negative caching. By default a "no such
+	// key" (or "no such field") answer is cached like a value, under the
+	// same rules: the server tracks the missing key and invalidates it
+	// when it is created, the local TTL bounds its life, and writes
+	// through the client drop it. Without it, a key that expired or was
+	// never set costs a round trip on every read: readers polling for a
+	// key that is not there yet hit the server at full speed.
+	NoCacheMisses bool
 	// Broadcast uses the server's BCAST mode: the server reports changes to
 	// every key starting with one of Prefixes (all keys when there are
 	// none), read or not. Keys outside the prefixes are read from the

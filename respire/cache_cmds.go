@@ -113,7 +113,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 		}
 		f, pttl := &fills[ti], pttls[ti]
 		ti++
-		if !auxOK || (!got[j].Valid && !cc.opts.CacheMisses) {
+		if !auxOK || (!got[j].Valid && cc.opts.NoCacheMisses) {
 			continue
 		}
 		if d, live := cc.deadline(t0, pttl, v.localTTL()); live {
@@ -206,7 +206,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	d, live := cc.deadline(t0, pttl[0], v.localTTL())
 	for j, i := range missing {
 		out[i] = got[j]
-		if !auxOK || !live || (!got[j].Valid && !cc.opts.CacheMisses) {
+		if !auxOK || !live || (!got[j].Valid && cc.opts.NoCacheMisses) {
 			continue
 		}
 		dj, ok := d, true

@@ -183,7 +183,7 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()
-		if errors.Is(err, Nil) && auxOK && cc.opts.CacheMisses {
+		if errors.Is(err, Nil) && auxOK && !cc.opts.NoCacheMisses {
 			if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
 				if d, live = cc.limit(ctx, h, nil, t0, d); live {
 					fill.Put(subKey, cache.Value{Miss: true}, 0, d)
