@@ -52,6 +52,13 @@ type Config struct {
 	// Shards is the number of shards, rounded up to a power of two. Zero
 	// chooses 64, fewer when that would leave a shard less than 64 KiB.
 	Shards int
+	// Tick, when set, is called on the hit path, after the hit, at most
+	// once every TickEvery (default 20µs) across the store: the owner
+	// applies there the invalidations waiting on its connections, so
+	// that goroutines that only hit (and so never wait for the network)
+	// still see them promptly. It must not block for long.
+	Tick      func()
+	TickEvery time.Duration
 }
 
 // Value is a cached reply. Str holds a string value (so that a cached GET
@@ -90,6 +97,10 @@ type Store struct {
 	// stores nothing.
 	epoch   atomic.Uint64
 	flushes atomic.Int64
+
+	tick      func()
+	tickEvery int64
+	lastTick  atomic.Int64
 }
 
 // New returns an empty store.
@@ -112,6 +123,11 @@ func New(cfg Config) *Store {
 		policy: cfg.Policy,
 		max:    cfg.MaxBytes,
 		base:   time.Now(),
+		tick:   cfg.Tick,
+	}
+	s.tickEvery = int64(cfg.TickEvery)
+	if s.tickEvery <= 0 {
+		s.tickEvery = int64(defaultTickEvery)
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -121,6 +137,24 @@ func New(cfg Config) *Store {
 		sh.pending = make(map[string]*pending)
 	}
 	return s
+}
+
+// defaultTickEvery is how often, at most, hits call Config.Tick.
+const defaultTickEvery = 20 * time.Microsecond
+
+// tickHits is how many hits of a shard pass between two looks at the
+// clock for Config.Tick: a hit costs a few tens of ns, so the clock is
+// read about every microsecond per busy shard.
+const tickHits = 64
+
+// maybeTick calls the tick unless another hit did within tickEvery.
+func (s *Store) maybeTick() {
+	now := s.Now()
+	last := s.lastTick.Load()
+	if now-last < s.tickEvery || !s.lastTick.CompareAndSwap(last, now) {
+		return
+	}
+	s.tick()
 }
 
 // Now returns the store's clock: monotonic nanoseconds since New. Expiry
@@ -146,7 +180,7 @@ func (s *Store) GetString(key string) (v string, miss, ok bool) {
 	}
 	// The clock is read only for entries that expire; the read lock keeps
 	// e alive meanwhile.
-	if e == nil || (e.expire != 0 && s.Now() >= e.expire) {
+	if e == nil || e.dead.Load() || (e.expire != 0 && s.Now() >= e.expire) {
 		sh.mu.RUnlock()
 		sh.misses.Add(1)
 		return "", false, false
@@ -169,7 +203,7 @@ func (s *Store) Get(key string, sub []byte) (Value, bool) {
 			e = kn.subs[string(sub)]
 		}
 	}
-	if e == nil || (e.expire != 0 && s.Now() >= e.expire) {
+	if e == nil || e.dead.Load() || (e.expire != 0 && s.Now() >= e.expire) {
 		sh.mu.RUnlock()
 		sh.misses.Add(1)
 		return Value{}, false
@@ -191,7 +225,8 @@ type Fill struct {
 
 // pending counts the fills in flight for a key and its invalidations.
 type pending struct {
-	gen  uint64
+	// gen is bumped by invalidations, which may hold only the read lock.
+	gen  atomic.Uint64
 	refs int
 }
 
@@ -199,14 +234,14 @@ type pending struct {
 // the command leaves the process.
 func (s *Store) Begin(key string) Fill {
 	sh := s.shardOf(key)
-	sh.mu.Lock()
+	sh.lock()
 	p := sh.pending[key]
 	if p == nil {
 		p = &pending{}
 		sh.pending[key] = p
 	}
 	p.refs++
-	f := Fill{sh: sh, key: key, p: p, gen: p.gen, epoch: s.epoch.Load()}
+	f := Fill{sh: sh, key: key, p: p, gen: p.gen.Load(), epoch: s.epoch.Load()}
 	sh.mu.Unlock()
 	return f
 }
@@ -221,7 +256,7 @@ func (f *Fill) Valid() bool {
 }
 
 func (f *Fill) valid() bool {
-	return f.p != nil && f.p.gen == f.gen && f.sh.s.epoch.Load() == f.epoch
+	return f.p != nil && f.p.gen.Load() == f.gen && f.sh.s.epoch.Load() == f.epoch
 }
 
 // Put stores v as the key's variant sub if the fill is still valid, and
@@ -231,7 +266,7 @@ func (f *Fill) valid() bool {
 // stored.
 func (f *Fill) Put(sub string, v Value, size int64, expire int64) bool {
 	sh := f.sh
-	sh.mu.Lock()
+	sh.lock()
 	ok := f.valid()
 	if ok {
 		ok = sh.put(f.key, sub, v, size, expire)
@@ -246,7 +281,7 @@ func (f *Fill) Done() {
 		return
 	}
 	sh := f.sh
-	sh.mu.Lock()
+	sh.lock()
 	f.p.refs--
 	if f.p.refs == 0 && sh.pending[f.key] == f.p {
 		delete(sh.pending, f.key)
@@ -257,19 +292,45 @@ func (f *Fill) Done() {
 
 // Invalidate drops every entry of key and spoils the fills of key in
 // flight. key is only read during the call.
+//
+// It does not wait for the hits in progress on the key's shard: when the
+// shard's write lock is not free at once, it marks the key's entries dead
+// under the read lock (hits skip them) and leaves their removal to the
+// next holder of the write lock. A write lock would wait for the readers
+// to leave and block new ones, and a goroutine waiting for it parks: with
+// every processor busy with hits it would be woken only when the
+// scheduler gets round to it, and invalidations would queue behind it.
 func (s *Store) Invalidate(key []byte) {
 	sh := &s.shards[maphash.Bytes(s.seed, key)&s.mask]
-	sh.mu.Lock()
-	sh.invalidate(string(key))
-	sh.mu.Unlock()
+	if sh.mu.TryLock() {
+		sh.sweep()
+		sh.invalidate(string(key))
+		sh.mu.Unlock()
+		return
+	}
+	sh.mu.RLock()
+	marked := sh.mark(string(key))
+	sh.mu.RUnlock()
+	if marked {
+		sh.deferRemoval(string(key))
+	}
 }
 
 // InvalidateString is Invalidate for a string key.
 func (s *Store) InvalidateString(key string) {
 	sh := s.shardOf(key)
-	sh.mu.Lock()
-	sh.invalidate(key)
-	sh.mu.Unlock()
+	if sh.mu.TryLock() {
+		sh.sweep()
+		sh.invalidate(key)
+		sh.mu.Unlock()
+		return
+	}
+	sh.mu.RLock()
+	marked := sh.mark(key)
+	sh.mu.RUnlock()
+	if marked {
+		sh.deferRemoval(key)
+	}
 }
 
 // Flush drops every entry and spoils every fill in flight.
@@ -278,7 +339,7 @@ func (s *Store) Flush() {
 	s.flushes.Add(1)
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
+		sh.lock()
 		sh.clear()
 		sh.mu.Unlock()
 	}
@@ -295,7 +356,7 @@ func (s *Store) Stats() Stats {
 		st.Bytes += sh.used
 		st.Entries += sh.entries
 		st.Evictions += sh.evictions
-		st.Invalidations += sh.invalidations
+		st.Invalidations += sh.invalidations.Load()
 		sh.mu.RUnlock()
 	}
 	return st
@@ -348,8 +409,16 @@ type shard struct {
 	ghost      ghost
 	smallBytes int64
 
-	evictions, invalidations int64
-	_                        padding
+	evictions     int64
+	invalidations atomic.Int64
+
+	// Keys whose entries were marked dead by an invalidation that could
+	// not take the write lock; the next holder of the write lock removes
+	// them (sweep). deadMu is only ever held for an append or a swap.
+	deadMu  sync.Mutex
+	dead    []string
+	hasDead atomic.Bool
+	_       padding
 }
 
 // keyNode holds the entries of one key.
@@ -366,6 +435,7 @@ type entry struct {
 	expire     int64
 	size       int64 // accounted bytes
 	freq       atomic.Uint32
+	dead       atomic.Bool // invalidated, not removed yet
 	inSmall    bool
 	linked     bool // in one of the shard's lists
 	prev, next *entry
@@ -384,18 +454,26 @@ func (sh *shard) hit(e *entry) {
 		}
 	case LRU:
 		sh.mu.RUnlock()
-		sh.hits.Add(1)
-		sh.mu.Lock()
+		n := sh.hits.Add(1)
+		sh.lock()
 		// e may have been removed (or the shard cleared) meanwhile.
 		if e.linked {
 			sh.main.unlink(e)
 			sh.main.pushBack(e)
 		}
 		sh.mu.Unlock()
+		sh.afterHit(n)
 		return
 	}
 	sh.mu.RUnlock()
-	sh.hits.Add(1)
+	sh.afterHit(sh.hits.Add(1))
+}
+
+// afterHit runs the store's tick now and then; n is the shard's hit count.
+func (sh *shard) afterHit(n int64) {
+	if n%tickHits == 0 && sh.s.tick != nil {
+		sh.s.maybeTick()
+	}
 }
 
 func (sh *shard) put(key, sub string, v Value, size int64, expire int64) bool {
@@ -503,13 +581,13 @@ func (sh *shard) remove(e *entry) {
 
 func (sh *shard) invalidate(key string) {
 	if p := sh.pending[key]; p != nil {
-		p.gen++
+		p.gen.Add(1)
 	}
 	kn := sh.keys[key]
 	if kn == nil {
 		return
 	}
-	sh.invalidations++
+	sh.invalidations.Add(1)
 	if kn.plain != nil {
 		sh.remove(kn.plain)
 	}
@@ -526,4 +604,68 @@ func (sh *shard) clear() {
 	sh.ghost.reset()
 	sh.used = 0
 	sh.entries = 0
+}
+
+// lock takes the shard's write lock and removes the entries invalidated
+// meanwhile.
+func (sh *shard) lock() {
+	sh.mu.Lock()
+	sh.sweep()
+}
+
+// mark is invalidate under the read lock: it spoils the key's fills in
+// flight and marks its entries dead, and reports whether it had any.
+func (sh *shard) mark(key string) bool {
+	if p := sh.pending[key]; p != nil {
+		p.gen.Add(1)
+	}
+	kn := sh.keys[key]
+	if kn == nil {
+		return false
+	}
+	sh.invalidations.Add(1)
+	if kn.plain != nil {
+		kn.plain.dead.Store(true)
+	}
+	for _, e := range kn.subs {
+		e.dead.Store(true)
+	}
+	return true
+}
+
+// deferRemoval records a key marked dead, for the next sweep.
+func (sh *shard) deferRemoval(key string) {
+	sh.deadMu.Lock()
+	sh.dead = append(sh.dead, cloneString(key))
+	sh.hasDead.Store(true)
+	sh.deadMu.Unlock()
+}
+
+// sweep removes the entries marked dead of the keys recorded by
+// deferRemoval. It runs with the write lock held, before anything else
+// that holds it, so that it never meets an entry stored after the
+// invalidation: only entries marked dead are removed.
+func (sh *shard) sweep() {
+	if !sh.hasDead.Load() {
+		return
+	}
+	sh.deadMu.Lock()
+	keys := sh.dead
+	sh.dead = nil
+	sh.hasDead.Store(false)
+	sh.deadMu.Unlock()
+	for _, k := range keys {
+		kn := sh.keys[k]
+		if kn == nil {
+			continue
+		}
+		if kn.plain != nil && kn.plain.dead.Load() {
+			sh.remove(kn.plain)
+		}
+		for _, e := range kn.subs {
+			if e.dead.Load() {
+				sh.remove(e)
+			}
+		}
+	}
 }

@@ -155,7 +155,11 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 	if cc.opts.MaxBytes == 0 {
 		cc.opts.MaxBytes = 64 << 20
 	}
-	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy})
+	// Hits apply waiting invalidations now and then (transport.Mux.Poll),
+	// so that goroutines that only hit see them without the scheduler's
+	// help. cc.mux is set before the client is returned, so before any
+	// hit.
+	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy, Tick: cc.poll})
 	cfg.Connections = max(cc.opts.Connections, 1)
 	cfg.Protocol = 3
 	cfg.OnPush = nil
@@ -170,6 +174,10 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 	cc.conns = uint32(cc.mux.Config().Connections)
 	return cc
 }
+
+// poll applies the invalidations waiting unread on the tracking
+// connections; the store calls it between hits (cache.Config.Tick).
+func (cc *clientCache) poll() { cc.mux.Poll() }
 
 // tracked reports whether the server reports changes to key.
 func (cc *clientCache) tracked(key string) bool {
