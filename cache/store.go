@@ -173,7 +173,10 @@ func (s *Store) shardOf(key string) *shard {
 // false when nothing valid is cached.
 func (s *Store) GetString(key string) (v string, miss, ok bool) {
 	sh := s.shardOf(key)
-	sh.mu.RLock()
+	if !sh.rlock() {
+		sh.misses.Add(1)
+		return "", false, false
+	}
 	var e *entry
 	if kn := sh.keys[key]; kn != nil {
 		e = kn.plain
@@ -194,7 +197,10 @@ func (s *Store) GetString(key string) (v string, miss, ok bool) {
 // plain string value).
 func (s *Store) Get(key string, sub []byte) (Value, bool) {
 	sh := s.shardOf(key)
-	sh.mu.RLock()
+	if !sh.rlock() {
+		sh.misses.Add(1)
+		return Value{}, false
+	}
 	var e *entry
 	if kn := sh.keys[key]; kn != nil {
 		if len(sub) == 0 {
@@ -308,12 +314,7 @@ func (s *Store) Invalidate(key []byte) {
 		sh.mu.Unlock()
 		return
 	}
-	sh.mu.RLock()
-	marked := sh.mark(string(key))
-	sh.mu.RUnlock()
-	if marked {
-		sh.deferRemoval(string(key))
-	}
+	sh.invalidateLater(string(key))
 }
 
 // InvalidateString is Invalidate for a string key.
@@ -325,12 +326,7 @@ func (s *Store) InvalidateString(key string) {
 		sh.mu.Unlock()
 		return
 	}
-	sh.mu.RLock()
-	marked := sh.mark(key)
-	sh.mu.RUnlock()
-	if marked {
-		sh.deferRemoval(key)
-	}
+	sh.invalidateLater(key)
 }
 
 // Flush drops every entry and spoils every fill in flight.
@@ -415,9 +411,12 @@ type shard struct {
 	// Keys whose entries were marked dead by an invalidation that could
 	// not take the write lock; the next holder of the write lock removes
 	// them (sweep). deadMu is only ever held for an append or a swap.
+	// hasFull says that some are full invalidations, not applied to the
+	// entries yet: hits must sweep first.
 	deadMu  sync.Mutex
-	dead    []string
+	dead    []deadKey
 	hasDead atomic.Bool
+	hasFull atomic.Bool
 	_       padding
 }
 
@@ -606,11 +605,47 @@ func (sh *shard) clear() {
 	sh.entries = 0
 }
 
+// rlock takes the read lock for a hit, once no invalidation waits to be
+// applied to the entries. It returns false, without the lock, when one
+// waits and the write lock is taken so that it cannot be applied now: the
+// hit is then a miss, and the read goes to the server.
+func (sh *shard) rlock() bool {
+	sh.mu.RLock()
+	if !sh.hasFull.Load() {
+		return true
+	}
+	sh.mu.RUnlock()
+	if !sh.mu.TryLock() {
+		return false
+	}
+	sh.sweep()
+	sh.mu.Unlock()
+	sh.mu.RLock()
+	return true
+}
+
 // lock takes the shard's write lock and removes the entries invalidated
 // meanwhile.
 func (sh *shard) lock() {
 	sh.mu.Lock()
 	sh.sweep()
+}
+
+// invalidateLater invalidates key while another goroutine holds the
+// shard's lock: it marks the key's entries dead under the read lock when
+// that is free; when a writer holds or waits for the lock it only records
+// the key (a full invalidation), and hits on the shard stop being served
+// until the next sweep has applied it (see GetString).
+func (sh *shard) invalidateLater(key string) {
+	if sh.mu.TryRLock() {
+		marked := sh.mark(key)
+		sh.mu.RUnlock()
+		if marked {
+			sh.deferRemoval(key, false)
+		}
+		return
+	}
+	sh.deferRemoval(key, true)
 }
 
 // mark is invalidate under the read lock: it spoils the key's fills in
@@ -633,12 +668,22 @@ func (sh *shard) mark(key string) bool {
 	return true
 }
 
-// deferRemoval records a key marked dead, for the next sweep.
-func (sh *shard) deferRemoval(key string) {
+// deferRemoval records a key marked dead, or (full) to be invalidated,
+// for the next sweep.
+func (sh *shard) deferRemoval(key string, full bool) {
 	sh.deadMu.Lock()
-	sh.dead = append(sh.dead, cloneString(key))
+	sh.dead = append(sh.dead, deadKey{cloneString(key), full})
 	sh.hasDead.Store(true)
+	if full {
+		sh.hasFull.Store(true)
+	}
 	sh.deadMu.Unlock()
+}
+
+// deadKey is a key recorded by deferRemoval.
+type deadKey struct {
+	key  string
+	full bool
 }
 
 // sweep removes the entries marked dead of the keys recorded by
@@ -653,9 +698,14 @@ func (sh *shard) sweep() {
 	keys := sh.dead
 	sh.dead = nil
 	sh.hasDead.Store(false)
+	sh.hasFull.Store(false)
 	sh.deadMu.Unlock()
-	for _, k := range keys {
-		kn := sh.keys[k]
+	for _, dk := range keys {
+		if dk.full {
+			sh.invalidate(dk.key)
+			continue
+		}
+		kn := sh.keys[dk.key]
 		if kn == nil {
 			continue
 		}

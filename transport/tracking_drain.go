@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"os"
+	"runtime"
 )
 
 // Reading a tracking connection from the cache's hit path.
@@ -56,7 +57,14 @@ func (c *conn) pollLoop() {
 			c.fail(err)
 			return
 		}
-		c.poll.mu.Lock()
+		if !c.poll.mu.TryLock() {
+			// Another goroutine reads; it drains the socket before
+			// letting go. Lock would risk worse: a waiter that waited
+			// long is handed the mutex directly, and would then hold it,
+			// runnable but not running, while every hit's Poll gives up.
+			runtime.Gosched()
+			continue
+		}
 		ok := c.drain()
 		c.poll.mu.Unlock()
 		if !ok {
