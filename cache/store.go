@@ -64,13 +64,15 @@ type Config struct {
 // Value is a cached reply. Str holds a string value (so that a cached GET
 // returns it without allocating), Int and Float numbers; Any holds anything
 // else and must never be modified once stored; Miss records that the key
-// did not exist.
+// did not exist. Tag is the owner's label of the value, kept as it is (a
+// cluster client labels each value with the node it came from).
 type Value struct {
 	Str   string
 	Int   int64
 	Float float64
 	Any   any
 	Miss  bool
+	Tag   uint64
 }
 
 // Stats are the store's counters.
@@ -172,10 +174,16 @@ func (s *Store) shardOf(key string) *shard {
 // value cached for key, and whether the key was cached as missing. ok is
 // false when nothing valid is cached.
 func (s *Store) GetString(key string) (v string, miss, ok bool) {
+	v, _, miss, ok = s.GetStringTag(key)
+	return v, miss, ok
+}
+
+// GetStringTag is GetString that also returns the value's Tag.
+func (s *Store) GetStringTag(key string) (v string, tag uint64, miss, ok bool) {
 	sh := s.shardOf(key)
 	if !sh.rlock() {
 		sh.misses.Add(1)
-		return "", false, false
+		return "", 0, false, false
 	}
 	var e *entry
 	if kn := sh.keys[key]; kn != nil {
@@ -186,11 +194,11 @@ func (s *Store) GetString(key string) (v string, miss, ok bool) {
 	if e == nil || e.dead.Load() || (e.expire != 0 && s.Now() >= e.expire) {
 		sh.mu.RUnlock()
 		sh.misses.Add(1)
-		return "", false, false
+		return "", 0, false, false
 	}
-	v, miss = e.val.Str, e.val.Miss
+	v, tag, miss = e.val.Str, e.val.Tag, e.val.Miss
 	sh.hit(e)
-	return v, miss, true
+	return v, tag, miss, true
 }
 
 // Get returns the value cached for key under variant sub ("" or nil is the
@@ -339,6 +347,32 @@ func (s *Store) Flush() {
 		sh.clear()
 		sh.mu.Unlock()
 	}
+}
+
+// DropIf drops every entry whose value matches, and returns how many it
+// dropped: for an owner that no longer vouches for the values it labelled
+// (a cluster node that failed or lost slots). Fills in flight are not
+// spoiled; the owner labels them as it sees fit.
+func (s *Store) DropIf(match func(key string, v *Value) bool) int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.lock()
+		for _, kn := range sh.keys {
+			if e := kn.plain; e != nil && match(e.key, &e.val) {
+				sh.remove(e)
+				n++
+			}
+			for _, e := range kn.subs {
+				if match(e.key, &e.val) {
+					sh.remove(e)
+					n++
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // Stats returns the store's counters.

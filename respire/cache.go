@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/topology"
 	"github.com/respire-go/respire/transport"
 )
 
@@ -138,14 +139,44 @@ func (o *CacheOptions) validate(proto int) error {
 type clientCache struct {
 	opts  CacheOptions
 	store *cache.Store
-	mux   *transport.Mux
-	conns uint32
+	// On a single server, mux and std are its tracking connections; on a
+	// cluster both are nil and cluster keeps a tracker per primary
+	// (cluster_cache.go).
+	mux     *transport.Mux
+	std     *tracker
+	cluster *clusterCache
+	conns   uint32
 	// fieldTTL says whether the server has hash field TTLs (cache_hash.go).
 	fieldTTL atomic.Pointer[fieldTTLState]
 }
 
+// tracker is a server's tracking connections, with the tag of the entries
+// read through them (cache.Value.Tag): 0 on a single server; on a cluster,
+// a number that changes whenever the node stops vouching for what was read
+// from it, so that those entries are never served again.
+type tracker struct {
+	mux  *transport.Mux
+	tag  atomic.Uint64
+	node *topology.Node // nil on a single server
+}
+
 // newClientCache returns nil when opts.ClientCache is nil.
 func newClientCache(opts *Options, cfg transport.Config) *clientCache {
+	cc := newCacheStore(opts)
+	if cc == nil {
+		return nil
+	}
+	cfg = trackingConfig(cc, cfg)
+	cfg.Tracking.Flush = cc.store.Flush
+	cc.mux = transport.NewMux(cfg)
+	cc.std = &tracker{mux: cc.mux}
+	cc.conns = uint32(cc.mux.Config().Connections)
+	return cc
+}
+
+// newCacheStore returns the cache of opts without its connections; nil
+// when opts.ClientCache is nil.
+func newCacheStore(opts *Options) *clientCache {
 	co := opts.ClientCache
 	if co == nil {
 		return nil
@@ -160,6 +191,12 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 	// help. cc.mux is set before the client is returned, so before any
 	// hit.
 	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy, Tick: cc.poll})
+	return cc
+}
+
+// trackingConfig is cfg for the tracking connections of cc; the caller
+// sets Tracking.Flush.
+func trackingConfig(cc *clientCache, cfg transport.Config) transport.Config {
 	cfg.Connections = max(cc.opts.Connections, 1)
 	cfg.Protocol = 3
 	cfg.OnPush = nil
@@ -168,16 +205,28 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 		Broadcast:  cc.opts.Broadcast,
 		Prefixes:   cc.opts.Prefixes,
 		Invalidate: cc.store.Invalidate,
-		Flush:      cc.store.Flush,
 	}
-	cc.mux = transport.NewMux(cfg)
-	cc.conns = uint32(cc.mux.Config().Connections)
-	return cc
+	return cfg
 }
 
 // poll applies the invalidations waiting unread on the tracking
 // connections; the store calls it between hits (cache.Config.Tick).
-func (cc *clientCache) poll() { cc.mux.Poll() }
+func (cc *clientCache) poll() {
+	if cc.cluster != nil {
+		cc.cluster.poll()
+		return
+	}
+	cc.mux.Poll()
+}
+
+// trackerFor returns the tracker that serves key: on a cluster, the one
+// of the slot's primary.
+func (cc *clientCache) trackerFor(ctx context.Context, key string) (*tracker, error) {
+	if cc.cluster != nil {
+		return cc.cluster.trackerFor(ctx, key)
+	}
+	return cc.std, nil
+}
 
 // tracked reports whether the server reports changes to key.
 func (cc *clientCache) tracked(key string) bool {
@@ -225,12 +274,20 @@ func (cc *clientCache) invalidateKeys(keys []string) {
 // every tracking connection, has been applied: a PING on each connection
 // is answered after the pushes queued before it.
 func (cc *clientCache) barrier(ctx context.Context) error {
+	if cc.cluster != nil {
+		return cc.cluster.barrier(ctx)
+	}
+	return cc.barrierOn(ctx, cc.mux)
+}
+
+// barrierOn is barrier for the tracking connections of m.
+func (cc *clientCache) barrierOn(ctx context.Context, m *transport.Mux) error {
 	for i := uint32(0); i < cc.conns; i++ {
 		x := newCmd(&cmdPING)
 		x.seal()
 		x.dec = cacheDecAny
 		x.Route = i
-		if err := cc.mux.Do(ctx, &x.Request); err != nil {
+		if err := m.Do(ctx, &x.Request); err != nil {
 			// The connection broke or ctx ended: a broken connection has
 			// flushed the cache; otherwise be safe and flush.
 			cc.store.Flush()
@@ -288,7 +345,8 @@ func (c *Client) FlushCache() {
 }
 
 func (c *Client) connectCache(ctx context.Context) error {
-	if c.cache == nil {
+	if c.cache == nil || c.cache.cluster != nil {
+		// A cluster's tracking connections are dialed on first use.
 		return nil
 	}
 	if err := c.cache.mux.Connect(ctx); err != nil {
@@ -298,10 +356,15 @@ func (c *Client) connectCache(ctx context.Context) error {
 }
 
 func (c *Client) closeCache() {
-	if c.cache != nil {
-		c.cache.mux.Close()
-		c.cache.store.Flush()
+	if c.cache == nil {
+		return
 	}
+	if c.cache.cluster != nil {
+		c.cache.cluster.close()
+	} else {
+		c.cache.mux.Close()
+	}
+	c.cache.store.Flush()
 }
 
 // afterWrites is afterWrite for the commands of a batch or transaction,
@@ -330,5 +393,29 @@ func (c *Client) afterWrites(ctx context.Context, xs []*cmd) {
 	}
 	if barrier {
 		_ = cc.barrier(ctx)
+	}
+}
+
+// answered returns the commands of xs that hold their outcome (errs[i] is
+// nil); the others belong to the transport.
+func answered(xs []*cmd, errs []error) []*cmd {
+	out := make([]*cmd, 0, len(xs))
+	for i, x := range xs {
+		if errs[i] == nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// serverChanged is for a topology that moves a single-server client to
+// another server (a Sentinel failover): whatever was read from the old
+// server is dropped now, and the tracking connections break, so that they
+// redial (to the address the configuration resolves to now) and track
+// again. cause is the error of the reads in flight on them.
+func (cc *clientCache) serverChanged(cause error) {
+	cc.store.Flush()
+	if cc.mux != nil {
+		cc.mux.Break(cause)
 	}
 }

@@ -43,6 +43,7 @@ func NewClient(opts Options) (*Client, error) {
 		hubCfg.Resolve = c.anyNodeAddr
 		c.hub = transport.NewPubSub(hubCfg)
 		c.conns = uint32(max(opts.Connections, 1))
+		c.cache = newClusterCache(&opts, cfg, c.cl)
 		return c, nil
 	}
 	c.mux = transport.NewMux(cfg)

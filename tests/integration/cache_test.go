@@ -37,8 +37,13 @@ func cmdCalls(t testing.TB, srv *harness.Server, cmd string) int64 {
 	return n
 }
 
+// doer is a server or a cluster node of the harness.
+type doer interface {
+	Do(ctx context.Context, args ...string) (any, error)
+}
+
 // trackingClients returns the ids of the server's clients with tracking on.
-func trackingClients(t testing.TB, srv *harness.Server) []string {
+func trackingClients(t testing.TB, srv doer) []string {
 	t.Helper()
 	r, err := srv.Do(ctxT(t), "CLIENT", "LIST")
 	require.NoError(t, err)
