@@ -30,8 +30,13 @@ import (
 // concern, and no large reply or slow consumer on the other connections
 // delays them. Writes made through the client drop the keys they touch
 // before they return, so that once a write's reply is received no read in
-// the process sees the old value. Caching needs RESP3: it is an error with
-// Protocol 2, and a handshake error when the server only speaks RESP2.
+// the process sees the old value. Goroutines that only hit, and so never
+// wait for the network, apply the invalidations waiting on the tracking
+// connections themselves every 20µs or so, so that a process busy with
+// hits still sees them promptly (Linux, TCP or Unix sockets; see
+// docs/cache.md). On a cluster each primary tracks the keys read from it
+// (docs/cluster.md). Caching needs RESP3: it is an error with Protocol 2,
+// and a handshake error when the server only speaks RESP2.
 type CacheOptions struct {
 	// MaxBytes bounds the memory of the cache for the whole client: keys,
 	// values and bookkeeping. Default 64 MiB.
@@ -133,6 +138,11 @@ func (o *CacheOptions) validate(proto int) error {
 //     TTLs also takes the earliest TTL of the fields its value depends on
 //     (HPTTL), for which the server sends no invalidation until it gets
 //     round to deleting the field (cache_hash.go).
+//  5. Hits never wait for invalidations and invalidations never wait for
+//     hits: the store calls poll every 20µs or so from the hit path
+//     (transport.Mux.Poll reads what waits on the tracking connections),
+//     and an invalidation that finds a shard busy marks or records its key
+//     instead of waiting for the write lock (package cache).
 
 // clientCache is a client's cache: the store and the tracking connections
 // that fill it.

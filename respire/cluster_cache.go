@@ -45,13 +45,15 @@ type clusterCache struct {
 	base transport.Config
 
 	mu       sync.Mutex
+	closed   bool
 	trackers map[*topology.Node]*tracker
 	all      atomic.Pointer[[]*tracker] // for poll, copied on change
 
-	tags  atomic.Uint64 // the last tag handed out
-	dirty chan struct{} // a tag changed: remove dead entries
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	tags      atomic.Uint64 // the last tag handed out
+	dirty     chan struct{} // a tag changed: remove dead entries
+	stop      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
 }
 
 // slotCheck is how often the slot owners are compared with the last ones
@@ -89,15 +91,18 @@ func (k *clusterCache) trackerFor(ctx context.Context, key string) (*tracker, er
 	if err != nil {
 		return nil, err
 	}
-	return k.trackerOf(n), nil
+	return k.trackerOf(n)
 }
 
 // trackerOf returns n's tracker, made on first use.
-func (k *clusterCache) trackerOf(n *topology.Node) *tracker {
+func (k *clusterCache) trackerOf(n *topology.Node) (*tracker, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if t := k.trackers[n]; t != nil {
-		return t
+		return t, nil
+	}
+	if k.closed {
+		return nil, transport.NotSent(ErrClosed)
 	}
 	cfg := k.base
 	cfg.Addr = n.Addr
@@ -112,7 +117,7 @@ func (k *clusterCache) trackerOf(n *topology.Node) *tracker {
 	t.mux = transport.NewMux(cfg)
 	k.trackers[n] = t
 	k.publishLocked()
-	return t
+	return t, nil
 }
 
 func (k *clusterCache) publishLocked() {
@@ -165,11 +170,13 @@ func (k *clusterCache) barrier(ctx context.Context) error {
 	return first
 }
 
+// close ends the trackers and the watcher; later calls do nothing.
 func (k *clusterCache) close() {
-	close(k.stop)
+	k.closeOnce.Do(func() { close(k.stop) })
 	k.wg.Wait()
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.closed = true
 	for n, t := range k.trackers {
 		t.mux.Close()
 		delete(k.trackers, n)

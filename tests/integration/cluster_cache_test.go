@@ -158,6 +158,14 @@ func TestClusterCache(t *testing.T) {
 		v, err = cached.Get(ctx, keys[0])
 		require.NoError(t, err)
 		require.Equal(t, "v4", v)
+
+		// Close ends the tracking on every node.
+		require.NoError(t, c.Close())
+		for _, m := range masters {
+			require.Eventually(t, func() bool { return len(trackingClients(t, m)) == 0 }, 5*time.Second, time.Millisecond)
+		}
+		_, err = cached.Get(ctx, keys[1])
+		require.ErrorIs(t, err, respire.ErrClosed)
 	})
 }
 
