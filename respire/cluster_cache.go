@@ -47,7 +47,8 @@ type clusterCache struct {
 	mu       sync.Mutex
 	closed   bool
 	trackers map[*topology.Node]*tracker
-	all      atomic.Pointer[[]*tracker] // for poll, copied on change
+	all      atomic.Pointer[[]*tracker]                  // for poll, copied on change
+	byNode   atomic.Pointer[map[*topology.Node]*tracker] // for hits, copied on change
 
 	tags      atomic.Uint64 // the last tag handed out
 	dirty     chan struct{} // a tag changed: remove dead entries
@@ -77,8 +78,7 @@ func newClusterCache(opts *Options, cfg transport.Config, cl *topology.Cluster) 
 		dirty:    make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 	}
-	empty := []*tracker{}
-	k.all.Store(&empty)
+	k.publishLocked()
 	cc.cluster = k
 	k.wg.Add(1)
 	go func() { defer k.wg.Done(); k.watch() }()
@@ -96,6 +96,9 @@ func (k *clusterCache) trackerFor(ctx context.Context, key string) (*tracker, er
 
 // trackerOf returns n's tracker, made on first use.
 func (k *clusterCache) trackerOf(n *topology.Node) (*tracker, error) {
+	if t := (*k.byNode.Load())[n]; t != nil {
+		return t, nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if t := k.trackers[n]; t != nil {
@@ -122,10 +125,13 @@ func (k *clusterCache) trackerOf(n *topology.Node) (*tracker, error) {
 
 func (k *clusterCache) publishLocked() {
 	all := make([]*tracker, 0, len(k.trackers))
-	for _, t := range k.trackers {
+	byNode := make(map[*topology.Node]*tracker, len(k.trackers))
+	for n, t := range k.trackers {
 		all = append(all, t)
+		byNode[n] = t
 	}
 	k.all.Store(&all)
+	k.byNode.Store(&byNode)
 }
 
 // retag makes every entry read through t unservable.

@@ -296,3 +296,38 @@ func TestClusterCacheSilentMaster(t *testing.T) {
 	readUntil(t, ctx, cached, k, "later", time.Second)
 	require.NoError(t, hc.Resume(victim))
 }
+
+// BenchmarkClusterCachedGetHit is the hit path of a cached GET on a
+// cluster: the slot's route and its tracker's tag are checked on every hit.
+func BenchmarkClusterCachedGetHit(b *testing.B) {
+	hc := harness.StartCluster(b, harness.ClusterConfig{Replicas: -1})
+	ctx := context.Background()
+	opts := respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}, ClientCache: &respire.CacheOptions{}}
+	c, err := respire.Connect(ctx, opts)
+	require.NoError(b, err)
+	defer c.Close()
+	const key = "bench:hit"
+	require.NoError(b, c.Set(ctx, key, strings.Repeat("v", 64), nil))
+	cached := c.Cached(0)
+	_, err = cached.Get(ctx, key)
+	require.NoError(b, err)
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := cached.Get(ctx, key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := cached.Get(ctx, key); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
