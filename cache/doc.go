@@ -27,6 +27,18 @@
 // commit but never loses them, the cache never keeps a value older than
 // the newest invalidation it has seen.
 //
+// # Invalidations never wait for hits
+//
+// A goroutine waiting for a shard's write lock parks, and on a machine
+// whose processors are all busy with hits it runs again only when the
+// scheduler gets round to it, with every invalidation behind it waiting
+// too. So Invalidate takes the write lock only when it is free at once;
+// otherwise it marks the key's entries dead under the read lock (hits skip
+// them) or, when a writer holds the lock, records the key, and hits on
+// that shard are misses until the next holder of the write lock has
+// applied it. Config.Tick lets the owner apply the invalidations waiting
+// on its connections from the hit path.
+//
 // # Memory bound and eviction
 //
 // MaxBytes bounds the sum of the sizes of all entries: key bytes, value

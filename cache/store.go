@@ -52,18 +52,27 @@ type Config struct {
 	// Shards is the number of shards, rounded up to a power of two. Zero
 	// chooses 64, fewer when that would leave a shard less than 64 KiB.
 	Shards int
+	// Tick, when set, is called on the hit path, after the hit, at most
+	// once every TickEvery (default 20µs) across the store: the owner
+	// applies there the invalidations waiting on its connections, so
+	// that goroutines that only hit (and so never wait for the network)
+	// still see them promptly. It must not block for long.
+	Tick      func()
+	TickEvery time.Duration
 }
 
 // Value is a cached reply. Str holds a string value (so that a cached GET
 // returns it without allocating), Int and Float numbers; Any holds anything
 // else and must never be modified once stored; Miss records that the key
-// did not exist.
+// did not exist. Tag is the owner's label of the value, kept as it is (a
+// cluster client labels each value with the node it came from).
 type Value struct {
 	Str   string
 	Int   int64
 	Float float64
 	Any   any
 	Miss  bool
+	Tag   uint64
 }
 
 // Stats are the store's counters.
@@ -90,6 +99,10 @@ type Store struct {
 	// stores nothing.
 	epoch   atomic.Uint64
 	flushes atomic.Int64
+
+	tick      func()
+	tickEvery int64
+	lastTick  atomic.Int64
 }
 
 // New returns an empty store.
@@ -112,6 +125,11 @@ func New(cfg Config) *Store {
 		policy: cfg.Policy,
 		max:    cfg.MaxBytes,
 		base:   time.Now(),
+		tick:   cfg.Tick,
+	}
+	s.tickEvery = int64(cfg.TickEvery)
+	if s.tickEvery <= 0 {
+		s.tickEvery = int64(defaultTickEvery)
 	}
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -121,6 +139,24 @@ func New(cfg Config) *Store {
 		sh.pending = make(map[string]*pending)
 	}
 	return s
+}
+
+// defaultTickEvery is how often, at most, hits call Config.Tick.
+const defaultTickEvery = 20 * time.Microsecond
+
+// tickHits is how many hits of a shard pass between two looks at the
+// clock for Config.Tick: a hit costs a few tens of ns, so the clock is
+// read about every microsecond per busy shard.
+const tickHits = 64
+
+// maybeTick calls the tick unless another hit did within tickEvery.
+func (s *Store) maybeTick() {
+	now := s.Now()
+	last := s.lastTick.Load()
+	if now-last < s.tickEvery || !s.lastTick.CompareAndSwap(last, now) {
+		return
+	}
+	s.tick()
 }
 
 // Now returns the store's clock: monotonic nanoseconds since New. Expiry
@@ -138,29 +174,41 @@ func (s *Store) shardOf(key string) *shard {
 // value cached for key, and whether the key was cached as missing. ok is
 // false when nothing valid is cached.
 func (s *Store) GetString(key string) (v string, miss, ok bool) {
+	v, _, miss, ok = s.GetStringTag(key)
+	return v, miss, ok
+}
+
+// GetStringTag is GetString that also returns the value's Tag.
+func (s *Store) GetStringTag(key string) (v string, tag uint64, miss, ok bool) {
 	sh := s.shardOf(key)
-	sh.mu.RLock()
+	if !sh.rlock() {
+		sh.misses.Add(1)
+		return "", 0, false, false
+	}
 	var e *entry
 	if kn := sh.keys[key]; kn != nil {
 		e = kn.plain
 	}
 	// The clock is read only for entries that expire; the read lock keeps
 	// e alive meanwhile.
-	if e == nil || (e.expire != 0 && s.Now() >= e.expire) {
+	if e == nil || e.dead.Load() || (e.expire != 0 && s.Now() >= e.expire) {
 		sh.mu.RUnlock()
 		sh.misses.Add(1)
-		return "", false, false
+		return "", 0, false, false
 	}
-	v, miss = e.val.Str, e.val.Miss
+	v, tag, miss = e.val.Str, e.val.Tag, e.val.Miss
 	sh.hit(e)
-	return v, miss, true
+	return v, tag, miss, true
 }
 
 // Get returns the value cached for key under variant sub ("" or nil is the
 // plain string value).
 func (s *Store) Get(key string, sub []byte) (Value, bool) {
 	sh := s.shardOf(key)
-	sh.mu.RLock()
+	if !sh.rlock() {
+		sh.misses.Add(1)
+		return Value{}, false
+	}
 	var e *entry
 	if kn := sh.keys[key]; kn != nil {
 		if len(sub) == 0 {
@@ -169,7 +217,7 @@ func (s *Store) Get(key string, sub []byte) (Value, bool) {
 			e = kn.subs[string(sub)]
 		}
 	}
-	if e == nil || (e.expire != 0 && s.Now() >= e.expire) {
+	if e == nil || e.dead.Load() || (e.expire != 0 && s.Now() >= e.expire) {
 		sh.mu.RUnlock()
 		sh.misses.Add(1)
 		return Value{}, false
@@ -191,7 +239,8 @@ type Fill struct {
 
 // pending counts the fills in flight for a key and its invalidations.
 type pending struct {
-	gen  uint64
+	// gen is bumped by invalidations, which may hold only the read lock.
+	gen  atomic.Uint64
 	refs int
 }
 
@@ -199,14 +248,14 @@ type pending struct {
 // the command leaves the process.
 func (s *Store) Begin(key string) Fill {
 	sh := s.shardOf(key)
-	sh.mu.Lock()
+	sh.lock()
 	p := sh.pending[key]
 	if p == nil {
 		p = &pending{}
 		sh.pending[key] = p
 	}
 	p.refs++
-	f := Fill{sh: sh, key: key, p: p, gen: p.gen, epoch: s.epoch.Load()}
+	f := Fill{sh: sh, key: key, p: p, gen: p.gen.Load(), epoch: s.epoch.Load()}
 	sh.mu.Unlock()
 	return f
 }
@@ -221,7 +270,7 @@ func (f *Fill) Valid() bool {
 }
 
 func (f *Fill) valid() bool {
-	return f.p != nil && f.p.gen == f.gen && f.sh.s.epoch.Load() == f.epoch
+	return f.p != nil && f.p.gen.Load() == f.gen && f.sh.s.epoch.Load() == f.epoch
 }
 
 // Put stores v as the key's variant sub if the fill is still valid, and
@@ -231,7 +280,7 @@ func (f *Fill) valid() bool {
 // stored.
 func (f *Fill) Put(sub string, v Value, size int64, expire int64) bool {
 	sh := f.sh
-	sh.mu.Lock()
+	sh.lock()
 	ok := f.valid()
 	if ok {
 		ok = sh.put(f.key, sub, v, size, expire)
@@ -246,7 +295,7 @@ func (f *Fill) Done() {
 		return
 	}
 	sh := f.sh
-	sh.mu.Lock()
+	sh.lock()
 	f.p.refs--
 	if f.p.refs == 0 && sh.pending[f.key] == f.p {
 		delete(sh.pending, f.key)
@@ -257,19 +306,35 @@ func (f *Fill) Done() {
 
 // Invalidate drops every entry of key and spoils the fills of key in
 // flight. key is only read during the call.
+//
+// It does not wait for the hits in progress on the key's shard: when the
+// shard's write lock is not free at once, it marks the key's entries dead
+// under the read lock (hits skip them) and leaves their removal to the
+// next holder of the write lock. A write lock would wait for the readers
+// to leave and block new ones, and a goroutine waiting for it parks: with
+// every processor busy with hits it would be woken only when the
+// scheduler gets round to it, and invalidations would queue behind it.
 func (s *Store) Invalidate(key []byte) {
 	sh := &s.shards[maphash.Bytes(s.seed, key)&s.mask]
-	sh.mu.Lock()
-	sh.invalidate(string(key))
-	sh.mu.Unlock()
+	if sh.mu.TryLock() {
+		sh.sweep()
+		sh.invalidate(string(key))
+		sh.mu.Unlock()
+		return
+	}
+	sh.invalidateLater(string(key))
 }
 
 // InvalidateString is Invalidate for a string key.
 func (s *Store) InvalidateString(key string) {
 	sh := s.shardOf(key)
-	sh.mu.Lock()
-	sh.invalidate(key)
-	sh.mu.Unlock()
+	if sh.mu.TryLock() {
+		sh.sweep()
+		sh.invalidate(key)
+		sh.mu.Unlock()
+		return
+	}
+	sh.invalidateLater(key)
 }
 
 // Flush drops every entry and spoils every fill in flight.
@@ -278,10 +343,36 @@ func (s *Store) Flush() {
 	s.flushes.Add(1)
 	for i := range s.shards {
 		sh := &s.shards[i]
-		sh.mu.Lock()
+		sh.lock()
 		sh.clear()
 		sh.mu.Unlock()
 	}
+}
+
+// DropIf drops every entry whose value matches, and returns how many it
+// dropped: for an owner that no longer vouches for the values it labelled
+// (a cluster node that failed or lost slots). Fills in flight are not
+// spoiled; the owner labels them as it sees fit.
+func (s *Store) DropIf(match func(key string, v *Value) bool) int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.lock()
+		for _, kn := range sh.keys {
+			if e := kn.plain; e != nil && match(e.key, &e.val) {
+				sh.remove(e)
+				n++
+			}
+			for _, e := range kn.subs {
+				if match(e.key, &e.val) {
+					sh.remove(e)
+					n++
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // Stats returns the store's counters.
@@ -295,7 +386,7 @@ func (s *Store) Stats() Stats {
 		st.Bytes += sh.used
 		st.Entries += sh.entries
 		st.Evictions += sh.evictions
-		st.Invalidations += sh.invalidations
+		st.Invalidations += sh.invalidations.Load()
 		sh.mu.RUnlock()
 	}
 	return st
@@ -348,8 +439,19 @@ type shard struct {
 	ghost      ghost
 	smallBytes int64
 
-	evictions, invalidations int64
-	_                        padding
+	evictions     int64
+	invalidations atomic.Int64
+
+	// Keys whose entries were marked dead by an invalidation that could
+	// not take the write lock; the next holder of the write lock removes
+	// them (sweep). deadMu is only ever held for an append or a swap.
+	// hasFull says that some are full invalidations, not applied to the
+	// entries yet: hits must sweep first.
+	deadMu  sync.Mutex
+	dead    []deadKey
+	hasDead atomic.Bool
+	hasFull atomic.Bool
+	_       padding
 }
 
 // keyNode holds the entries of one key.
@@ -366,6 +468,7 @@ type entry struct {
 	expire     int64
 	size       int64 // accounted bytes
 	freq       atomic.Uint32
+	dead       atomic.Bool // invalidated, not removed yet
 	inSmall    bool
 	linked     bool // in one of the shard's lists
 	prev, next *entry
@@ -384,18 +487,26 @@ func (sh *shard) hit(e *entry) {
 		}
 	case LRU:
 		sh.mu.RUnlock()
-		sh.hits.Add(1)
-		sh.mu.Lock()
+		n := sh.hits.Add(1)
+		sh.lock()
 		// e may have been removed (or the shard cleared) meanwhile.
 		if e.linked {
 			sh.main.unlink(e)
 			sh.main.pushBack(e)
 		}
 		sh.mu.Unlock()
+		sh.afterHit(n)
 		return
 	}
 	sh.mu.RUnlock()
-	sh.hits.Add(1)
+	sh.afterHit(sh.hits.Add(1))
+}
+
+// afterHit runs the store's tick now and then; n is the shard's hit count.
+func (sh *shard) afterHit(n int64) {
+	if n%tickHits == 0 && sh.s.tick != nil {
+		sh.s.maybeTick()
+	}
 }
 
 func (sh *shard) put(key, sub string, v Value, size int64, expire int64) bool {
@@ -503,13 +614,13 @@ func (sh *shard) remove(e *entry) {
 
 func (sh *shard) invalidate(key string) {
 	if p := sh.pending[key]; p != nil {
-		p.gen++
+		p.gen.Add(1)
 	}
 	kn := sh.keys[key]
 	if kn == nil {
 		return
 	}
-	sh.invalidations++
+	sh.invalidations.Add(1)
 	if kn.plain != nil {
 		sh.remove(kn.plain)
 	}
@@ -526,4 +637,119 @@ func (sh *shard) clear() {
 	sh.ghost.reset()
 	sh.used = 0
 	sh.entries = 0
+}
+
+// rlock takes the read lock for a hit, once no invalidation waits to be
+// applied to the entries. It returns false, without the lock, when one
+// waits and the write lock is taken so that it cannot be applied now: the
+// hit is then a miss, and the read goes to the server.
+func (sh *shard) rlock() bool {
+	sh.mu.RLock()
+	if !sh.hasFull.Load() {
+		return true
+	}
+	sh.mu.RUnlock()
+	if !sh.mu.TryLock() {
+		return false
+	}
+	sh.sweep()
+	sh.mu.Unlock()
+	sh.mu.RLock()
+	return true
+}
+
+// lock takes the shard's write lock and removes the entries invalidated
+// meanwhile.
+func (sh *shard) lock() {
+	sh.mu.Lock()
+	sh.sweep()
+}
+
+// invalidateLater invalidates key while another goroutine holds the
+// shard's lock: it marks the key's entries dead under the read lock when
+// that is free; when a writer holds or waits for the lock it only records
+// the key (a full invalidation), and hits on the shard stop being served
+// until the next sweep has applied it (see GetString).
+func (sh *shard) invalidateLater(key string) {
+	if sh.mu.TryRLock() {
+		marked := sh.mark(key)
+		sh.mu.RUnlock()
+		if marked {
+			sh.deferRemoval(key, false)
+		}
+		return
+	}
+	sh.deferRemoval(key, true)
+}
+
+// mark is invalidate under the read lock: it spoils the key's fills in
+// flight and marks its entries dead, and reports whether it had any.
+func (sh *shard) mark(key string) bool {
+	if p := sh.pending[key]; p != nil {
+		p.gen.Add(1)
+	}
+	kn := sh.keys[key]
+	if kn == nil {
+		return false
+	}
+	sh.invalidations.Add(1)
+	if kn.plain != nil {
+		kn.plain.dead.Store(true)
+	}
+	for _, e := range kn.subs {
+		e.dead.Store(true)
+	}
+	return true
+}
+
+// deferRemoval records a key marked dead, or (full) to be invalidated,
+// for the next sweep.
+func (sh *shard) deferRemoval(key string, full bool) {
+	sh.deadMu.Lock()
+	sh.dead = append(sh.dead, deadKey{cloneString(key), full})
+	sh.hasDead.Store(true)
+	if full {
+		sh.hasFull.Store(true)
+	}
+	sh.deadMu.Unlock()
+}
+
+// deadKey is a key recorded by deferRemoval.
+type deadKey struct {
+	key  string
+	full bool
+}
+
+// sweep removes the entries marked dead of the keys recorded by
+// deferRemoval. It runs with the write lock held, before anything else
+// that holds it, so that it never meets an entry stored after the
+// invalidation: only entries marked dead are removed.
+func (sh *shard) sweep() {
+	if !sh.hasDead.Load() {
+		return
+	}
+	sh.deadMu.Lock()
+	keys := sh.dead
+	sh.dead = nil
+	sh.hasDead.Store(false)
+	sh.hasFull.Store(false)
+	sh.deadMu.Unlock()
+	for _, dk := range keys {
+		if dk.full {
+			sh.invalidate(dk.key)
+			continue
+		}
+		kn := sh.keys[dk.key]
+		if kn == nil {
+			continue
+		}
+		if kn.plain != nil && kn.plain.dead.Load() {
+			sh.remove(kn.plain)
+		}
+		for _, e := range kn.subs {
+			if e.dead.Load() {
+				sh.remove(e)
+			}
+		}
+	}
 }

@@ -249,6 +249,9 @@ func (b *Batch) execCluster(ctx context.Context, cmds []*cmd, futs []settler) er
 		b.recycleLists(cmds, futs)
 		return first
 	}
+	if b.c.cache != nil {
+		b.c.afterWrites(ctx, answered(cmds, errs))
+	}
 	for i, x := range cmds {
 		if errs[i] != nil {
 			futs[i].settle(nil, errs[i])

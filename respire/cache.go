@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/topology"
 	"github.com/respire-go/respire/transport"
 )
 
@@ -29,8 +30,13 @@ import (
 // concern, and no large reply or slow consumer on the other connections
 // delays them. Writes made through the client drop the keys they touch
 // before they return, so that once a write's reply is received no read in
-// the process sees the old value. Caching needs RESP3: it is an error with
-// Protocol 2, and a handshake error when the server only speaks RESP2.
+// the process sees the old value. Goroutines that only hit, and so never
+// wait for the network, apply the invalidations waiting on the tracking
+// connections themselves every 20µs or so, so that a process busy with
+// hits still sees them promptly (Linux, TCP or Unix sockets; see
+// docs/cache.md). On a cluster each primary tracks the keys read from it
+// (docs/cluster.md). Caching needs RESP3: it is an error with Protocol 2,
+// and a handshake error when the server only speaks RESP2.
 type CacheOptions struct {
 	// MaxBytes bounds the memory of the cache for the whole client: keys,
 	// values and bookkeeping. Default 64 MiB.
@@ -39,10 +45,14 @@ type CacheOptions struct {
 	// Zero means no local limit: an entry lives until it is invalidated,
 	// it expires on the server, or it is evicted.
 	TTL time.Duration
-	// CacheMisses keeps "no such key" answers too, so that repeated reads
-	// of a missing key are served locally; the server tracks missing keys
-	// and invalidates them when they are created.
-	CacheMisses bool
+	// NoCacheMisses turns off negative caching. By default a "no such
+	// key" (or "no such field") answer is cached like a value, under the
+	// same rules: the server tracks the missing key and invalidates it
+	// when it is created, the local TTL bounds its life, and writes
+	// through the client drop it. Without it, a key that expired or was
+	// never set costs a round trip on every read: readers polling for a
+	// key that is not there yet hit the server at full speed.
+	NoCacheMisses bool
 	// Broadcast uses the server's BCAST mode: the server reports changes to
 	// every key starting with one of Prefixes (all keys when there are
 	// none), read or not. Keys outside the prefixes are read from the
@@ -128,20 +138,55 @@ func (o *CacheOptions) validate(proto int) error {
 //     TTLs also takes the earliest TTL of the fields its value depends on
 //     (HPTTL), for which the server sends no invalidation until it gets
 //     round to deleting the field (cache_hash.go).
+//  5. Hits never wait for invalidations and invalidations never wait for
+//     hits: the store calls poll every 20µs or so from the hit path
+//     (transport.Mux.Poll reads what waits on the tracking connections),
+//     and an invalidation that finds a shard busy marks or records its key
+//     instead of waiting for the write lock (package cache).
 
 // clientCache is a client's cache: the store and the tracking connections
 // that fill it.
 type clientCache struct {
 	opts  CacheOptions
 	store *cache.Store
-	mux   *transport.Mux
-	conns uint32
+	// On a single server, mux and std are its tracking connections; on a
+	// cluster both are nil and cluster keeps a tracker per primary
+	// (cluster_cache.go).
+	mux     *transport.Mux
+	std     *tracker
+	cluster *clusterCache
+	conns   uint32
 	// fieldTTL says whether the server has hash field TTLs (cache_hash.go).
 	fieldTTL atomic.Pointer[fieldTTLState]
 }
 
+// tracker is a server's tracking connections, with the tag of the entries
+// read through them (cache.Value.Tag): 0 on a single server; on a cluster,
+// a number that changes whenever the node stops vouching for what was read
+// from it, so that those entries are never served again.
+type tracker struct {
+	mux  *transport.Mux
+	tag  atomic.Uint64
+	node *topology.Node // nil on a single server
+}
+
 // newClientCache returns nil when opts.ClientCache is nil.
 func newClientCache(opts *Options, cfg transport.Config) *clientCache {
+	cc := newCacheStore(opts)
+	if cc == nil {
+		return nil
+	}
+	cfg = trackingConfig(cc, cfg)
+	cfg.Tracking.Flush = cc.store.Flush
+	cc.mux = transport.NewMux(cfg)
+	cc.std = &tracker{mux: cc.mux}
+	cc.conns = uint32(cc.mux.Config().Connections)
+	return cc
+}
+
+// newCacheStore returns the cache of opts without its connections; nil
+// when opts.ClientCache is nil.
+func newCacheStore(opts *Options) *clientCache {
 	co := opts.ClientCache
 	if co == nil {
 		return nil
@@ -151,7 +196,17 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 	if cc.opts.MaxBytes == 0 {
 		cc.opts.MaxBytes = 64 << 20
 	}
-	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy})
+	// Hits apply waiting invalidations now and then (transport.Mux.Poll),
+	// so that goroutines that only hit see them without the scheduler's
+	// help. cc.mux is set before the client is returned, so before any
+	// hit.
+	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy, Tick: cc.poll})
+	return cc
+}
+
+// trackingConfig is cfg for the tracking connections of cc; the caller
+// sets Tracking.Flush.
+func trackingConfig(cc *clientCache, cfg transport.Config) transport.Config {
 	cfg.Connections = max(cc.opts.Connections, 1)
 	cfg.Protocol = 3
 	cfg.OnPush = nil
@@ -160,11 +215,27 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 		Broadcast:  cc.opts.Broadcast,
 		Prefixes:   cc.opts.Prefixes,
 		Invalidate: cc.store.Invalidate,
-		Flush:      cc.store.Flush,
 	}
-	cc.mux = transport.NewMux(cfg)
-	cc.conns = uint32(cc.mux.Config().Connections)
-	return cc
+	return cfg
+}
+
+// poll applies the invalidations waiting unread on the tracking
+// connections; the store calls it between hits (cache.Config.Tick).
+func (cc *clientCache) poll() {
+	if cc.cluster != nil {
+		cc.cluster.poll()
+		return
+	}
+	cc.mux.Poll()
+}
+
+// trackerFor returns the tracker that serves key: on a cluster, the one
+// of the slot's primary.
+func (cc *clientCache) trackerFor(ctx context.Context, key string) (*tracker, error) {
+	if cc.cluster != nil {
+		return cc.cluster.trackerFor(ctx, key)
+	}
+	return cc.std, nil
 }
 
 // tracked reports whether the server reports changes to key.
@@ -213,12 +284,20 @@ func (cc *clientCache) invalidateKeys(keys []string) {
 // every tracking connection, has been applied: a PING on each connection
 // is answered after the pushes queued before it.
 func (cc *clientCache) barrier(ctx context.Context) error {
+	if cc.cluster != nil {
+		return cc.cluster.barrier(ctx)
+	}
+	return cc.barrierOn(ctx, cc.mux)
+}
+
+// barrierOn is barrier for the tracking connections of m.
+func (cc *clientCache) barrierOn(ctx context.Context, m *transport.Mux) error {
 	for i := uint32(0); i < cc.conns; i++ {
 		x := newCmd(&cmdPING)
 		x.seal()
 		x.dec = cacheDecAny
 		x.Route = i
-		if err := cc.mux.Do(ctx, &x.Request); err != nil {
+		if err := m.Do(ctx, &x.Request); err != nil {
 			// The connection broke or ctx ended: a broken connection has
 			// flushed the cache; otherwise be safe and flush.
 			cc.store.Flush()
@@ -276,7 +355,8 @@ func (c *Client) FlushCache() {
 }
 
 func (c *Client) connectCache(ctx context.Context) error {
-	if c.cache == nil {
+	if c.cache == nil || c.cache.cluster != nil {
+		// A cluster's tracking connections are dialed on first use.
 		return nil
 	}
 	if err := c.cache.mux.Connect(ctx); err != nil {
@@ -286,10 +366,15 @@ func (c *Client) connectCache(ctx context.Context) error {
 }
 
 func (c *Client) closeCache() {
-	if c.cache != nil {
-		c.cache.mux.Close()
-		c.cache.store.Flush()
+	if c.cache == nil {
+		return
 	}
+	if c.cache.cluster != nil {
+		c.cache.cluster.close()
+	} else {
+		c.cache.mux.Close()
+	}
+	c.cache.store.Flush()
 }
 
 // afterWrites is afterWrite for the commands of a batch or transaction,
@@ -318,5 +403,29 @@ func (c *Client) afterWrites(ctx context.Context, xs []*cmd) {
 	}
 	if barrier {
 		_ = cc.barrier(ctx)
+	}
+}
+
+// answered returns the commands of xs that hold their outcome (errs[i] is
+// nil); the others belong to the transport.
+func answered(xs []*cmd, errs []error) []*cmd {
+	out := make([]*cmd, 0, len(xs))
+	for i, x := range xs {
+		if errs[i] == nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// serverChanged is for a topology that moves a single-server client to
+// another server (a Sentinel failover): whatever was read from the old
+// server is dropped now, and the tracking connections break, so that they
+// redial (to the address the configuration resolves to now) and track
+// again. cause is the error of the reads in flight on them.
+func (cc *clientCache) serverChanged(cause error) {
+	cc.store.Flush()
+	if cc.mux != nil {
+		cc.mux.Break(cause)
 	}
 }

@@ -15,6 +15,9 @@ import (
 // costs a map lookup and no allocation.
 func (v Cached) Get(ctx context.Context, key string) (string, error) {
 	if cc := v.c.cache; cc != nil {
+		if cc.cluster != nil {
+			return v.getCluster(ctx, key)
+		}
 		if s, miss, ok := cc.store.GetString(key); ok {
 			if miss {
 				return "", Nil
@@ -68,6 +71,9 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	if len(keys) == 0 {
 		return nil, newArgError("MGET", "key", "at least one key is required")
 	}
+	if cc.cluster != nil {
+		return v.mgetEach(ctx, keys)
+	}
 	out := make([]Null[string], len(keys))
 	var missing []int
 	for i, k := range keys {
@@ -97,7 +103,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	}()
 	x.dec = cacheDecNullStrs
 	pttls := make([]int64, len(tracked))
-	t0, auxOK, err := cc.run(ctx, x, tracked, pttls, nil, nil)
+	t0, auxOK, err := cc.run(ctx, cc.std, x, tracked, pttls, nil, nil)
 	if err != nil {
 		return nil, v.c.wrapErr("MGET", err)
 	}
@@ -113,7 +119,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 		}
 		f, pttl := &fills[ti], pttls[ti]
 		ti++
-		if !auxOK || (!got[j].Valid && !cc.opts.CacheMisses) {
+		if !auxOK || (!got[j].Valid && cc.opts.NoCacheMisses) {
 			continue
 		}
 		if d, live := cc.deadline(t0, pttl, v.localTTL()); live {
@@ -132,6 +138,9 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	}
 	if len(fields) == 0 {
 		return nil, newArgError("HMGET", "field", "at least one field is required")
+	}
+	if cc.cluster != nil {
+		return v.hmgetEach(ctx, key, fields)
 	}
 	if !cc.tracked(key) {
 		x := newCmd(&cmdHMGET)
@@ -179,7 +188,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	// the same write, and each field's entry expires with its field.
 	var ttl *cmd
 	var after []*cmd
-	if cc.fieldTTLs() {
+	if cc.fieldTTLs(cc.mux) {
 		sent := make([]string, len(missing))
 		for j, i := range missing {
 			sent[j] = fields[i]
@@ -188,7 +197,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 		after = []*cmd{ttl}
 	}
 	var pttl [1]int64
-	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:], nil, after)
+	t0, auxOK, err := cc.run(ctx, cc.std, x, []string{key}, pttl[:], nil, after)
 	if err != nil {
 		return nil, v.c.wrapErr("HMGET", err)
 	}
@@ -206,7 +215,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	d, live := cc.deadline(t0, pttl[0], v.localTTL())
 	for j, i := range missing {
 		out[i] = got[j]
-		if !auxOK || !live || (!got[j].Valid && !cc.opts.CacheMisses) {
+		if !auxOK || !live || (!got[j].Valid && cc.opts.NoCacheMisses) {
 			continue
 		}
 		dj, ok := d, true

@@ -95,8 +95,8 @@ type fieldTTLState struct {
 }
 
 // fieldTTLs reports whether cached hash reads must ask for field TTLs.
-func (cc *clientCache) fieldTTLs() bool {
-	si := cc.mux.ServerInfo()
+func (cc *clientCache) fieldTTLs(m *transport.Mux) bool {
+	si := m.ServerInfo()
 	st := cc.fieldTTL.Load()
 	if st == nil || st.info != si {
 		st = &fieldTTLState{info: si}
@@ -117,9 +117,8 @@ func (cc *clientCache) fieldTTLFailed(err error) {
 	if !errors.As(err, &se) || !strings.Contains(strings.ToLower(se.Message), "unknown command") {
 		return
 	}
-	si := cc.mux.ServerInfo()
-	if st := cc.fieldTTL.Load(); st != nil && st.info == si && !st.none {
-		cc.fieldTTL.CompareAndSwap(st, &fieldTTLState{info: si, none: true})
+	if st := cc.fieldTTL.Load(); st != nil && !st.none {
+		cc.fieldTTL.CompareAndSwap(st, &fieldTTLState{info: st.info, none: true})
 	}
 }
 
@@ -177,22 +176,23 @@ type hashRead struct {
 	shape  hashShape
 	key    string
 	route  uint32
-	fields []string // hashArgs, hashFields: the fields read
-	seen   []bool   // hashArgs, hashFields: whether the read saw each
-	ttl    *cmd     // hashArgs, hashFields: HPTTL after the read
-	keys   *cmd     // hashWhole: HKEYS before the read
-	names  []string // hashWhole: the fields HKEYS listed
-	failed bool     // an auxiliary command failed: do not cache
+	mux    *transport.Mux // of the read's tracker
+	fields []string       // hashArgs, hashFields: the fields read
+	seen   []bool         // hashArgs, hashFields: whether the read saw each
+	ttl    *cmd           // hashArgs, hashFields: HPTTL after the read
+	keys   *cmd           // hashWhole: HKEYS before the read
+	names  []string       // hashWhole: the fields HKEYS listed
+	failed bool           // an auxiliary command failed: do not cache
 }
 
 // newHashRead prepares the auxiliary commands of x, a read of key, or
 // returns nil when x needs none.
-func (cc *clientCache) newHashRead(x *cmd, key string) *hashRead {
+func (cc *clientCache) newHashRead(t *tracker, x *cmd, key string) *hashRead {
 	shape := hashShapeOf(x.info)
-	if shape == hashNone || !cc.fieldTTLs() {
+	if shape == hashNone || !cc.fieldTTLs(t.mux) {
 		return nil
 	}
-	h := &hashRead{shape: shape, key: key, route: x.Route}
+	h := &hashRead{shape: shape, key: key, route: x.Route, mux: t.mux}
 	switch shape {
 	case hashArgs, hashFields:
 		args := cmdArgs(x)
@@ -329,7 +329,7 @@ func (cc *clientCache) limit(ctx context.Context, h *hashRead, val any, t0, d in
 	}
 	p := newFieldTTLCmd(h.key, names, h.route)
 	t1 := cc.store.Now()
-	if err := cc.mux.Do(ctx, &p.Request); err != nil {
+	if err := h.mux.Do(ctx, &p.Request); err != nil {
 		return 0, false
 	}
 	ttls, ok := cc.fieldTTLReply(p, len(names))

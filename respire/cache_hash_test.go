@@ -188,7 +188,7 @@ func TestCachedHashReadFieldTTL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newFieldTTLPeer(t, tc.hget, tc.hpttl)
-			c, err := Connect(context.Background(), Options{Addr: p.Addr(), ClientCache: &CacheOptions{CacheMisses: tc.misses}})
+			c, err := Connect(context.Background(), Options{Addr: p.Addr(), ClientCache: &CacheOptions{NoCacheMisses: !tc.misses}})
 			require.NoError(t, err)
 			defer c.Close()
 			ctx := context.Background()

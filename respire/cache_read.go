@@ -60,7 +60,7 @@ func (v Cached) localTTL() time.Duration {
 // -2 for a missing key). before and after are sent right before x and
 // after the PTTLs; the caller reads and recycles them. On error the
 // transport owns x, before and after.
-func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []int64, before, after []*cmd) (t0 int64, auxOK bool, err error) {
+func (cc *clientCache) run(ctx context.Context, t *tracker, x *cmd, keys []string, pttls []int64, before, after []*cmd) (t0 int64, auxOK bool, err error) {
 	var arr [8]*transport.Request
 	rs := arr[:0]
 	var caching *cmd
@@ -91,7 +91,7 @@ func (cc *clientCache) run(ctx context.Context, x *cmd, keys []string, pttls []i
 		rs = append(rs, &a.Request)
 	}
 	t0 = cc.store.Now()
-	if err := cc.mux.DoMulti(ctx, rs); err != nil {
+	if err := t.mux.DoMulti(ctx, rs); err != nil {
 		return t0, false, err
 	}
 	auxOK = true
@@ -157,11 +157,16 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	}
 	x.dec = dec
 	x.seal()
+	t, err := cc.trackerFor(ctx, key)
+	if err != nil {
+		x.Recycle()
+		return cache.Value{}, c.wrapErr(x.info.name, err)
+	}
 	var sub []byte
 	if !plain {
 		// GET's callers looked up the plain entry already.
 		sub = x.buf[x.start:]
-		if val, ok := cc.store.Get(key, sub); ok {
+		if val, ok := cc.store.Get(key, sub); ok && val.Tag == t.tag.Load() {
 			x.Recycle()
 			if val.Miss {
 				return cache.Value{}, Nil
@@ -173,20 +178,58 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	fill := cc.store.Begin(key)
 	defer fill.Done()
 	name := x.info.name
-	h := cc.newHashRead(x, key)
+	var h *hashRead
 	var pttl [1]int64
-	t0, auxOK, err := cc.run(ctx, x, []string{key}, pttl[:], h.before(), h.after())
-	if err != nil {
-		return cache.Value{}, c.wrapErr(name, err)
+	var tag uint64
+	var t0 int64
+	var auxOK bool
+	for redirects := 0; ; redirects++ {
+		// The tag is taken before the read is sent: if the node stops
+		// vouching for it meanwhile, the value is stored under a tag that
+		// no hit accepts.
+		tag = t.tag.Load()
+		h = cc.newHashRead(t, x, key)
+		t0, auxOK, err = cc.run(ctx, t, x, []string{key}, pttl[:], h.before(), h.after())
+		if err != nil {
+			if t.node != nil {
+				c.cl.Suspect(t.node)
+			}
+			return cache.Value{}, c.wrapErr(name, err)
+		}
+		if t.node == nil {
+			break
+		}
+		rd, ok := redirectOf(x.replyErr, t.node.Addr)
+		if !ok {
+			break
+		}
+		// Not served by this node (cluster_cache.go).
+		cc.release(h)
+		x.replyErr = nil
+		if t, err = cc.cluster.redirected(ctx, t, rd, key, redirects); err != nil {
+			// Not a MOVED (ASK, TRYAGAIN, CLUSTERDOWN, ...), or too many:
+			// the read goes the way of any command, uncached.
+			if err := c.execCluster(ctx, x); err != nil {
+				return cache.Value{}, c.wrapCluster(name, err)
+			}
+			if x.replyErr != nil {
+				err := x.replyErr
+				x.Recycle()
+				return cache.Value{}, err
+			}
+			val, _, _ := toValue(&x.res)
+			x.Recycle()
+			return val, nil
+		}
 	}
 	cc.observe(h, x)
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()
-		if errors.Is(err, Nil) && auxOK && cc.opts.CacheMisses {
+		if errors.Is(err, Nil) && auxOK && !cc.opts.NoCacheMisses {
 			if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
 				if d, live = cc.limit(ctx, h, nil, t0, d); live {
-					fill.Put(subKey, cache.Value{Miss: true}, 0, d)
+					fill.Put(subKey, cache.Value{Miss: true, Tag: tag}, 0, d)
 				}
 			}
 		}
@@ -198,7 +241,9 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	if ok && auxOK {
 		if d, live := cc.deadline(t0, pttl[0], v.localTTL()); live {
 			if d, live = cc.limit(ctx, h, val.Any, t0, d); live {
+				val.Tag = tag
 				fill.Put(subKey, val, size, d)
+				val.Tag = 0
 			}
 		}
 	}

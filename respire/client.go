@@ -48,6 +48,7 @@ func NewClient(opts Options) (*Client, error) {
 		c.hub = transport.NewPubSub(hubCfg)
 		c.initClusterPubSub()
 		c.conns = uint32(max(opts.Connections, 1))
+		c.cache = newClusterCache(&opts, cfg, c.cl)
 		return c, nil
 	}
 	if opts.Sentinel != nil {

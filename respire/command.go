@@ -241,6 +241,9 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 		if err := c.execCluster(ctx, x); err != nil {
 			return c.wrapCluster(name, err)
 		}
+		if c.cache != nil {
+			c.afterWrite(ctx, x)
+		}
 		if x.replyErr != nil {
 			err := x.replyErr
 			x.Recycle()

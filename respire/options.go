@@ -212,9 +212,6 @@ func (o *Options) validate() error {
 	if o.Cluster != nil && o.DB != 0 {
 		return optErr("DB", "a cluster has only database 0, not %d", o.DB)
 	}
-	if o.Cluster != nil && o.ClientCache != nil {
-		return optErr("ClientCache", "client-side caching is not supported with Cluster yet")
-	}
 	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadNearest {
 		return optErr("ReadFrom", "unknown mode %d", o.ReadFrom)
 	}

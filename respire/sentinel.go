@@ -169,8 +169,7 @@ func (sc *sentinelClient) switched(old, addr string) {
 	c.mux.Break(cause)
 	c.hub.Reconnect(cause)
 	if c.cache != nil {
-		c.cache.mux.Break(cause)
-		c.cache.store.Flush()
+		c.cache.serverChanged(cause)
 	}
 	if ids := c.blocking.BusyOn(old); len(ids) > 0 {
 		sc.unblock(old, ids)

@@ -57,6 +57,9 @@ type conn struct {
 	writes               atomic.Uint64
 	fill                 *filler // nil without the filler
 	spin                 *spinReader
+	// poll, on a tracking connection, lets Mux.Poll read between cache
+	// hits (tracking_drain.go); nil when the socket cannot be read so.
+	poll *pollConn
 
 	ping     Request
 	onBroken func(*conn)
@@ -78,6 +81,11 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 	if c.direct {
 		if c.spin = newSpinReader(nc, cfg.ReadSpin); c.spin != nil {
 			rd.Reset(c.spin)
+		}
+	}
+	if cfg.Tracking != nil && !cfg.Filler {
+		if c.poll = newPollConn(nc); c.poll != nil {
+			rd.Reset(c.poll)
 		}
 	}
 	wg.Add(2)
@@ -183,6 +191,10 @@ func (c *conn) writeLoop() {
 func (c *conn) readLoop() {
 	if c.direct {
 		c.backgroundReader()
+		return
+	}
+	if c.poll != nil {
+		c.pollLoop()
 		return
 	}
 	for {
