@@ -303,9 +303,13 @@ func (g *generator) emit() (map[string][]byte, error) {
 	}
 	decs := newFile("")
 	g.emitReaders(decs)
+	srvs := newFile("")
+	if err := g.emitServers(srvs); err != nil {
+		return nil, err
+	}
 
 	// Drop the package comments we do not want (jen needs a non-nil file).
-	for name, f := range map[string]*jen.File{"zz_commands.go": cmds, "zz_batch.go": batch, "zz_types.go": types, "zz_decoders.go": decs} {
+	for name, f := range map[string]*jen.File{"zz_commands.go": cmds, "zz_batch.go": batch, "zz_types.go": types, "zz_decoders.go": decs, "zz_servers.go": srvs} {
 		if err := render(name, f); err != nil {
 			return nil, err
 		}

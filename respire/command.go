@@ -19,7 +19,7 @@ type cmdInfo struct {
 	firstKey, lastKey, keyStep int // legacy key positions; 0 is the command name
 	requestPolicy              string
 	responsePolicy             string
-	servers                    uint8 // serverRedis70 | ...
+	servers                    serverSet // serverRedis70 | ...
 }
 
 // cmdFlag is a set of command properties taken from the spec.
@@ -37,13 +37,6 @@ const (
 	flagLoading
 	flagStale
 	flagNondeterministic
-)
-
-// The servers a command exists on.
-const (
-	serverRedis70 uint8 = 1 << iota
-	serverRedis80
-	serverValkey81
 )
 
 // result holds a decoded reply. Scalars go in their own fields so that the

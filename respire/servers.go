@@ -30,22 +30,22 @@ func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 // Is makes errors.Is(err, ErrNotSent) hold: nothing was sent.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrNotSent }
 
-// specServers are the servers the spec was dumped from, with their bits.
-var specServers = []struct {
-	bit     uint8
-	product string
-	prefix  string
-	name    string
-}{
-	{serverRedis70, "redis", "7.0.", "redis 7.0"},
-	{serverRedis80, "redis", "8.0.", "redis 8.0"},
-	{serverValkey81, "valkey", "8.1.", "valkey 8.1"},
+// serverSet is a set of the spec's servers, one bit each; the bits and the
+// table specServers are generated from the spec (zz_servers.go).
+type serverSet uint32
+
+// specServer is one server the spec was dumped from.
+type specServer struct {
+	bit     serverSet
+	product string // "redis", as the handshake names it
+	prefix  string // "8.6.": the versions that count as this server
+	name    string // "redis 8.6", for errors
 }
 
 // serverBit maps a handshake's server to a spec server; 0 when the server
 // is not one the spec knows (then nothing is checked and the server
 // answers for itself).
-func serverBit(info transport.ConnInfo) uint8 {
+func serverBit(info transport.ConnInfo) serverSet {
 	for _, s := range specServers {
 		if strings.EqualFold(info.Server, s.product) && strings.HasPrefix(info.Version, s.prefix) {
 			return s.bit
@@ -57,7 +57,7 @@ func serverBit(info transport.ConnInfo) uint8 {
 // serverBitCache remembers the spec server of one handshake.
 type serverBitCache struct {
 	info *transport.ConnInfo
-	bit  uint8
+	bit  serverSet
 }
 
 // unsupported returns the error for a command the connected server lacks,
