@@ -369,6 +369,12 @@ func (b *Batch) ClusterBumpEpoch() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// ClusterCancelSlotMigrations queues CLUSTER CANCELSLOTMIGRATIONS; see Client.ClusterCancelSlotMigrations.
+func (b *Batch) ClusterCancelSlotMigrations() *Future[struct{}] {
+	x := b.newCmd(&cmdCLUSTER_CANCELSLOTMIGRATIONS)
+	return queue(b, x, decOK, pickNone)
+}
+
 // ClusterCountFailureReports queues CLUSTER COUNT-FAILURE-REPORTS; see Client.ClusterCountFailureReports.
 func (b *Batch) ClusterCountFailureReports(nodeID string) *Future[int64] {
 	x := b.newCmd(&cmdCLUSTER_COUNT_FAILURE_REPORTS)
@@ -410,6 +416,13 @@ func (b *Batch) ClusterFailover(opts *ClusterFailoverOptions) *Future[struct{}] 
 	return queue(b, x, decOK, pickNone)
 }
 
+// ClusterFlushSlot queues CLUSTER FLUSHSLOT; see Client.ClusterFlushSlot.
+func (b *Batch) ClusterFlushSlot(slot int64, opts *ClusterFlushSlotOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdCLUSTER_FLUSHSLOT)
+	argsClusterFlushSlot(x, slot, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // ClusterFlushSlots queues CLUSTER FLUSHSLOTS; see Client.ClusterFlushSlots.
 func (b *Batch) ClusterFlushSlots() *Future[struct{}] {
 	x := b.newCmd(&cmdCLUSTER_FLUSHSLOTS)
@@ -429,6 +442,12 @@ func (b *Batch) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] 
 	x.argInt(slot)
 	x.argInt(count)
 	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ClusterGetSlotMigrations queues CLUSTER GETSLOTMIGRATIONS; see Client.ClusterGetSlotMigrations.
+func (b *Batch) ClusterGetSlotMigrations() *Future[[]map[string]Reply] {
+	x := b.newCmd(&cmdCLUSTER_GETSLOTMIGRATIONS)
+	return queue(b, x, decListMapStrReply, pickAny[[]map[string]Reply])
 }
 
 // ClusterHelp queues CLUSTER HELP; see Client.ClusterHelp.
@@ -463,6 +482,23 @@ func (b *Batch) ClusterMeet(ip string, port int64, opts *ClusterMeetOptions) *Fu
 	return queue(b, x, decOK, pickNone)
 }
 
+// ClusterMigrateSlots queues CLUSTER MIGRATESLOTS; see Client.ClusterMigrateSlots.
+func (b *Batch) ClusterMigrateSlots(migrationGroups ...MigrationGroup) *Future[struct{}] {
+	x := b.newCmd(&cmdCLUSTER_MIGRATESLOTS)
+	needOne(x, "migration-group", len(migrationGroups))
+	for _, e := range migrationGroups {
+		e.args(x)
+	}
+	return queue(b, x, decOK, pickNone)
+}
+
+// ClusterMigration queues CLUSTER MIGRATION; see Client.ClusterMigration.
+func (b *Batch) ClusterMigration(subCommand ClusterMigrationSubCommand) *Future[Reply] {
+	x := b.newCmd(&cmdCLUSTER_MIGRATION)
+	subCommand.args(x, true)
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
 // ClusterMyID queues CLUSTER MYID; see Client.ClusterMyID.
 func (b *Batch) ClusterMyID() *Future[string] {
 	x := b.newCmd(&cmdCLUSTER_MYID)
@@ -491,7 +527,11 @@ func (b *Batch) ClusterReplicas(nodeID string) *Future[[]string] {
 // ClusterReplicate queues CLUSTER REPLICATE; see Client.ClusterReplicate.
 func (b *Batch) ClusterReplicate(nodeID string) *Future[struct{}] {
 	x := b.newCmd(&cmdCLUSTER_REPLICATE)
-	x.arg(nodeID)
+	if nodeID == "" {
+		argTokens(x, "NO", "ONE")
+	} else {
+		x.arg(nodeID)
+	}
 	return queue(b, x, decOK, pickNone)
 }
 
@@ -550,6 +590,20 @@ func (b *Batch) ClusterSlotStats(filter ClusterSlotStatsFilter) *Future[[]SlotSt
 func (b *Batch) ClusterSlots() *Future[[]Reply] {
 	x := b.newCmd(&cmdCLUSTER_SLOTS)
 	return queue(b, x, decListReply, pickAny[[]Reply])
+}
+
+// ClusterSyncSlots queues CLUSTER SYNCSLOTS; see Client.ClusterSyncSlots.
+func (b *Batch) ClusterSyncSlots(subCommand ClusterSyncSlotsSubCommand) *Future[Reply] {
+	x := b.newCmd(&cmdCLUSTER_SYNCSLOTS)
+	subCommand.args(x, true)
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
+// ClusterScan queues CLUSTERSCAN; see Client.ClusterScan.
+func (b *Batch) ClusterScan(cursor string, opts *ClusterScanOptions) *Future[ClusterScanPage] {
+	x := b.newCmd(&cmdCLUSTERSCAN)
+	argsClusterScan(x, cursor, opts)
+	return queue(b, x, decClusterScanPage, pickAny[ClusterScanPage])
 }
 
 // Command queues COMMAND; see Client.Command.
@@ -619,7 +673,7 @@ func (b *Batch) CommandList(opts *CommandListOptions) *Future[[]string] {
 func (b *Batch) CommandLogGet(count int64, typeArg CommandLogGetType) *Future[[]CommandlogEntry] {
 	x := b.newCmd(&cmdCOMMANDLOG_GET)
 	x.argInt(count)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return queue(b, x, decListCommandlogEntry, pickAny[[]CommandlogEntry])
 }
 
@@ -632,14 +686,14 @@ func (b *Batch) CommandLogHelp() *Future[[]string] {
 // CommandLogLen queues COMMANDLOG LEN; see Client.CommandLogLen.
 func (b *Batch) CommandLogLen(typeArg CommandLogGetType) *Future[int64] {
 	x := b.newCmd(&cmdCOMMANDLOG_LEN)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return queue(b, x, decInt, pickInt)
 }
 
 // CommandLogReset queues COMMANDLOG RESET; see Client.CommandLogReset.
 func (b *Batch) CommandLogReset(typeArg CommandLogGetType) *Future[struct{}] {
 	x := b.newCmd(&cmdCOMMANDLOG_RESET)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return queue(b, x, decOK, pickNone)
 }
 
@@ -727,6 +781,36 @@ func (b *Batch) Del(keys ...string) *Future[int64] {
 		x.argKey(e)
 	}
 	return queue(b, x, decInt, pickInt)
+}
+
+// DelEx queues DELEX; see Client.DelEx.
+func (b *Batch) DelEx(key string, opts *DelExOptions) *Future[int64] {
+	x := b.newCmd(&cmdDELEX)
+	argsDelEx(x, key, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// DelIfEq queues DELIFEQ; see Client.DelIfEq.
+func (b *Batch) DelIfEq(key string, value string) *Future[int64] {
+	x := b.newCmd(&cmdDELIFEQ)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decInt, pickInt)
+}
+
+// Digest queues DIGEST; see Client.Digest.
+func (b *Batch) Digest(key string) *Future[string] {
+	x := b.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// DigestLease queues DIGEST with the reply in a pooled Lease; see Client.DigestLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) DigestLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // Dump queues DUMP; see Client.Dump.
@@ -1272,6 +1356,37 @@ func (b *Batch) HMSet(key string, data ...FieldValue) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// HotkeysGet queues HOTKEYS GET; see Client.HotkeysGet.
+func (b *Batch) HotkeysGet() *Future[[]HotkeysReport] {
+	x := b.newCmd(&cmdHOTKEYS_GET)
+	return queue(b, x, decListHotkeysReportNull, pickAny[[]HotkeysReport])
+}
+
+// HotkeysHelp queues HOTKEYS HELP; see Client.HotkeysHelp.
+func (b *Batch) HotkeysHelp() *Future[[]string] {
+	x := b.newCmd(&cmdHOTKEYS_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// HotkeysReset queues HOTKEYS RESET; see Client.HotkeysReset.
+func (b *Batch) HotkeysReset() *Future[struct{}] {
+	x := b.newCmd(&cmdHOTKEYS_RESET)
+	return queue(b, x, decOK, pickNone)
+}
+
+// HotkeysStart queues HOTKEYS START; see Client.HotkeysStart.
+func (b *Batch) HotkeysStart(count int64, opts *HotkeysStartOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdHOTKEYS_START)
+	argsHotkeysStart(x, count, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// HotkeysStop queues HOTKEYS STOP; see Client.HotkeysStop.
+func (b *Batch) HotkeysStop() *Future[struct{}] {
+	x := b.newCmd(&cmdHOTKEYS_STOP)
+	return queue(b, x, decOK, pickNone)
+}
+
 // HPersist queues HPERSIST; see Client.HPersist.
 func (b *Batch) HPersist(key string, fields ...string) *Future[[]int64] {
 	x := b.newCmd(&cmdHPERSIST)
@@ -1763,6 +1878,13 @@ func (b *Batch) MSet(data ...KeyValue) *Future[struct{}] {
 		e.args(x)
 	}
 	return queue(b, x, decOK, pickNone)
+}
+
+// MSetEx queues MSETEX; see Client.MSetEx.
+func (b *Batch) MSetEx(data []KeyValue, opts *MSetExOptions) *Future[bool] {
+	x := b.newCmd(&cmdMSETEX)
+	argsMSetEx(x, data, opts)
+	return queue(b, x, decBool, pickBool)
 }
 
 // MSetNX queues MSETNX; see Client.MSetNX.
@@ -2465,6 +2587,13 @@ func (b *Batch) Touch(keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// TrimSlots queues TRIMSLOTS; see Client.TrimSlots.
+func (b *Batch) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
+	x := b.newCmd(&cmdTRIMSLOTS)
+	argsTrimSlots(x, slots)
+	return queue(b, x, decOK, pickNone)
+}
+
 // TTL queues TTL; see Client.TTL.
 func (b *Batch) TTL(key string) *Future[int64] {
 	x := b.newCmd(&cmdTTL)
@@ -2490,145 +2619,152 @@ func (b *Batch) Unlink(keys ...string) *Future[int64] {
 }
 
 // VAdd queues VADD; see Client.VAdd.
-func (b *Batch) VAdd(key string, args ...string) *Future[bool] {
+func (b *Batch) VAdd(key string, format VAddFormat, vector string, element string, opts *VAddOptions) *Future[bool] {
 	x := b.newCmd(&cmdVADD)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVAdd(x, key, format, vector, element, opts)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VCard queues VCARD; see Client.VCard.
-func (b *Batch) VCard(key string, args ...string) *Future[int64] {
+func (b *Batch) VCard(key string) *Future[int64] {
 	x := b.newCmd(&cmdVCARD)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decInt, pickInt)
 }
 
 // VDim queues VDIM; see Client.VDim.
-func (b *Batch) VDim(key string, args ...string) *Future[int64] {
+func (b *Batch) VDim(key string) *Future[int64] {
 	x := b.newCmd(&cmdVDIM)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decInt, pickInt)
 }
 
 // VEmb queues VEMB; see Client.VEmb.
-func (b *Batch) VEmb(key string, args ...string) *Future[[]float64] {
+func (b *Batch) VEmb(key string, element string) *Future[[]float64] {
 	x := b.newCmd(&cmdVEMB)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decListFloatNull, pickAny[[]float64])
 }
 
+// VEmbRaw queues VEMB; see Client.VEmbRaw.
+func (b *Batch) VEmbRaw(key string, element string) *Future[VectorRaw] {
+	x := b.newCmd(&cmdVEMB)
+	argsVEmbRaw(x, key, element)
+	return queue(b, x, decVectorRawNull, pickAny[VectorRaw])
+}
+
 // VGetAttr queues VGETATTR; see Client.VGetAttr.
-func (b *Batch) VGetAttr(key string, args ...string) *Future[string] {
+func (b *Batch) VGetAttr(key string, element string) *Future[string] {
 	x := b.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decStrNull, pickStr)
 }
 
 // VGetAttrLease queues VGETATTR with the reply in a pooled Lease; see Client.VGetAttrLease.
 // Release the Lease of the Future's value once done with its bytes.
-func (b *Batch) VGetAttrLease(key string, args ...string) *Future[*Lease] {
+func (b *Batch) VGetAttrLease(key string, element string) *Future[*Lease] {
 	x := b.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // VInfo queues VINFO; see Client.VInfo.
-func (b *Batch) VInfo(key string, args ...string) *Future[VectorSetInfo] {
+func (b *Batch) VInfo(key string) *Future[VectorSetInfo] {
 	x := b.newCmd(&cmdVINFO)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decVectorSetInfoNull, pickAny[VectorSetInfo])
 }
 
 // VIsMember queues VISMEMBER; see Client.VIsMember.
-func (b *Batch) VIsMember(key string, args ...string) *Future[bool] {
+func (b *Batch) VIsMember(key string, element string) *Future[bool] {
 	x := b.newCmd(&cmdVISMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VLinks queues VLINKS; see Client.VLinks.
-func (b *Batch) VLinks(key string, args ...string) *Future[[][]string] {
+func (b *Batch) VLinks(key string, element string) *Future[[][]string] {
 	x := b.newCmd(&cmdVLINKS)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decListListStrNull, pickAny[[][]string])
 }
 
+// VLinksWithScores queues VLINKS; see Client.VLinksWithScores.
+func (b *Batch) VLinksWithScores(key string, element string) *Future[[][]ScoredMember] {
+	x := b.newCmd(&cmdVLINKS)
+	argsVLinksWithScores(x, key, element)
+	return queue(b, x, decListListScoredMemberNull, pickAny[[][]ScoredMember])
+}
+
 // VRandMember queues VRANDMEMBER; see Client.VRandMember.
-func (b *Batch) VRandMember(key string, args ...string) *Future[string] {
+func (b *Batch) VRandMember(key string) *Future[string] {
 	x := b.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decStrNull, pickStr)
 }
 
 // VRandMemberLease queues VRANDMEMBER with the reply in a pooled Lease; see Client.VRandMemberLease.
 // Release the Lease of the Future's value once done with its bytes.
-func (b *Batch) VRandMemberLease(key string, args ...string) *Future[*Lease] {
+func (b *Batch) VRandMemberLease(key string) *Future[*Lease] {
 	x := b.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// VRandMemberCount queues VRANDMEMBER; see Client.VRandMemberCount.
+func (b *Batch) VRandMemberCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// VRange queues VRANGE; see Client.VRange.
+func (b *Batch) VRange(key string, start string, end string, opts *VRangeOptions) *Future[[]string] {
+	x := b.newCmd(&cmdVRANGE)
+	argsVRange(x, key, start, end, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // VRem queues VREM; see Client.VRem.
-func (b *Batch) VRem(key string, args ...string) *Future[bool] {
+func (b *Batch) VRem(key string, element string) *Future[bool] {
 	x := b.newCmd(&cmdVREM)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VSetAttr queues VSETATTR; see Client.VSetAttr.
-func (b *Batch) VSetAttr(key string, args ...string) *Future[bool] {
+func (b *Batch) VSetAttr(key string, element string, json string) *Future[bool] {
 	x := b.newCmd(&cmdVSETATTR)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVSetAttr(x, key, element, json)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VSim queues VSIM; see Client.VSim.
-func (b *Batch) VSim(key string, args ...string) *Future[[]string] {
+func (b *Batch) VSim(key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) *Future[[]string] {
 	x := b.newCmd(&cmdVSIM)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVSim(x, key, format, vectorOrElement, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// VSimWithScores queues VSIM; see Client.VSimWithScores.
+func (b *Batch) VSimWithScores(key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) *Future[[]ScoredMember] {
+	x := b.newCmd(&cmdVSIM)
+	argsVSimWithScores(x, key, format, vectorOrElement, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
+// VSimWithAttribs queues VSIM; see Client.VSimWithAttribs.
+func (b *Batch) VSimWithAttribs(key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) *Future[[]MemberAttributes] {
+	x := b.newCmd(&cmdVSIM)
+	argsVSimWithAttribs(x, key, format, vectorOrElement, opts)
+	return queue(b, x, decListMemberAttributes, pickAny[[]MemberAttributes])
 }
 
 // Wait queues WAIT; see Client.Wait.
@@ -2651,6 +2787,13 @@ func (b *Batch) XAck(key string, group string, ids ...string) *Future[int64] {
 	x := b.newCmd(&cmdXACK)
 	argsXAck(x, key, group, ids)
 	return queue(b, x, decInt, pickInt)
+}
+
+// XAckDel queues XACKDEL; see Client.XAckDel.
+func (b *Batch) XAckDel(key string, group string, ids []string, opts *XAckDelOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdXACKDEL)
+	argsXAckDel(x, key, group, ids, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
 // XAdd queues XADD; see Client.XAdd.
@@ -2697,6 +2840,13 @@ func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minI
 	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
 }
 
+// XCfgSet queues XCFGSET; see Client.XCfgSet.
+func (b *Batch) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdXCFGSET)
+	argsXCfgSet(x, key, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // XClaim queues XCLAIM; see Client.XClaim.
 func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
 	x := b.newCmd(&cmdXCLAIM)
@@ -2716,6 +2866,13 @@ func (b *Batch) XDel(key string, ids ...string) *Future[int64] {
 	x := b.newCmd(&cmdXDEL)
 	argsXDel(x, key, ids)
 	return queue(b, x, decInt, pickInt)
+}
+
+// XDelEx queues XDELEX; see Client.XDelEx.
+func (b *Batch) XDelEx(key string, ids []string, opts *XDelExOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdXDELEX)
+	argsXDelEx(x, key, ids, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
 // XGroupCreate queues XGROUP CREATE; see Client.XGroupCreate.
@@ -2757,6 +2914,13 @@ func (b *Batch) XGroupHelp() *Future[[]string] {
 func (b *Batch) XGroupSetID(key string, group string, id string, opts *XGroupSetIDOptions) *Future[struct{}] {
 	x := b.newCmd(&cmdXGROUP_SETID)
 	argsXGroupSetID(x, key, group, id, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// XIDMPRecord queues XIDMPRECORD; see Client.XIDMPRecord.
+func (b *Batch) XIDMPRecord(key string, pid string, iid string, streamID string) *Future[struct{}] {
+	x := b.newCmd(&cmdXIDMPRECORD)
+	argsXIDMPRecord(x, key, pid, iid, streamID)
 	return queue(b, x, decOK, pickNone)
 }
 

@@ -9,6 +9,7 @@ var (
 	decAclUserNull               = decodeNullWith(rdAclUser)
 	decAofAck                    = decodeWith(rdAofAck)
 	decClientTrackingInfo        = decodeWith(rdClientTrackingInfo)
+	decClusterScanPage           = decodeWith(rdClusterScanPage)
 	decFunctionStats             = decodeWith(rdFunctionStats)
 	decHScanPage                 = decodeWith(rdHScanPage)
 	decKeyElementNull            = decodeNullWith(rdKeyElement)
@@ -25,11 +26,15 @@ var (
 	decListFloatNull             = decodeNullWith(rdListFloat)
 	decListFunctionLibrary       = decodeWith(rdListFunctionLibrary)
 	decListGeoLocation           = decodeWith(rdListGeoLocation)
+	decListHotkeysReportNull     = decodeNullWith(rdListHotkeysReport)
 	decListInt                   = decodeWith(rdListInt)
 	decListKeyFlags              = decodeWith(rdListKeyFlags)
 	decListLatencyEvent          = decodeWith(rdListLatencyEvent)
 	decListLatencySample         = decodeWith(rdListLatencySample)
+	decListListScoredMemberNull  = decodeNullWith(rdListListScoredMember)
 	decListListStrNull           = decodeNullWith(rdListListStr)
+	decListMapStrReply           = decodeWith(rdListMapStrReply)
+	decListMemberAttributes      = decodeWith(rdListMemberAttributes)
 	decListModuleInfo            = decodeWith(rdListModuleInfo)
 	decListNullFloat             = decodeWith(rdListNullFloat)
 	decListNullInt               = decodeWith(rdListNullInt)
@@ -53,6 +58,7 @@ var (
 	decRankScoreNull             = decodeNullWith(rdRankScore)
 	decScanPage                  = decodeWith(rdScanPage)
 	decServerTime                = decodeWith(rdServerTime)
+	decVectorRawNull             = decodeNullWith(rdVectorRaw)
 	decVectorSetInfoNull         = decodeNullWith(rdVectorSetInfo)
 	decXAutoClaim                = decodeWith(rdXAutoClaim)
 	decXAutoClaimIDs             = decodeWith(rdXAutoClaimIDs)
@@ -181,6 +187,16 @@ func fieldsClusterLink(r *record, v *ClusterLink) {
 	default:
 		r.skip()
 	}
+}
+
+func rdClusterScanPage(m resp.Msg, i int) (ClusterScanPage, int, error) {
+	return readTuple(m, i, fieldsClusterScanPage)
+}
+
+func fieldsClusterScanPage(t *tuple) (v ClusterScanPage) {
+	v.Cursor = t.str()
+	v.Keys = field(t, rdListStr)
+	return
 }
 
 func rdClusterShard(m resp.Msg, i int) (ClusterShard, int, error) {
@@ -347,6 +363,51 @@ func fieldsHScanPage(t *tuple) (v HScanPage) {
 	v.Cursor = t.int()
 	v.Items = field(t, rdListFieldValue)
 	return
+}
+
+func rdHotKey(m resp.Msg, i int) (HotKey, int, error) {
+	return readTuple(m, i, fieldsHotKey)
+}
+
+func fieldsHotKey(t *tuple) (v HotKey) {
+	v.Key = t.str()
+	v.Value = t.int()
+	return
+}
+
+func rdHotkeysReport(m resp.Msg, i int) (HotkeysReport, int, error) {
+	return readRecord(m, i, fieldsHotkeysReport)
+}
+
+func fieldsHotkeysReport(r *record, v *HotkeysReport) {
+	switch string(r.key()) {
+	case "tracking-active":
+		v.TrackingActive = r.bool()
+	case "sample-ratio":
+		v.SampleRatio = r.int()
+	case "selected-slots":
+		v.SelectedSlots = recField(r, rdListSlotRange)
+	case "all-commands-all-slots-us":
+		v.AllCommandsAllSlotsUs = r.int()
+	case "net-bytes-all-commands-all-slots":
+		v.NetBytesAllCommandsAllSlots = r.int()
+	case "collection-start-time-unix-ms":
+		v.CollectionStartTimeUnixMs = r.int()
+	case "collection-duration-ms":
+		v.CollectionDurationMs = r.int()
+	case "total-cpu-time-user-ms":
+		v.TotalCPUTimeUserMs = r.int()
+	case "total-cpu-time-sys-ms":
+		v.TotalCPUTimeSysMs = r.int()
+	case "total-net-bytes":
+		v.TotalNetBytes = r.int()
+	case "by-cpu-time-us":
+		v.ByCPUTimeUs = recField(r, rdListHotKey)
+	case "by-net-bytes":
+		v.ByNetBytes = recField(r, rdListHotKey)
+	default:
+		r.skip()
+	}
 }
 
 func rdKeyElement(m resp.Msg, i int) (KeyElement, int, error) {
@@ -523,6 +584,14 @@ func rdListGeoLocation(m resp.Msg, i int) ([]GeoLocation, int, error) {
 	return readList(m, i, rdGeoLocation)
 }
 
+func rdListHotKey(m resp.Msg, i int) ([]HotKey, int, error) {
+	return readTupleList(m, i, 2, fieldsHotKey)
+}
+
+func rdListHotkeysReport(m resp.Msg, i int) ([]HotkeysReport, int, error) {
+	return readList(m, i, rdHotkeysReport)
+}
+
 func rdListInt(m resp.Msg, i int) ([]int64, int, error) {
 	return readList(m, i, readInt)
 }
@@ -543,8 +612,20 @@ func rdListLcsMatch(m resp.Msg, i int) ([]LcsMatch, int, error) {
 	return readList(m, i, rdLcsMatch)
 }
 
+func rdListListScoredMember(m resp.Msg, i int) ([][]ScoredMember, int, error) {
+	return readList(m, i, rdListScoredMember)
+}
+
 func rdListListStr(m resp.Msg, i int) ([][]string, int, error) {
 	return readList(m, i, rdListStr)
+}
+
+func rdListMapStrReply(m resp.Msg, i int) ([]map[string]Reply, int, error) {
+	return readList(m, i, rdMapStrReply)
+}
+
+func rdListMemberAttributes(m resp.Msg, i int) ([]MemberAttributes, int, error) {
+	return readTupleList(m, i, 2, fieldsMemberAttributes)
 }
 
 func rdListModuleInfo(m resp.Msg, i int) ([]ModuleInfo, int, error) {
@@ -653,6 +734,16 @@ func rdMapStrReply(m resp.Msg, i int) (map[string]Reply, int, error) {
 
 func rdMapStrStr(m resp.Msg, i int) (map[string]string, int, error) {
 	return readMap(m, i, readStr, readStr)
+}
+
+func rdMemberAttributes(m resp.Msg, i int) (MemberAttributes, int, error) {
+	return readTuple(m, i, fieldsMemberAttributes)
+}
+
+func fieldsMemberAttributes(t *tuple) (v MemberAttributes) {
+	v.Member = t.str()
+	v.Attributes = field(t, rdNullStr)
+	return
 }
 
 func rdModuleInfo(m resp.Msg, i int) (ModuleInfo, int, error) {
@@ -796,6 +887,18 @@ func rdStreamEntry(m resp.Msg, i int) (StreamEntry, int, error) {
 func fieldsStreamEntry(t *tuple) (v StreamEntry) {
 	v.ID = t.str()
 	v.Fields = field(t, rdListFieldValue)
+	return
+}
+
+func rdVectorRaw(m resp.Msg, i int) (VectorRaw, int, error) {
+	return readTuple(m, i, fieldsVectorRaw)
+}
+
+func fieldsVectorRaw(t *tuple) (v VectorRaw) {
+	v.Quantization = t.str()
+	v.Data = t.str()
+	v.Norm = t.float()
+	v.Range = t.float()
 	return
 }
 

@@ -6,7 +6,9 @@ package respire
 const (
 	serverRedis70  serverSet = 1 << iota // redis-7.0.15
 	serverRedis80                        // redis-8.0.2
+	serverRedis86                        // redis-8.6.3
 	serverValkey81                       // valkey-8.1.1
+	serverValkey91                       // valkey-9.1.2
 )
 
 // specServers maps a handshake's server product and version to its spec server.
@@ -21,8 +23,18 @@ var specServers = []specServer{{
 	prefix:  "8.0.",
 	product: "redis",
 }, {
+	bit:     serverRedis86,
+	name:    "redis 8.6",
+	prefix:  "8.6.",
+	product: "redis",
+}, {
 	bit:     serverValkey81,
 	name:    "valkey 8.1",
 	prefix:  "8.1.",
+	product: "valkey",
+}, {
+	bit:     serverValkey91,
+	name:    "valkey 9.1",
+	prefix:  "9.1.",
 	product: "valkey",
 }}

@@ -77,7 +77,7 @@ func init() {
 
 			// The filters of Valkey 8.1.
 			list, err = e.C.ClientList(e.Ctx, &respire.ClientListOptions{User: "default", SkipMe: cBool(false)})
-			if e.Flavor == harness.Valkey81 {
+			if dValkey(e) {
 				require.NoError(e, err)
 				require.Contains(e, list, "id="+strconv.FormatInt(id, 10)+" ")
 				list, err = e.C.ClientList(e.Ctx, &respire.ClientListOptions{SkipMe: cBool(true)})
