@@ -140,7 +140,7 @@ func buildArgs(cmd *spec.Command) []*arg {
 	if rawArgs(cmd) {
 		return synthArgs(cmd)
 	}
-	return conv(cmd.Arguments, nil)
+	return conv(withUndocumented(cmd.Arguments, undocumentedServers(cmd), cmd.Servers), nil)
 }
 
 // rawArgs reports a command whose arguments the spec does not describe:

@@ -455,6 +455,34 @@ func branchName(a *arg) string {
 }
 
 func (g *generator) encArg(a *arg, c *container, ex exprFn, opt bool) []jen.Code {
+	enc := g.encArgBody(a, c, ex, opt)
+	if a.countOf != nil {
+		return enc
+	}
+	var checks []jen.Code
+	if n := needsCall(a, argLabel(a)); n != nil {
+		switch {
+		case opt:
+			checks = append(checks, jen.If(g.setExpr(a, c, ex, opt)).Block(n))
+		case formOf(a, opt) == fNone:
+			// A token always sent, as the selector of a variant
+			// (VSimWithAttribs sends WITHATTRIBS).
+			checks = append(checks, n)
+		}
+	}
+	if f := formOf(a, opt); c.slots[a] != nil && isEnum(a) && (f == fZero || f == fValue) {
+		s := c.slots[a]
+		// One branch of a token choice newer than the others (BITOP DIFF).
+		for _, ch := range a.Children {
+			if n := needsCall(ch, ch.Token); n != nil {
+				checks = append(checks, jen.If(ex(s).Op("==").Lit(ch.Token)).Block(n))
+			}
+		}
+	}
+	return append(checks, enc...)
+}
+
+func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.Code {
 	if a.countOf != nil {
 		s := c.slots[a.countOf]
 		return []jen.Code{x().Dot("argInt").Call(jen.Int64().Call(jen.Len(ex(s))))}

@@ -68,6 +68,7 @@ type cmd struct {
 	keyed    bool
 	keys     []string // added with argKey, for the client-side cache
 	argErr   error
+	srv      *serverBitCache // the connected spec server, for cmd.needs; nil if unknown
 	dec      decoder
 	res      result
 	replyErr error
@@ -93,6 +94,7 @@ func (x *cmd) HandleReply(m resp.Msg) {
 func (x *cmd) Recycle() {
 	x.info = nil
 	x.argErr = nil
+	x.srv = nil
 	x.replyErr = nil
 	x.dec = nil
 	switch l := x.res.Any.(type) {
@@ -270,7 +272,7 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 // *UnsupportedError before anything is sent.
 func (c *Client) newCmd(info *cmdInfo) *cmd {
 	x := newCmd(info)
-	if err := c.unsupported(info); err != nil {
+	if err := c.unsupported(x, info); err != nil {
 		x.fail(err)
 	}
 	return x

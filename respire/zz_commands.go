@@ -1089,6 +1089,18 @@ func (v Cached) BitFieldRO(ctx context.Context, key string, opts *BitFieldROOpti
 }
 
 func argsBitOp(x *cmd, operation BitOpOperation, destKey string, keys []string) {
+	if operation == "DIFF" {
+		x.needs("DIFF", serverRedis70|serverRedis86)
+	}
+	if operation == "DIFF1" {
+		x.needs("DIFF1", serverRedis70|serverRedis86)
+	}
+	if operation == "ANDOR" {
+		x.needs("ANDOR", serverRedis70|serverRedis86)
+	}
+	if operation == "ONE" {
+		x.needs("ONE", serverRedis70|serverRedis86)
+	}
 	argEnum(x, "operation", string(operation))
 	x.argKey(destKey)
 	needOne(x, "key", len(keys))
@@ -1416,60 +1428,117 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.argInt(e)
 	}
 	if o.User != "" {
+		x.needs("USER", serverValkey81|serverValkey91)
+	}
+	if o.User != "" {
 		x.arg("USER")
 		x.arg(o.User)
+	}
+	if o.Addr != "" {
+		x.needs("ADDR", serverValkey81|serverValkey91)
 	}
 	if o.Addr != "" {
 		x.arg("ADDR")
 		x.arg(o.Addr)
 	}
 	if o.LAddr != "" {
+		x.needs("LADDR", serverValkey81|serverValkey91)
+	}
+	if o.LAddr != "" {
 		x.arg("LADDR")
 		x.arg(o.LAddr)
+	}
+	if o.SkipMe != nil {
+		x.needs("SKIPME", serverValkey81|serverValkey91)
 	}
 	if o.SkipMe != nil {
 		x.arg("SKIPME")
 		argBoolToken(x, *o.SkipMe, "YES", "NO")
 	}
 	if o.MaxAge != nil {
+		x.needs("MAXAGE", serverValkey81|serverValkey91)
+	}
+	if o.MaxAge != nil {
 		x.arg("MAXAGE")
 		x.argInt(*o.MaxAge)
+	}
+	if o.Name != "" {
+		x.needs("NAME", serverValkey91)
 	}
 	if o.Name != "" {
 		x.arg("NAME")
 		x.arg(o.Name)
 	}
 	if o.Idle != nil {
+		x.needs("IDLE", serverValkey91)
+	}
+	if o.Idle != nil {
 		x.arg("IDLE")
 		x.argInt(*o.Idle)
+	}
+	if o.Flags != "" {
+		x.needs("FLAGS", serverValkey91)
 	}
 	if o.Flags != "" {
 		x.arg("FLAGS")
 		x.arg(o.Flags)
 	}
 	if o.LibName != "" {
+		x.needs("LIB-NAME", serverValkey91)
+	}
+	if o.LibName != "" {
 		x.arg("LIB-NAME")
 		x.arg(o.LibName)
+	}
+	if o.LibVer != "" {
+		x.needs("LIB-VER", serverValkey91)
 	}
 	if o.LibVer != "" {
 		x.arg("LIB-VER")
 		x.arg(o.LibVer)
 	}
 	if o.DB != nil {
+		x.needs("DB", serverValkey91)
+	}
+	if o.DB != nil {
 		x.arg("DB")
 		x.argInt(*o.DB)
+	}
+	if o.Capa != "" {
+		x.needs("CAPA", serverValkey91)
 	}
 	if o.Capa != "" {
 		x.arg("CAPA")
 		x.arg(o.Capa)
 	}
 	if o.IP != "" {
+		x.needs("IP", serverValkey91)
+	}
+	if o.IP != "" {
 		x.arg("IP")
 		x.arg(o.IP)
 	}
 	if o.NotType != "" {
+		x.needs("NOT-TYPE", serverValkey91)
+	}
+	if o.NotType == "NORMAL" {
+		x.needs("NORMAL", serverValkey91)
+	}
+	if o.NotType == "MASTER" {
+		x.needs("MASTER", serverValkey91)
+	}
+	if o.NotType == "REPLICA" {
+		x.needs("REPLICA", serverValkey91)
+	}
+	if o.NotType == "PUBSUB" {
+		x.needs("PUBSUB", serverValkey91)
+	}
+	if o.NotType != "" {
 		x.arg("NOT-TYPE")
 		x.arg(string(o.NotType))
+	}
+	if len(o.NotID) > 0 {
+		x.needs("NOT-ID", serverValkey91)
 	}
 	if len(o.NotID) > 0 {
 		x.arg("NOT-ID")
@@ -1478,40 +1547,70 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.argInt(e)
 	}
 	if o.NotUser != "" {
+		x.needs("NOT-USER", serverValkey91)
+	}
+	if o.NotUser != "" {
 		x.arg("NOT-USER")
 		x.arg(o.NotUser)
+	}
+	if o.NotAddr != "" {
+		x.needs("NOT-ADDR", serverValkey91)
 	}
 	if o.NotAddr != "" {
 		x.arg("NOT-ADDR")
 		x.arg(o.NotAddr)
 	}
 	if o.NotLAddr != "" {
+		x.needs("NOT-LADDR", serverValkey91)
+	}
+	if o.NotLAddr != "" {
 		x.arg("NOT-LADDR")
 		x.arg(o.NotLAddr)
+	}
+	if o.NotName != "" {
+		x.needs("NOT-NAME", serverValkey91)
 	}
 	if o.NotName != "" {
 		x.arg("NOT-NAME")
 		x.arg(o.NotName)
 	}
 	if o.NotFlags != "" {
+		x.needs("NOT-FLAGS", serverValkey91)
+	}
+	if o.NotFlags != "" {
 		x.arg("NOT-FLAGS")
 		x.arg(o.NotFlags)
+	}
+	if o.NotLibName != "" {
+		x.needs("NOT-LIB-NAME", serverValkey91)
 	}
 	if o.NotLibName != "" {
 		x.arg("NOT-LIB-NAME")
 		x.arg(o.NotLibName)
 	}
 	if o.NotLibVer != "" {
+		x.needs("NOT-LIB-VER", serverValkey91)
+	}
+	if o.NotLibVer != "" {
 		x.arg("NOT-LIB-VER")
 		x.arg(o.NotLibVer)
+	}
+	if o.NotDB != nil {
+		x.needs("NOT-DB", serverValkey91)
 	}
 	if o.NotDB != nil {
 		x.arg("NOT-DB")
 		x.argInt(*o.NotDB)
 	}
 	if o.NotCapa != "" {
+		x.needs("NOT-CAPA", serverValkey91)
+	}
+	if o.NotCapa != "" {
 		x.arg("NOT-CAPA")
 		x.arg(o.NotCapa)
+	}
+	if o.NotIP != "" {
+		x.needs("NOT-IP", serverValkey91)
 	}
 	if o.NotIP != "" {
 		x.arg("NOT-IP")
@@ -1971,6 +2070,9 @@ func argsClusterSetSlot(x *cmd, slot int64, subCommand ClusterSetSlotSubCommand,
 	}
 	x.argInt(slot)
 	subCommand.args(x, true)
+	if o.Timeout != nil {
+		x.needs("TIMEOUT", serverValkey81|serverValkey91)
+	}
 	if o.Timeout != nil {
 		x.arg("TIMEOUT")
 		x.argInt(*o.Timeout)
@@ -4441,6 +4543,7 @@ func argsHScanNoValues(x *cmd, key string, cursor int64, opts *HScanOptions) {
 		x.arg("COUNT")
 		x.argInt(*o.Count)
 	}
+	x.needs("NOVALUES", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("NOVALUES")
 }
 
@@ -4480,9 +4583,18 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
+	if o.NX || o.XX {
+		x.needs("key-condition", serverValkey91)
+	}
 	oneOf(x, "key-condition", false, "NX, XX", o.NX, o.XX)
 	if o.NX {
+		x.needs("NX", serverValkey91)
+	}
+	if o.NX {
 		x.arg("NX")
+	}
+	if o.XX {
+		x.needs("XX", serverValkey91)
 	}
 	if o.XX {
 		x.arg("XX")
@@ -6230,16 +6342,28 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 		x.arg("XX")
 	}
 	if o.IfEq != "" {
+		x.needs("IFEQ", serverRedis86|serverValkey81|serverValkey91)
+	}
+	if o.IfEq != "" {
 		x.arg("IFEQ")
 		x.arg(o.IfEq)
+	}
+	if o.IfNe != "" {
+		x.needs("IFNE", serverRedis86)
 	}
 	if o.IfNe != "" {
 		x.arg("IFNE")
 		x.arg(o.IfNe)
 	}
 	if o.IfDEq != nil {
+		x.needs("IFDEQ", serverRedis86)
+	}
+	if o.IfDEq != nil {
 		x.arg("IFDEQ")
 		x.argInt(*o.IfDEq)
+	}
+	if o.IfDNe != nil {
+		x.needs("IFDNE", serverRedis86)
 	}
 	if o.IfDNe != nil {
 		x.arg("IFDNE")
@@ -6291,16 +6415,28 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 		x.arg("XX")
 	}
 	if o.IfEq != "" {
+		x.needs("IFEQ", serverRedis86|serverValkey81|serverValkey91)
+	}
+	if o.IfEq != "" {
 		x.arg("IFEQ")
 		x.arg(o.IfEq)
+	}
+	if o.IfNe != "" {
+		x.needs("IFNE", serverRedis86)
 	}
 	if o.IfNe != "" {
 		x.arg("IFNE")
 		x.arg(o.IfNe)
 	}
 	if o.IfDEq != nil {
+		x.needs("IFDEQ", serverRedis86)
+	}
+	if o.IfDEq != nil {
 		x.arg("IFDEQ")
 		x.argInt(*o.IfDEq)
+	}
+	if o.IfDNe != nil {
+		x.needs("IFDNE", serverRedis86)
 	}
 	if o.IfDNe != nil {
 		x.arg("IFDNE")
@@ -7552,19 +7688,40 @@ func argsXAdd(x *cmd, key string, id string, data []FieldValue, opts *XAddOption
 		o = *opts
 	}
 	x.argKey(key)
+	if o.KeepRef || o.DelRef || o.Acked {
+		x.needs("condition", serverRedis86)
+	}
 	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
 	if o.KeepRef {
+		x.needs("KEEPREF", serverRedis86)
+	}
+	if o.KeepRef {
 		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.needs("DELREF", serverRedis86)
 	}
 	if o.DelRef {
 		x.arg("DELREF")
 	}
 	if o.Acked {
+		x.needs("ACKED", serverRedis86)
+	}
+	if o.Acked {
 		x.arg("ACKED")
+	}
+	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+		x.needs("idmp", serverRedis86)
 	}
 	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
 	if o.IDMPAutoWithPid != nil {
+		x.needs("idmpauto-with-pid", serverRedis86)
+	}
+	if o.IDMPAutoWithPid != nil {
 		o.IDMPAutoWithPid.args(x)
+	}
+	if o.IDMPWithPidIid != nil {
+		x.needs("idmp-with-pid-iid", serverRedis86)
 	}
 	if o.IDMPWithPidIid != nil {
 		o.IDMPWithPidIid.args(x)
@@ -7619,19 +7776,40 @@ func argsXAddNoMkStream(x *cmd, key string, id string, data []FieldValue, opts *
 	}
 	x.argKey(key)
 	x.arg("NOMKSTREAM")
+	if o.KeepRef || o.DelRef || o.Acked {
+		x.needs("condition", serverRedis86)
+	}
 	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
 	if o.KeepRef {
+		x.needs("KEEPREF", serverRedis86)
+	}
+	if o.KeepRef {
 		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.needs("DELREF", serverRedis86)
 	}
 	if o.DelRef {
 		x.arg("DELREF")
 	}
 	if o.Acked {
+		x.needs("ACKED", serverRedis86)
+	}
+	if o.Acked {
 		x.arg("ACKED")
+	}
+	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+		x.needs("idmp", serverRedis86)
 	}
 	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
 	if o.IDMPAutoWithPid != nil {
+		x.needs("idmpauto-with-pid", serverRedis86)
+	}
+	if o.IDMPAutoWithPid != nil {
 		o.IDMPAutoWithPid.args(x)
+	}
+	if o.IDMPWithPidIid != nil {
+		x.needs("idmp-with-pid-iid", serverRedis86)
 	}
 	if o.IDMPWithPidIid != nil {
 		o.IDMPWithPidIid.args(x)
@@ -8235,6 +8413,9 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 		argMillis(x, "milliseconds", *o.Block)
 	}
 	if o.Claim != nil {
+		x.needs("CLAIM", serverRedis86)
+	}
+	if o.Claim != nil {
 		x.arg("CLAIM")
 		x.argInt(*o.Claim)
 	}
@@ -8341,12 +8522,24 @@ func argsXTrim(x *cmd, key string, strategy TrimStrategy, threshold string, opts
 		x.arg("LIMIT")
 		x.argInt(*o.Limit)
 	}
+	if o.KeepRef || o.DelRef || o.Acked {
+		x.needs("condition", serverRedis86)
+	}
 	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
+	if o.KeepRef {
+		x.needs("KEEPREF", serverRedis86)
+	}
 	if o.KeepRef {
 		x.arg("KEEPREF")
 	}
 	if o.DelRef {
+		x.needs("DELREF", serverRedis86)
+	}
+	if o.DelRef {
 		x.arg("DELREF")
+	}
+	if o.Acked {
+		x.needs("ACKED", serverRedis86)
 	}
 	if o.Acked {
 		x.arg("ACKED")
@@ -9107,6 +9300,7 @@ func (v Cached) ZRank(ctx context.Context, key string, member string) (int64, er
 func argsZRankWithScore(x *cmd, key string, member string) {
 	x.argKey(key)
 	x.arg(member)
+	x.needs("WITHSCORE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("WITHSCORE")
 }
 
@@ -9378,6 +9572,7 @@ func (v Cached) ZRevRank(ctx context.Context, key string, member string) (int64,
 func argsZRevRankWithScore(x *cmd, key string, member string) {
 	x.argKey(key)
 	x.arg(member)
+	x.needs("WITHSCORE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("WITHSCORE")
 }
 
@@ -9441,6 +9636,7 @@ func argsZScanNoScores(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("COUNT")
 		x.argInt(*o.Count)
 	}
+	x.needs("NOSCORES", serverValkey81|serverValkey91)
 	x.arg("NOSCORES")
 }
 

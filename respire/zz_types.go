@@ -24,9 +24,9 @@ type ACLLogOptions struct {
 
 // Ack is the argument ACK state offset (used by ClusterSyncSlots).
 type Ack struct {
-	// State sends state. Only on redis-8.6.3.
+	// State sends state.
 	State string
-	// Offset sends offset. Only on redis-8.6.3.
+	// Offset sends offset.
 	Offset int64
 }
 
@@ -381,6 +381,9 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		x.arg("ID")
 		x.argInt(*v.ID)
 	}
+	if v.Type == "PRIMARY" {
+		x.needs("PRIMARY", serverValkey81|serverValkey91)
+	}
 	if v.Type != "" {
 		x.arg("TYPE")
 		x.arg(string(v.Type))
@@ -402,44 +405,95 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		argBoolToken(x, *v.SkipMe, "YES", "NO")
 	}
 	if v.MaxAge != nil {
+		x.needs("MAXAGE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
+	}
+	if v.MaxAge != nil {
 		x.arg("MAXAGE")
 		x.argInt(*v.MaxAge)
+	}
+	if v.Name != "" {
+		x.needs("NAME", serverValkey91)
 	}
 	if v.Name != "" {
 		x.arg("NAME")
 		x.arg(v.Name)
 	}
 	if v.Idle != nil {
+		x.needs("IDLE", serverValkey91)
+	}
+	if v.Idle != nil {
 		x.arg("IDLE")
 		x.argInt(*v.Idle)
+	}
+	if v.Flags != "" {
+		x.needs("FLAGS", serverValkey91)
 	}
 	if v.Flags != "" {
 		x.arg("FLAGS")
 		x.arg(v.Flags)
 	}
 	if v.LibName != "" {
+		x.needs("LIB-NAME", serverValkey91)
+	}
+	if v.LibName != "" {
 		x.arg("LIB-NAME")
 		x.arg(v.LibName)
+	}
+	if v.LibVer != "" {
+		x.needs("LIB-VER", serverValkey91)
 	}
 	if v.LibVer != "" {
 		x.arg("LIB-VER")
 		x.arg(v.LibVer)
 	}
 	if v.DB != nil {
+		x.needs("DB", serverValkey91)
+	}
+	if v.DB != nil {
 		x.arg("DB")
 		x.argInt(*v.DB)
+	}
+	if v.Capa != "" {
+		x.needs("CAPA", serverValkey91)
 	}
 	if v.Capa != "" {
 		x.arg("CAPA")
 		x.arg(v.Capa)
 	}
 	if v.IP != "" {
+		x.needs("IP", serverValkey91)
+	}
+	if v.IP != "" {
 		x.arg("IP")
 		x.arg(v.IP)
 	}
 	if v.NotType != "" {
+		x.needs("NOT-TYPE", serverValkey91)
+	}
+	if v.NotType == "NORMAL" {
+		x.needs("NORMAL", serverValkey91)
+	}
+	if v.NotType == "MASTER" {
+		x.needs("MASTER", serverValkey91)
+	}
+	if v.NotType == "PRIMARY" {
+		x.needs("PRIMARY", serverValkey91)
+	}
+	if v.NotType == "SLAVE" {
+		x.needs("SLAVE", serverValkey91)
+	}
+	if v.NotType == "REPLICA" {
+		x.needs("REPLICA", serverValkey91)
+	}
+	if v.NotType == "PUBSUB" {
+		x.needs("PUBSUB", serverValkey91)
+	}
+	if v.NotType != "" {
 		x.arg("NOT-TYPE")
 		x.arg(string(v.NotType))
+	}
+	if len(v.NotID) > 0 {
+		x.needs("NOT-ID", serverValkey91)
 	}
 	if len(v.NotID) > 0 {
 		x.arg("NOT-ID")
@@ -448,40 +502,70 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		x.argInt(e)
 	}
 	if v.NotUser != "" {
+		x.needs("NOT-USER", serverValkey91)
+	}
+	if v.NotUser != "" {
 		x.arg("NOT-USER")
 		x.arg(v.NotUser)
+	}
+	if v.NotAddr != "" {
+		x.needs("NOT-ADDR", serverValkey91)
 	}
 	if v.NotAddr != "" {
 		x.arg("NOT-ADDR")
 		x.arg(v.NotAddr)
 	}
 	if v.NotLAddr != "" {
+		x.needs("NOT-LADDR", serverValkey91)
+	}
+	if v.NotLAddr != "" {
 		x.arg("NOT-LADDR")
 		x.arg(v.NotLAddr)
+	}
+	if v.NotName != "" {
+		x.needs("NOT-NAME", serverValkey91)
 	}
 	if v.NotName != "" {
 		x.arg("NOT-NAME")
 		x.arg(v.NotName)
 	}
 	if v.NotFlags != "" {
+		x.needs("NOT-FLAGS", serverValkey91)
+	}
+	if v.NotFlags != "" {
 		x.arg("NOT-FLAGS")
 		x.arg(v.NotFlags)
+	}
+	if v.NotLibName != "" {
+		x.needs("NOT-LIB-NAME", serverValkey91)
 	}
 	if v.NotLibName != "" {
 		x.arg("NOT-LIB-NAME")
 		x.arg(v.NotLibName)
 	}
 	if v.NotLibVer != "" {
+		x.needs("NOT-LIB-VER", serverValkey91)
+	}
+	if v.NotLibVer != "" {
 		x.arg("NOT-LIB-VER")
 		x.arg(v.NotLibVer)
+	}
+	if v.NotDB != nil {
+		x.needs("NOT-DB", serverValkey91)
 	}
 	if v.NotDB != nil {
 		x.arg("NOT-DB")
 		x.argInt(*v.NotDB)
 	}
 	if v.NotCapa != "" {
+		x.needs("NOT-CAPA", serverValkey91)
+	}
+	if v.NotCapa != "" {
 		x.arg("NOT-CAPA")
 		x.arg(v.NotCapa)
+	}
+	if v.NotIP != "" {
+		x.needs("NOT-IP", serverValkey91)
 	}
 	if v.NotIP != "" {
 		x.arg("NOT-IP")
@@ -788,19 +872,19 @@ func (v ClusterSlotStatsFilter) args(x *cmd, required bool) {
 
 // ClusterSyncSlotsSubCommand is the argument SYNC task-id start-slot end-slot ...|RDBCHANNEL task-id|SNAPSHOT-EOF|STREAM-EOF|ACK state offset|FAIL error|CONF option ... value ... (used by ClusterSyncSlots): set exactly one field.
 type ClusterSyncSlotsSubCommand struct {
-	// Sync sends SYNC task-id start-slot end-slot ...; nil sends nothing. Only on redis-8.6.3.
+	// Sync sends SYNC task-id start-slot end-slot ...; nil sends nothing.
 	Sync *Sync
-	// RDBChannel sends RDBCHANNEL task-id; "" sends nothing. Only on redis-8.6.3.
+	// RDBChannel sends RDBCHANNEL task-id; "" sends nothing.
 	RDBChannel string
-	// SnapshotEof sends SNAPSHOT-EOF. Only on redis-8.6.3.
+	// SnapshotEof sends SNAPSHOT-EOF.
 	SnapshotEof bool
-	// StreamEof sends STREAM-EOF. Only on redis-8.6.3.
+	// StreamEof sends STREAM-EOF.
 	StreamEof bool
-	// Ack sends ACK state offset; nil sends nothing. Only on redis-8.6.3.
+	// Ack sends ACK state offset; nil sends nothing.
 	Ack *Ack
-	// Fail sends FAIL error; "" sends nothing. Only on redis-8.6.3.
+	// Fail sends FAIL error; "" sends nothing.
 	Fail string
-	// Conf sends CONF option ... value ...; nil sends nothing. Only on redis-8.6.3.
+	// Conf sends CONF option ... value ...; nil sends nothing.
 	Conf *Conf
 }
 
@@ -862,9 +946,9 @@ type CommandlogEntry struct {
 
 // Conf is the argument CONF option ... value ... (used by ClusterSyncSlots).
 type Conf struct {
-	// Option sends option .... Only on redis-8.6.3.
+	// Option sends option ....
 	Option []string
-	// Value sends value .... Only on redis-8.6.3.
+	// Value sends value ....
 	Value []string
 }
 
@@ -1251,6 +1335,9 @@ func (v GeoSearchBy) args(x *cmd, required bool) {
 		v.ByBox.args(x)
 	}
 	if v.Bypolygon != nil {
+		x.needs("BYPOLYGON", serverValkey91)
+	}
+	if v.Bypolygon != nil {
 		x.arg("BYPOLYGON")
 		v.Bypolygon.args(x)
 	}
@@ -1487,6 +1574,7 @@ type IDMPAutoWithPid struct {
 }
 
 func (v IDMPAutoWithPid) args(x *cmd) {
+	x.needs("IDMPAUTO", serverRedis86)
 	x.arg("IDMPAUTO")
 	x.arg(v.Pid)
 }
@@ -1522,6 +1610,7 @@ type IDMPWithPidIid struct {
 }
 
 func (v IDMPWithPidIid) args(x *cmd) {
+	x.needs("IDMP", serverRedis86)
 	x.arg("IDMP")
 	x.arg(v.Pid)
 	x.arg(v.Iid)
@@ -1826,7 +1915,7 @@ type RankScore struct {
 
 // Reduce is the argument REDUCE dim (used by VAdd).
 type Reduce struct {
-	// Dim sends dim. Only on redis-8.6.3.
+	// Dim sends dim.
 	Dim int64
 }
 
@@ -2014,7 +2103,13 @@ func (v ShutdownSave) args(x *cmd) {
 		x.arg("FORCE")
 	}
 	if v.Safe {
+		x.needs("SAFE", serverValkey91)
+	}
+	if v.Safe {
 		x.arg("SAFE")
+	}
+	if v.Failover {
+		x.needs("FAILOVER", serverValkey91)
 	}
 	if v.Failover {
 		x.arg("FAILOVER")
@@ -2137,9 +2232,9 @@ type StreamEntry struct {
 
 // Sync is the argument SYNC task-id start-slot end-slot ... (used by ClusterSyncSlots).
 type Sync struct {
-	// TaskID sends task-id. Only on redis-8.6.3.
+	// TaskID sends task-id.
 	TaskID string
-	// SlotRange sends start-slot end-slot .... Only on redis-8.6.3.
+	// SlotRange sends start-slot end-slot ....
 	SlotRange []SlotsRange
 }
 
@@ -2222,21 +2317,21 @@ const (
 
 // VAddOptions are the optional arguments of VAdd. The zero value sends none of them.
 type VAddOptions struct {
-	// Reduce sends REDUCE dim; nil sends nothing. Only on redis-8.6.3.
+	// Reduce sends REDUCE dim; nil sends nothing.
 	Reduce *Reduce
-	// CAS sends CAS. Only on redis-8.6.3.
+	// CAS sends CAS.
 	CAS bool
-	// NoQuant sends NOQUANT. Only on redis-8.6.3.
+	// NoQuant sends NOQUANT.
 	NoQuant bool
-	// Bin sends BIN. Only on redis-8.6.3.
+	// Bin sends BIN.
 	Bin bool
-	// Q8 sends Q8. Only on redis-8.6.3.
+	// Q8 sends Q8.
 	Q8 bool
-	// EF sends EF build-exploration-factor; nil sends nothing. Only on redis-8.6.3.
+	// EF sends EF build-exploration-factor; nil sends nothing.
 	EF *int64
-	// SetAttr sends SETATTR attributes; "" sends nothing. Only on redis-8.6.3.
+	// SetAttr sends SETATTR attributes; "" sends nothing.
 	SetAttr string
-	// M sends M numlinks; nil sends nothing. Only on redis-8.6.3.
+	// M sends M numlinks; nil sends nothing.
 	M *int64
 }
 
@@ -2257,19 +2352,19 @@ const (
 
 // VSimOptions are the optional arguments of VSim and VSimWithScores and VSimWithAttribs. The zero value sends none of them.
 type VSimOptions struct {
-	// Count sends COUNT count; nil sends nothing. Only on redis-8.6.3.
+	// Count sends COUNT count; nil sends nothing.
 	Count *int64
-	// Epsilon sends EPSILON max_distance; nil sends nothing. Only on redis-8.6.3.
+	// Epsilon sends EPSILON max_distance; nil sends nothing.
 	Epsilon *float64
-	// EF sends EF search-exploration-factor; nil sends nothing. Only on redis-8.6.3.
+	// EF sends EF search-exploration-factor; nil sends nothing.
 	EF *int64
-	// Filter sends FILTER expression; "" sends nothing. Only on redis-8.6.3.
+	// Filter sends FILTER expression; "" sends nothing.
 	Filter string
-	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing. Only on redis-8.6.3.
+	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing.
 	FilterEF *int64
-	// Truth sends TRUTH. Only on redis-8.6.3.
+	// Truth sends TRUTH.
 	Truth bool
-	// Nothread sends NOTHREAD. Only on redis-8.6.3.
+	// Nothread sends NOTHREAD.
 	Nothread bool
 }
 

@@ -15,6 +15,17 @@ import (
 // dValkey reports whether the case runs on Valkey (any version).
 func dValkey(e *Env) bool { return strings.HasPrefix(string(e.Flavor), "valkey-") }
 
+// dUnsupportedArg asserts err refuses argument arg of command, before
+// anything was sent.
+func dUnsupportedArg(e *Env, err error, command, arg string) {
+	e.Helper()
+	var ue *respire.UnsupportedError
+	require.ErrorAs(e, err, &ue)
+	require.Equal(e, command, ue.Command)
+	require.Equal(e, arg, ue.Argument)
+	require.ErrorIs(e, err, respire.ErrNotSent)
+}
+
 func dIsNil(e *Env, err error) {
 	e.Helper()
 	require.True(e, errors.Is(err, respire.Nil), "want respire.Nil, got %v", err)
@@ -265,4 +276,42 @@ func init() {
 			},
 		},
 	)
+}
+
+// Per-argument availability: SET IFEQ came with Valkey 8.1 and Redis 8.4;
+// on the servers without it the client refuses it before anything is sent,
+// alone and in a Batch (where the server's bare syntax error would
+// otherwise fail the whole pipeline).
+func init() {
+	register(Case{
+		Name:     "d_set_ifeq_availability",
+		Commands: []string{"SET"},
+		Run: func(e *Env) {
+			k := e.Key("k")
+			require.NoError(e, e.C.Set(e.Ctx, k, "v", nil))
+			err := e.C.Set(e.Ctx, k, "w", &respire.SetOptions{IfEq: "v"})
+			if e.Flavor == "redis-7.0" || e.Flavor == "redis-8.0" {
+				dUnsupportedArg(e, err, "SET", "IFEQ")
+				require.Contains(e, err.Error(), "SET argument IFEQ is not available on redis "+string(e.Flavor[len("redis-"):]))
+				require.ErrorIs(e, err, respire.ErrUnsupported)
+
+				var ue *respire.UnsupportedError
+				b := e.C.NewBatch()
+				b.Set(e.Key("other"), "x", nil)
+				f := b.Set(k, "w", &respire.SetOptions{IfEq: "v"})
+				err = b.Exec(e.Ctx)
+				require.ErrorAs(e, err, &ue)
+				_, ferr := f.Result()
+				require.ErrorAs(e, ferr, &ue)
+				n, err := e.Do("EXISTS", e.Key("other")).Int64()
+				require.NoError(e, err)
+				require.Zero(e, n, "nothing of the batch was sent")
+			} else {
+				require.NoError(e, err)
+				got, err := e.C.Get(e.Ctx, k)
+				require.NoError(e, err)
+				require.Equal(e, "w", got)
+			}
+		},
+	})
 }
