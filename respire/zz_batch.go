@@ -2619,9 +2619,9 @@ func (b *Batch) Unlink(keys ...string) *Future[int64] {
 }
 
 // VAdd queues VADD; see Client.VAdd.
-func (b *Batch) VAdd(key string, format VAddFormat, vector string, element string, opts *VAddOptions) *Future[bool] {
+func (b *Batch) VAdd(key string, vector Vector, element string, opts *VAddOptions) *Future[bool] {
 	x := b.newCmd(&cmdVADD)
-	argsVAdd(x, key, format, vector, element, opts)
+	argsVAdd(x, key, vector, element, opts)
 	return queue(b, x, decBool, pickBool)
 }
 
@@ -2747,23 +2747,23 @@ func (b *Batch) VSetAttr(key string, element string, json string) *Future[bool] 
 }
 
 // VSim queues VSIM; see Client.VSim.
-func (b *Batch) VSim(key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) *Future[[]string] {
+func (b *Batch) VSim(key string, query Query, opts *VSimOptions) *Future[[]string] {
 	x := b.newCmd(&cmdVSIM)
-	argsVSim(x, key, format, vectorOrElement, opts)
+	argsVSim(x, key, query, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
 // VSimWithScores queues VSIM; see Client.VSimWithScores.
-func (b *Batch) VSimWithScores(key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) *Future[[]ScoredMember] {
+func (b *Batch) VSimWithScores(key string, query Query, opts *VSimOptions) *Future[[]ScoredMember] {
 	x := b.newCmd(&cmdVSIM)
-	argsVSimWithScores(x, key, format, vectorOrElement, opts)
+	argsVSimWithScores(x, key, query, opts)
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
 // VSimWithAttribs queues VSIM; see Client.VSimWithAttribs.
-func (b *Batch) VSimWithAttribs(key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) *Future[[]MemberAttributes] {
+func (b *Batch) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Future[[]MemberAttributes] {
 	x := b.newCmd(&cmdVSIM)
-	argsVSimWithAttribs(x, key, format, vectorOrElement, opts)
+	argsVSimWithAttribs(x, key, query, opts)
 	return queue(b, x, decListMemberAttributes, pickAny[[]MemberAttributes])
 }
 

@@ -2435,7 +2435,7 @@ func argsDelEx(x *cmd, key string, opts *DelExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "IFEQ, IFNE, IFDEQ, IFDNE", o.IfEq != "", o.IfNe != "", o.IfDEq != nil, o.IfDNe != nil)
+	oneOf(x, "condition", false, "IFEQ, IFNE, IFDEQ, IFDNE", o.IfEq != "", o.IfNe != "", o.IfDEq != "", o.IfDNe != "")
 	if o.IfEq != "" {
 		x.arg("IFEQ")
 		x.arg(o.IfEq)
@@ -2444,13 +2444,13 @@ func argsDelEx(x *cmd, key string, opts *DelExOptions) {
 		x.arg("IFNE")
 		x.arg(o.IfNe)
 	}
-	if o.IfDEq != nil {
+	if o.IfDEq != "" {
 		x.arg("IFDEQ")
-		x.argInt(*o.IfDEq)
+		x.arg(o.IfDEq)
 	}
-	if o.IfDNe != nil {
+	if o.IfDNe != "" {
 		x.arg("IFDNE")
-		x.argInt(*o.IfDNe)
+		x.arg(o.IfDNe)
 	}
 }
 
@@ -6334,7 +6334,7 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "condition", false, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", o.NX, o.XX, o.IfEq != "", o.IfNe != "", o.IfDEq != nil, o.IfDNe != nil)
+	oneOf(x, "condition", false, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", o.NX, o.XX, o.IfEq != "", o.IfNe != "", o.IfDEq != "", o.IfDNe != "")
 	if o.NX {
 		x.arg("NX")
 	}
@@ -6355,19 +6355,19 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 		x.arg("IFNE")
 		x.arg(o.IfNe)
 	}
-	if o.IfDEq != nil {
+	if o.IfDEq != "" {
 		x.needs("IFDEQ", serverRedis86)
 	}
-	if o.IfDEq != nil {
+	if o.IfDEq != "" {
 		x.arg("IFDEQ")
-		x.argInt(*o.IfDEq)
+		x.arg(o.IfDEq)
 	}
-	if o.IfDNe != nil {
+	if o.IfDNe != "" {
 		x.needs("IFDNE", serverRedis86)
 	}
-	if o.IfDNe != nil {
+	if o.IfDNe != "" {
 		x.arg("IFDNE")
-		x.argInt(*o.IfDNe)
+		x.arg(o.IfDNe)
 	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != nil {
@@ -6407,7 +6407,7 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "condition", false, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", o.NX, o.XX, o.IfEq != "", o.IfNe != "", o.IfDEq != nil, o.IfDNe != nil)
+	oneOf(x, "condition", false, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", o.NX, o.XX, o.IfEq != "", o.IfNe != "", o.IfDEq != "", o.IfDNe != "")
 	if o.NX {
 		x.arg("NX")
 	}
@@ -6428,19 +6428,19 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 		x.arg("IFNE")
 		x.arg(o.IfNe)
 	}
-	if o.IfDEq != nil {
+	if o.IfDEq != "" {
 		x.needs("IFDEQ", serverRedis86)
 	}
-	if o.IfDEq != nil {
+	if o.IfDEq != "" {
 		x.arg("IFDEQ")
-		x.argInt(*o.IfDEq)
+		x.arg(o.IfDEq)
 	}
-	if o.IfDNe != nil {
+	if o.IfDNe != "" {
 		x.needs("IFDNE", serverRedis86)
 	}
-	if o.IfDNe != nil {
+	if o.IfDNe != "" {
 		x.arg("IFDNE")
-		x.argInt(*o.IfDNe)
+		x.arg(o.IfDNe)
 	}
 	x.arg("GET")
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
@@ -7205,7 +7205,7 @@ func (c *Client) Unlink(ctx context.Context, keys ...string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
-func argsVAdd(x *cmd, key string, format VAddFormat, vector string, element string, opts *VAddOptions) {
+func argsVAdd(x *cmd, key string, vector Vector, element string, opts *VAddOptions) {
 	var o VAddOptions
 	if opts != nil {
 		o = *opts
@@ -7215,8 +7215,7 @@ func argsVAdd(x *cmd, key string, format VAddFormat, vector string, element stri
 		x.arg("REDUCE")
 		o.Reduce.args(x)
 	}
-	argEnum(x, "format", string(format))
-	x.arg(vector)
+	vector.args(x, true)
 	x.arg(element)
 	if o.CAS {
 		x.arg("CAS")
@@ -7248,9 +7247,9 @@ func argsVAdd(x *cmd, key string, format VAddFormat, vector string, element stri
 // VAdd add one or more elements to a vector set, or update its vector if it already exists.
 //
 // Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
-func (c *Client) VAdd(ctx context.Context, key string, format VAddFormat, vector string, element string, opts *VAddOptions) (bool, error) {
+func (c *Client) VAdd(ctx context.Context, key string, vector Vector, element string, opts *VAddOptions) (bool, error) {
 	x := c.newCmd(&cmdVADD)
-	argsVAdd(x, key, format, vector, element, opts)
+	argsVAdd(x, key, vector, element, opts)
 	return execBool(ctx, c, x, decBool)
 }
 
@@ -7461,14 +7460,13 @@ func (c *Client) VSetAttr(ctx context.Context, key string, element string, json 
 	return execBool(ctx, c, x, decBool)
 }
 
-func argsVSim(x *cmd, key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) {
+func argsVSim(x *cmd, key string, query Query, opts *VSimOptions) {
 	var o VSimOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	argEnum(x, "format", string(format))
-	x.arg(vectorOrElement)
+	query.args(x, true)
 	if o.Count != nil {
 		x.arg("COUNT")
 		x.argInt(*o.Count)
@@ -7500,20 +7498,19 @@ func argsVSim(x *cmd, key string, format VSimFormat, vectorOrElement string, opt
 // VSim return elements by vector similarity.
 //
 // Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
-func (c *Client) VSim(ctx context.Context, key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) ([]string, error) {
+func (c *Client) VSim(ctx context.Context, key string, query Query, opts *VSimOptions) ([]string, error) {
 	x := c.newCmd(&cmdVSIM)
-	argsVSim(x, key, format, vectorOrElement, opts)
+	argsVSim(x, key, query, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
-func argsVSimWithScores(x *cmd, key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) {
+func argsVSimWithScores(x *cmd, key string, query Query, opts *VSimOptions) {
 	var o VSimOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	argEnum(x, "format", string(format))
-	x.arg(vectorOrElement)
+	query.args(x, true)
 	x.arg("WITHSCORES")
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -7548,20 +7545,20 @@ func argsVSimWithScores(x *cmd, key string, format VSimFormat, vectorOrElement s
 // This form sends WITHSCORES, which changes the reply; VSim is the form without.
 //
 // Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
-func (c *Client) VSimWithScores(ctx context.Context, key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) ([]ScoredMember, error) {
+func (c *Client) VSimWithScores(ctx context.Context, key string, query Query, opts *VSimOptions) ([]ScoredMember, error) {
 	x := c.newCmd(&cmdVSIM)
-	argsVSimWithScores(x, key, format, vectorOrElement, opts)
+	argsVSimWithScores(x, key, query, opts)
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
-func argsVSimWithAttribs(x *cmd, key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) {
+func argsVSimWithAttribs(x *cmd, key string, query Query, opts *VSimOptions) {
 	var o VSimOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	argEnum(x, "format", string(format))
-	x.arg(vectorOrElement)
+	query.args(x, true)
+	x.needs("WITHATTRIBS", serverRedis86)
 	x.arg("WITHATTRIBS")
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -7596,9 +7593,9 @@ func argsVSimWithAttribs(x *cmd, key string, format VSimFormat, vectorOrElement 
 // This form sends WITHATTRIBS, which changes the reply; VSim is the form without.
 //
 // Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
-func (c *Client) VSimWithAttribs(ctx context.Context, key string, format VSimFormat, vectorOrElement string, opts *VSimOptions) ([]MemberAttributes, error) {
+func (c *Client) VSimWithAttribs(ctx context.Context, key string, query Query, opts *VSimOptions) ([]MemberAttributes, error) {
 	x := c.newCmd(&cmdVSIM)
-	argsVSimWithAttribs(x, key, format, vectorOrElement, opts)
+	argsVSimWithAttribs(x, key, query, opts)
 	return execAny[[]MemberAttributes](ctx, c, x, decListMemberAttributes)
 }
 

@@ -1003,10 +1003,10 @@ type DelExOptions struct {
 	IfEq string
 	// IfNe sends IFNE ifne-value; "" sends nothing.
 	IfNe string
-	// IfDEq sends IFDEQ ifdeq-digest; nil sends nothing.
-	IfDEq *int64
-	// IfDNe sends IFDNE ifdne-digest; nil sends nothing.
-	IfDNe *int64
+	// IfDEq sends IFDEQ ifdeq-digest; "" sends nothing.
+	IfDEq string
+	// IfDNe sends IFDNE ifdne-digest; "" sends nothing.
+	IfDNe string
 }
 
 // ExpireAtOptions are the optional arguments of ExpireAt. The zero value sends none of them.
@@ -1907,6 +1907,32 @@ type PubSubShardChannelsOptions struct {
 	Pattern string
 }
 
+// Query is the argument ELE element|FP32 fp32|VALUES num value ... (used by VSim, VSimWithScores, VSimWithAttribs): set exactly one field.
+type Query struct {
+	// Ele sends ELE element; "" sends nothing.
+	Ele string
+	// FP32 sends FP32 fp32; "" sends nothing.
+	FP32 string
+	// Values sends VALUES num value ...; nil sends nothing.
+	Values *Values
+}
+
+func (v Query) args(x *cmd, required bool) {
+	oneOf(x, "query", required, "ELE, FP32, VALUES", v.Ele != "", v.FP32 != "", v.Values != nil)
+	if v.Ele != "" {
+		x.arg("ELE")
+		x.arg(v.Ele)
+	}
+	if v.FP32 != "" {
+		x.arg("FP32")
+		x.arg(v.FP32)
+	}
+	if v.Values != nil {
+		x.arg("VALUES")
+		v.Values.args(x)
+	}
+}
+
 // RankScore is a reply: (rank:int, score:float).
 type RankScore struct {
 	Rank  int64
@@ -2046,10 +2072,10 @@ type SetOptions struct {
 	IfEq string
 	// IfNe sends IFNE ifne-value; "" sends nothing. Since 8.4.0. Only on redis-8.6.3.
 	IfNe string
-	// IfDEq sends IFDEQ ifdeq-digest; nil sends nothing. Since 8.4.0. Only on redis-8.6.3.
-	IfDEq *int64
-	// IfDNe sends IFDNE ifdne-digest; nil sends nothing. Since 8.4.0. Only on redis-8.6.3.
-	IfDNe *int64
+	// IfDEq sends IFDEQ ifdeq-digest; "" sends nothing. Only on redis-8.6.3.
+	IfDEq string
+	// IfDNe sends IFDNE ifdne-digest; "" sends nothing. Only on redis-8.6.3.
+	IfDNe string
 	// EX sends EX seconds, in whole seconds; nil sends nothing. Since 2.6.12.
 	EX *time.Duration
 	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing. Since 2.6.12.
@@ -2307,14 +2333,6 @@ const (
 	UnitMI Unit = "MI"
 )
 
-// VAddFormat is one of the tokens FP32, VALUES.
-type VAddFormat string
-
-const (
-	VAddFormatFP32   VAddFormat = "FP32"
-	VAddFormatValues VAddFormat = "VALUES"
-)
-
 // VAddOptions are the optional arguments of VAdd. The zero value sends none of them.
 type VAddOptions struct {
 	// Reduce sends REDUCE dim; nil sends nothing.
@@ -2341,15 +2359,6 @@ type VRangeOptions struct {
 	Count *int64
 }
 
-// VSimFormat is one of the tokens ELE, FP32, VALUES.
-type VSimFormat string
-
-const (
-	VSimFormatEle    VSimFormat = "ELE"
-	VSimFormatFP32   VSimFormat = "FP32"
-	VSimFormatValues VSimFormat = "VALUES"
-)
-
 // VSimOptions are the optional arguments of VSim and VSimWithScores and VSimWithAttribs. The zero value sends none of them.
 type VSimOptions struct {
 	// Count sends COUNT count; nil sends nothing.
@@ -2366,6 +2375,40 @@ type VSimOptions struct {
 	Truth bool
 	// Nothread sends NOTHREAD.
 	Nothread bool
+}
+
+// Values is the argument VALUES num value ... (used by VAdd, VSim).
+type Values struct {
+	// Value sends value ....
+	Value []float64
+}
+
+func (v Values) args(x *cmd) {
+	x.argInt(int64(len(v.Value)))
+	needOne(x, "value", len(v.Value))
+	for _, e := range v.Value {
+		argDouble(x, "value", e)
+	}
+}
+
+// Vector is the argument FP32 fp32|VALUES num value ... (used by VAdd): set exactly one field.
+type Vector struct {
+	// FP32 sends FP32 fp32; "" sends nothing.
+	FP32 string
+	// Values sends VALUES num value ...; nil sends nothing.
+	Values *Values
+}
+
+func (v Vector) args(x *cmd, required bool) {
+	oneOf(x, "vector", required, "FP32, VALUES", v.FP32 != "", v.Values != nil)
+	if v.FP32 != "" {
+		x.arg("FP32")
+		x.arg(v.FP32)
+	}
+	if v.Values != nil {
+		x.arg("VALUES")
+		v.Values.args(x)
+	}
 }
 
 // VectorRaw is a reply: (quantization:str, data:str, norm:float, range:float).

@@ -57,6 +57,14 @@ func init() {
 				n, err = e.C.DelEx(e.Ctx, k, nil)
 				require.NoError(e, err)
 				require.Equal(e, int64(0), n, "no key")
+				// A digest is hex text (spec/supplement.json types it so).
+				e.Do("SET", k, "v")
+				n, err = e.C.DelEx(e.Ctx, k, &respire.DelExOptions{IfDNe: d})
+				require.NoError(e, err)
+				require.Equal(e, int64(0), n, "IFDNE with the value's own digest keeps the key")
+				n, err = e.C.DelEx(e.Ctx, k, &respire.DelExOptions{IfDEq: d})
+				require.NoError(e, err)
+				require.Equal(e, int64(1), n)
 			},
 		},
 		Case{
