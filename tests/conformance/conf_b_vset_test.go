@@ -50,6 +50,23 @@ func init() {
 			n, err := e.C.VCard(e.Ctx, k)
 			require.NoError(e, err)
 			require.Equal(e, int64(3), n)
+			// Module commands work through Do and Batch.Do as well.
+			r, err := e.C.Do(e.Ctx, "VCARD", k)
+			require.NoError(e, err)
+			n, err = r.Int64()
+			require.NoError(e, err)
+			require.Equal(e, int64(3), n)
+			b := e.C.NewBatch()
+			fc := b.Do("VCARD", k)
+			fd := b.Do("VDIM", k)
+			require.NoError(e, b.Exec(e.Ctx))
+			for _, f := range []*respire.Future[respire.Reply]{fc, fd} {
+				r, err := f.Result()
+				require.NoError(e, err)
+				n, err = r.Int64()
+				require.NoError(e, err)
+				require.Equal(e, int64(3), n)
+			}
 			n, err = e.C.VDim(e.Ctx, k)
 			require.NoError(e, err)
 			require.Equal(e, int64(3), n)
