@@ -124,7 +124,7 @@ func TestVariantShapes(t *testing.T) {
 	src := string(out.Files["zz_commands.go"])
 	for _, sig := range []string{
 		"func (c *Client) Get(ctx context.Context, key string) (string, error)",
-		"func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) error",
+		"func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) (bool, error)",
 		"func (c *Client) SetGet(ctx context.Context, key string, value string, opts *SetOptions) (string, error)",
 		"func (c *Client) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error)",
 		"func (c *Client) ZAdd(ctx context.Context, key string, data []ScoredMember, opts *ZAddOptions) (int64, error)",

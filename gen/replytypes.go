@@ -166,7 +166,12 @@ func (g *replies) result(t *Type, ctx string) (resKind, *gtype, string, error) {
 	}
 	switch t.Kind {
 	case KindOK:
-		return resOK, nil, "decOK" + suffix, nil
+		if null {
+			// "OK or null" (SET NX): whether it was done, not Nil as an
+			// error.
+			return resBool, tBool, "decOKOrNull", nil
+		}
+		return resOK, nil, "decOK", nil
 	case KindStatus, KindStr:
 		return resStr, tString, "decStr" + suffix, nil
 	case KindInt:

@@ -466,6 +466,17 @@ func decOKNull(m resp.Msg, r *result) error {
 	return decOK(m, r)
 }
 
+// decOKOrNull reads a reply that is OK (done: true) or null (not done,
+// as SET NX on an existing key: false).
+func decOKOrNull(m resp.Msg, r *result) error {
+	if _, null := isNull(m, 0); null {
+		r.Bool = false
+		return nil
+	}
+	r.Bool = true
+	return decOK(m, r)
+}
+
 func decStr(m resp.Msg, r *result) (err error) {
 	r.Str, _, err = readStr(m, 0)
 	return err

@@ -15,15 +15,15 @@ func TestArgumentAvailability(t *testing.T) {
 		info := &transport.ConnInfo{Server: product, Version: version}
 		return &serverBitCache{info: info, bit: serverBit(*info)}
 	}
-	run := func(srv *serverBitCache, opts *SetOptions) error {
+	run := func(srv *serverBitCache, cond SetIfCondition) error {
 		x := newCmd(&cmdSET)
 		defer x.Recycle()
 		x.srv = srv
-		argsSet(x, "k", "v", opts)
+		argsSetIf(x, "k", "v", cond, nil)
 		return x.argErr
 	}
 
-	err := run(on("redis", "8.0.2"), &SetOptions{IfEq: "old"})
+	err := run(on("redis", "8.0.2"), SetIfCondition{IfEq: "old"})
 	var ue *UnsupportedError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, "SET", ue.Command)
@@ -34,9 +34,8 @@ func TestArgumentAvailability(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrUnsupported))
 	assert.True(t, errors.Is(err, ErrNotSent))
 
-	assert.NoError(t, run(on("redis", "8.0.2"), &SetOptions{NX: true}), "an argument every server has")
-	assert.NoError(t, run(on("redis", "8.0.2"), nil))
-	assert.NoError(t, run(on("valkey", "8.1.4"), &SetOptions{IfEq: "old"}), "a later patch release of a spec server")
-	assert.NoError(t, run(on("redis", "9.0.0"), &SetOptions{IfEq: "old"}), "a server the spec does not know answers for itself")
-	assert.NoError(t, run(nil, &SetOptions{IfEq: "old"}), "no handshake yet")
+	assert.NoError(t, run(on("redis", "8.0.2"), SetIfCondition{NX: true}), "an argument every server has")
+	assert.NoError(t, run(on("valkey", "8.1.4"), SetIfCondition{IfEq: "old"}), "a later patch release of a spec server")
+	assert.NoError(t, run(on("redis", "9.0.0"), SetIfCondition{IfEq: "old"}), "a server the spec does not know answers for itself")
+	assert.NoError(t, run(nil, SetIfCondition{IfEq: "old"}), "no handshake yet")
 }

@@ -2288,7 +2288,14 @@ func (b *Batch) SDiffStore(destination string, keys ...string) *Future[int64] {
 func (b *Batch) Set(key string, value string, opts *SetOptions) *Future[struct{}] {
 	x := b.newCmd(&cmdSET)
 	argsSet(x, key, value, opts)
-	return queue(b, x, decOKNull, pickNone)
+	return queue(b, x, decOK, pickNone)
+}
+
+// SetIf queues SET; see Client.SetIf.
+func (b *Batch) SetIf(key string, value string, condition SetIfCondition, opts *SetOptions) *Future[bool] {
+	x := b.newCmd(&cmdSET)
+	argsSetIf(x, key, value, condition, opts)
+	return queue(b, x, decOKOrNull, pickBool)
 }
 
 // SetGet queues SET; see Client.SetGet.

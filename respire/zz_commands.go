@@ -6334,41 +6334,6 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "condition", false, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", o.NX, o.XX, o.IfEq != "", o.IfNe != "", o.IfDEq != "", o.IfDNe != "")
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.IfEq != "" {
-		x.needs("IFEQ", serverRedis86|serverValkey81|serverValkey91)
-	}
-	if o.IfEq != "" {
-		x.arg("IFEQ")
-		x.arg(o.IfEq)
-	}
-	if o.IfNe != "" {
-		x.needs("IFNE", serverRedis86)
-	}
-	if o.IfNe != "" {
-		x.arg("IFNE")
-		x.arg(o.IfNe)
-	}
-	if o.IfDEq != "" {
-		x.needs("IFDEQ", serverRedis86)
-	}
-	if o.IfDEq != "" {
-		x.arg("IFDEQ")
-		x.arg(o.IfDEq)
-	}
-	if o.IfDNe != "" {
-		x.needs("IFDNE", serverRedis86)
-	}
-	if o.IfDNe != "" {
-		x.arg("IFDNE")
-		x.arg(o.IfDNe)
-	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != nil {
 		x.arg("EX")
@@ -6397,7 +6362,48 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) error {
 	x := c.newCmd(&cmdSET)
 	argsSet(x, key, value, opts)
-	return execOK(ctx, c, x, decOKNull)
+	return execOK(ctx, c, x, decOK)
+}
+
+func argsSetIf(x *cmd, key string, value string, condition SetIfCondition, opts *SetOptions) {
+	var o SetOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(value)
+	condition.args(x, true)
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != nil {
+		x.arg("EX")
+		argSeconds(x, "seconds", *o.EX)
+	}
+	if o.PX != nil {
+		x.arg("PX")
+		argMillis(x, "milliseconds", *o.PX)
+	}
+	if !o.EXAT.IsZero() {
+		x.arg("EXAT")
+		argUnixSeconds(x, "unix-time-seconds", o.EXAT)
+	}
+	if !o.PXAT.IsZero() {
+		x.arg("PXAT")
+		argUnixMillis(x, "unix-time-milliseconds", o.PXAT)
+	}
+	if o.KeepTTL {
+		x.arg("KEEPTTL")
+	}
+}
+
+// SetIf sets the string value of a key, ignoring its type. The key is created if it doesn't exist.
+//
+// This form sends the condition argument, which changes the reply; Set is the form without.
+//
+// Since 1.0.0. Complexity: O(1).
+func (c *Client) SetIf(ctx context.Context, key string, value string, condition SetIfCondition, opts *SetOptions) (bool, error) {
+	x := c.newCmd(&cmdSET)
+	argsSetIf(x, key, value, condition, opts)
+	return execBool(ctx, c, x, decOKOrNull)
 }
 
 func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
@@ -6407,41 +6413,6 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "condition", false, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", o.NX, o.XX, o.IfEq != "", o.IfNe != "", o.IfDEq != "", o.IfDNe != "")
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.IfEq != "" {
-		x.needs("IFEQ", serverRedis86|serverValkey81|serverValkey91)
-	}
-	if o.IfEq != "" {
-		x.arg("IFEQ")
-		x.arg(o.IfEq)
-	}
-	if o.IfNe != "" {
-		x.needs("IFNE", serverRedis86)
-	}
-	if o.IfNe != "" {
-		x.arg("IFNE")
-		x.arg(o.IfNe)
-	}
-	if o.IfDEq != "" {
-		x.needs("IFDEQ", serverRedis86)
-	}
-	if o.IfDEq != "" {
-		x.arg("IFDEQ")
-		x.arg(o.IfDEq)
-	}
-	if o.IfDNe != "" {
-		x.needs("IFDNE", serverRedis86)
-	}
-	if o.IfDNe != "" {
-		x.arg("IFDNE")
-		x.arg(o.IfDNe)
-	}
 	x.arg("GET")
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != nil {

@@ -2061,8 +2061,8 @@ type ServerTime struct {
 	Microseconds int64
 }
 
-// SetOptions are the optional arguments of Set and SetGet. The zero value sends none of them.
-type SetOptions struct {
+// SetIfCondition is the argument NX|XX|IFEQ ifeq-value|IFNE ifne-value|IFDEQ ifdeq-digest|IFDNE ifdne-digest (used by SetIf): set exactly one field.
+type SetIfCondition struct {
 	// NX sends NX.
 	NX bool
 	// XX sends XX.
@@ -2076,6 +2076,48 @@ type SetOptions struct {
 	IfDEq string
 	// IfDNe sends IFDNE ifdne-digest; "" sends nothing. Only on redis-8.6.3.
 	IfDNe string
+}
+
+func (v SetIfCondition) args(x *cmd, required bool) {
+	oneOf(x, "condition", required, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", v.NX, v.XX, v.IfEq != "", v.IfNe != "", v.IfDEq != "", v.IfDNe != "")
+	if v.NX {
+		x.arg("NX")
+	}
+	if v.XX {
+		x.arg("XX")
+	}
+	if v.IfEq != "" {
+		x.needs("IFEQ", serverRedis86|serverValkey81|serverValkey91)
+	}
+	if v.IfEq != "" {
+		x.arg("IFEQ")
+		x.arg(v.IfEq)
+	}
+	if v.IfNe != "" {
+		x.needs("IFNE", serverRedis86)
+	}
+	if v.IfNe != "" {
+		x.arg("IFNE")
+		x.arg(v.IfNe)
+	}
+	if v.IfDEq != "" {
+		x.needs("IFDEQ", serverRedis86)
+	}
+	if v.IfDEq != "" {
+		x.arg("IFDEQ")
+		x.arg(v.IfDEq)
+	}
+	if v.IfDNe != "" {
+		x.needs("IFDNE", serverRedis86)
+	}
+	if v.IfDNe != "" {
+		x.arg("IFDNE")
+		x.arg(v.IfDNe)
+	}
+}
+
+// SetOptions are the optional arguments of Set and SetIf and SetGet. The zero value sends none of them.
+type SetOptions struct {
 	// EX sends EX seconds, in whole seconds; nil sends nothing. Since 2.6.12.
 	EX *time.Duration
 	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing. Since 2.6.12.

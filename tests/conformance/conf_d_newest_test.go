@@ -297,7 +297,7 @@ func init() {
 		Run: func(e *Env) {
 			k := e.Key("k")
 			require.NoError(e, e.C.Set(e.Ctx, k, "v", nil))
-			err := e.C.Set(e.Ctx, k, "w", &respire.SetOptions{IfEq: "v"})
+			_, err := e.C.SetIf(e.Ctx, k, "w", respire.SetIfCondition{IfEq: "v"}, nil)
 			if e.Flavor == "redis-7.0" || e.Flavor == "redis-8.0" {
 				dUnsupportedArg(e, err, "SET", "IFEQ")
 				require.Contains(e, err.Error(), "SET argument IFEQ is not available on redis "+string(e.Flavor[len("redis-"):]))
@@ -306,7 +306,7 @@ func init() {
 				var ue *respire.UnsupportedError
 				b := e.C.NewBatch()
 				b.Set(e.Key("other"), "x", nil)
-				f := b.Set(k, "w", &respire.SetOptions{IfEq: "v"})
+				f := b.SetIf(k, "w", respire.SetIfCondition{IfEq: "v"}, nil)
 				err = b.Exec(e.Ctx)
 				require.ErrorAs(e, err, &ue)
 				_, ferr := f.Result()
@@ -320,6 +320,19 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, "w", got)
 			}
+			// OK or null: whether the condition held, never Nil as an error.
+			ok, err := e.C.SetIf(e.Ctx, k, "x", respire.SetIfCondition{NX: true}, nil)
+			require.NoError(e, err)
+			require.False(e, ok, "NX on an existing key")
+			ok, err = e.C.SetIf(e.Ctx, k, "x", respire.SetIfCondition{XX: true}, nil)
+			require.NoError(e, err)
+			require.True(e, ok)
+			b := e.C.NewBatch()
+			f := b.SetIf(e.Key("fresh"), "1", respire.SetIfCondition{XX: true}, nil)
+			require.NoError(e, b.Exec(e.Ctx))
+			ok, err = f.Result()
+			require.NoError(e, err)
+			require.False(e, ok, "XX on a missing key, in a Batch")
 		},
 	})
 }
