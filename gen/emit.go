@@ -180,6 +180,12 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 		ret, exec, pick, futT = jen.Params(jen.Float64(), jen.Error()), "execFloat", "pickFloat", jen.Float64()
 	case resBool:
 		ret, exec, pick, futT = jen.Params(jen.Bool(), jen.Error()), "execBool", "pickBool", jen.Bool()
+	case resDuration:
+		d := jen.Qual("time", "Duration")
+		ret, exec, pick, futT = jen.Params(d, jen.Error()), "execDuration", "pickDuration", jen.Qual("time", "Duration")
+	case resTime:
+		tm := jen.Qual("time", "Time")
+		ret, exec, pick, futT = jen.Params(tm, jen.Error()), "execTime", "pickTime", jen.Qual("time", "Time")
 	default:
 		ret, futT = jen.Params(m.rt.code(), jen.Error()), m.rt.code()
 	}
@@ -214,6 +220,10 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 			cexec = jen.Id("cachedFloat")
 		case resBool:
 			cexec = jen.Id("cachedBool")
+		case resDuration:
+			cexec = jen.Id("cachedDuration")
+		case resTime:
+			cexec = jen.Id("cachedTime")
 		case resAny:
 			cexec = jen.Id("cachedAny").Types(m.rt.code())
 		}

@@ -888,10 +888,10 @@ func (b *Batch) ExpireAt(key string, unixTimeSeconds time.Time, opts *ExpireAtOp
 }
 
 // ExpireTime queues EXPIRETIME; see Client.ExpireTime.
-func (b *Batch) ExpireTime(key string) *Future[int64] {
+func (b *Batch) ExpireTime(key string) *Future[time.Time] {
 	x := b.newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decUnixSeconds, pickTime)
 }
 
 // Failover queues FAILOVER; see Client.Failover.
@@ -1961,10 +1961,10 @@ func (b *Batch) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExp
 }
 
 // PExpireTime queues PEXPIRETIME; see Client.PExpireTime.
-func (b *Batch) PExpireTime(key string) *Future[int64] {
+func (b *Batch) PExpireTime(key string) *Future[time.Time] {
 	x := b.newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decUnixMillis, pickTime)
 }
 
 // PFAdd queues PFADD; see Client.PFAdd.
@@ -2034,10 +2034,10 @@ func (b *Batch) PSetEx(key string, milliseconds time.Duration, value string) *Fu
 }
 
 // PTTL queues PTTL; see Client.PTTL.
-func (b *Batch) PTTL(key string) *Future[int64] {
+func (b *Batch) PTTL(key string) *Future[time.Duration] {
 	x := b.newCmd(&cmdPTTL)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decTTLMillis, pickDuration)
 }
 
 // Publish queues PUBLISH; see Client.Publish.
@@ -2602,10 +2602,10 @@ func (b *Batch) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
 }
 
 // TTL queues TTL; see Client.TTL.
-func (b *Batch) TTL(key string) *Future[int64] {
+func (b *Batch) TTL(key string) *Future[time.Duration] {
 	x := b.newCmd(&cmdTTL)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decTTLSeconds, pickDuration)
 }
 
 // Type queues TYPE; see Client.Type.

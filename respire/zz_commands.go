@@ -2703,17 +2703,17 @@ func (c *Client) ExpireAt(ctx context.Context, key string, unixTimeSeconds time.
 // ExpireTime returns the expiration time of a key as a Unix timestamp.
 //
 // Since 7.0.0. Complexity: O(1).
-func (c *Client) ExpireTime(ctx context.Context, key string) (int64, error) {
+func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := c.newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execTime(ctx, c, x, decUnixSeconds)
 }
 
 // ExpireTime is Client.ExpireTime served from the client-side cache; see Cached.
-func (v Cached) ExpireTime(ctx context.Context, key string) (int64, error) {
+func (v Cached) ExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
-	return cachedInt(ctx, v, x, decInt, key)
+	return cachedTime(ctx, v, x, decUnixSeconds, key)
 }
 
 func argsFailover(x *cmd, opts *FailoverOptions) {
@@ -5721,17 +5721,17 @@ func (c *Client) PExpireAt(ctx context.Context, key string, unixTimeMilliseconds
 // PExpireTime returns the expiration time of a key as a Unix milliseconds timestamp.
 //
 // Since 7.0.0. Complexity: O(1).
-func (c *Client) PExpireTime(ctx context.Context, key string) (int64, error) {
+func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := c.newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execTime(ctx, c, x, decUnixMillis)
 }
 
 // PExpireTime is Client.PExpireTime served from the client-side cache; see Cached.
-func (v Cached) PExpireTime(ctx context.Context, key string) (int64, error) {
+func (v Cached) PExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
-	return cachedInt(ctx, v, x, decInt, key)
+	return cachedTime(ctx, v, x, decUnixMillis, key)
 }
 
 // PFAdd adds elements to a HyperLogLog key. Creates the key if it doesn't exist.
@@ -5830,10 +5830,10 @@ func (c *Client) PSetEx(ctx context.Context, key string, milliseconds time.Durat
 // PTTL returns the expiration time in milliseconds of a key.
 //
 // Since 2.6.0. Complexity: O(1).
-func (c *Client) PTTL(ctx context.Context, key string) (int64, error) {
+func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
 	x := c.newCmd(&cmdPTTL)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execDuration(ctx, c, x, decTTLMillis)
 }
 
 // Publish posts a message to a channel.
@@ -7140,10 +7140,10 @@ func (c *Client) TrimSlots(ctx context.Context, slots ...TrimSlotsSlots) error {
 // TTL returns the expiration time in seconds of a key.
 //
 // Since 1.0.0. Complexity: O(1).
-func (c *Client) TTL(ctx context.Context, key string) (int64, error) {
+func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	x := c.newCmd(&cmdTTL)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execDuration(ctx, c, x, decTTLSeconds)
 }
 
 // Type determines the type of value stored at a key.
