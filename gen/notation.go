@@ -16,24 +16,24 @@ type Kind int
 
 // The kinds of reply types.
 const (
-	KindOK     Kind = iota // ok
-	KindStatus             // status
-	KindStr                // str
-	KindInt                // int
-	KindFloat              // float
-	KindBool               // bool
-	KindAny                // any
-	KindNull               // T?
-	KindList               // [T]
-	KindMap                // {K:V}
-	KindTuple              // (a:T, ...)
-	KindRecord             // <a:T, ...>
-	KindUnion              // A | B
-	KindNamed              // Name
-	KindTTL                // ttl: seconds to live, -1 none, -2 no key
-	KindPTTL               // pttl: the same in milliseconds
-	KindDeadline           // deadline: Unix seconds of expiry, -1 none, -2 no key
-	KindPDeadline          // pdeadline: the same in milliseconds
+	KindOK        Kind = iota // ok
+	KindStatus                // status
+	KindStr                   // str
+	KindInt                   // int
+	KindFloat                 // float
+	KindBool                  // bool
+	KindAny                   // any
+	KindNull                  // T?
+	KindList                  // [T]
+	KindMap                   // {K:V}
+	KindTuple                 // (a:T, ...)
+	KindRecord                // <a:T, ...>
+	KindUnion                 // A | B
+	KindNamed                 // Name
+	KindTTL                   // ttl: seconds to live, -1 none, -2 no key
+	KindPTTL                  // pttl: the same in milliseconds
+	KindDeadline              // deadline: Unix seconds of expiry, -1 none, -2 no key
+	KindPDeadline             // pdeadline: the same in milliseconds
 )
 
 var scalarKinds = map[string]Kind{
