@@ -654,6 +654,8 @@ func (g *generator) encValue(a *arg, v jen.Code, required bool) []jen.Code {
 		return []jen.Code{jen.Id("argUnixSeconds").Call(x(), name, v)}
 	case scUnixMillis:
 		return []jen.Code{jen.Id("argUnixMillis").Call(x(), name, v)}
+	case scAny:
+		return []jen.Code{x().Dot("argAny").Call(x().Dot("info").Dot("name"), name, v)}
 	}
 	panic("encValue: " + a.Name)
 }

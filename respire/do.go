@@ -3,7 +3,7 @@ package respire
 import (
 	"context"
 	"fmt"
-	"time"
+	"strconv"
 
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -98,38 +98,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		}
 	}
 	for i, a := range args {
-		switch v := a.(type) {
-		case string:
-			x.arg(v)
-		case []byte:
-			x.argBytes(v)
-		case int:
-			x.argInt(int64(v))
-		case int32:
-			x.argInt(int64(v))
-		case int64:
-			x.argInt(v)
-		case uint:
-			x.argUint(uint64(v))
-		case uint32:
-			x.argUint(uint64(v))
-		case uint64:
-			x.argUint(v)
-		case float64:
-			x.argFloat(v)
-		case float32:
-			x.argFloat(float64(v))
-		case bool:
-			if v {
-				x.arg("1")
-			} else {
-				x.arg("0")
-			}
-		case time.Duration:
-			x.argInt(v.Milliseconds())
-		default:
-			x.fail(newArgError(name, fmt.Sprint(i), fmt.Sprintf("unsupported type %T", a)))
-		}
+		x.argAny(name, strconv.Itoa(i), a)
 	}
 	keyPos := 1
 	if info == &cmdDo {

@@ -56,10 +56,10 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 
 // Run runs the script with EVALSHA, loading it first if the server lacks
 // it. keys are the keys it touches (KEYS[1], ...), args its other arguments
-// (ARGV[1], ...). The reply is the script's return value; an error the
+// (ARGV[1], ...), of any type Do takes. The reply is the script's return value; an error the
 // script raises is an *Error. A null reply (a script returning false or
 // nil) gives Nil, as with Client.Do.
-func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
+func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any) (Reply, error) {
 	return s.run(ctx, c, c.EvalSha, keys, args)
 }
 
@@ -67,13 +67,13 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...stri
 // and may run it on a read-only replica. The script must declare no write
 // (with a shebang line, "#!lua flags=no-writes") or only read. It needs
 // Redis 7.0 or Valkey 7.2 or later.
-func (s *Script) RunRO(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
+func (s *Script) RunRO(ctx context.Context, c *Client, keys []string, args ...any) (Reply, error) {
 	return s.run(ctx, c, c.EvalShaRO, keys, args)
 }
 
-type evalSha func(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error)
+type evalSha func(ctx context.Context, sha1 string, keys []string, args ...any) (Reply, error)
 
-func (s *Script) run(ctx context.Context, c *Client, eval evalSha, keys, args []string) (Reply, error) {
+func (s *Script) run(ctx context.Context, c *Client, eval evalSha, keys []string, args []any) (Reply, error) {
 	r, err := eval(ctx, s.hash, keys, args...)
 	if isNoScript(err) {
 		if err := s.Load(ctx, c); err != nil {

@@ -836,28 +836,28 @@ func (b *Batch) Echo(message string) *Future[string] {
 }
 
 // Eval queues EVAL; see Client.Eval.
-func (b *Batch) Eval(script string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) Eval(script string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVAL)
 	argsEval(x, script, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // EvalSha queues EVALSHA; see Client.EvalSha.
-func (b *Batch) EvalSha(sha1 string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) EvalSha(sha1 string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVALSHA)
 	argsEvalSha(x, sha1, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // EvalShaRO queues EVALSHA_RO; see Client.EvalShaRO.
-func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVALSHA_RO)
 	argsEvalShaRO(x, sha1, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // EvalRO queues EVAL_RO; see Client.EvalRO.
-func (b *Batch) EvalRO(script string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) EvalRO(script string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVAL_RO)
 	argsEvalRO(x, script, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
@@ -902,14 +902,14 @@ func (b *Batch) Failover(opts *FailoverOptions) *Future[struct{}] {
 }
 
 // FCall queues FCALL; see Client.FCall.
-func (b *Batch) FCall(function string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) FCall(function string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdFCALL)
 	argsFCall(x, function, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // FCallRO queues FCALL_RO; see Client.FCallRO.
-func (b *Batch) FCallRO(function string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) FCallRO(function string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdFCALL_RO)
 	argsFCallRO(x, function, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])

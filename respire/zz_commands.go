@@ -2546,81 +2546,81 @@ func (c *Client) Echo(ctx context.Context, message string) (string, error) {
 	return execStr(ctx, c, x, decStr)
 }
 
-func argsEval(x *cmd, script string, keys []string, args []string) {
+func argsEval(x *cmd, script string, keys []string, args []any) {
 	x.arg(script)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // Eval executes a server-side Lua script.
 //
 // Since 2.6.0. Complexity: Depends on the script that is executed.
-func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...string) (Reply, error) {
+func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVAL)
 	argsEval(x, script, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsEvalSha(x *cmd, sha1 string, keys []string, args []string) {
+func argsEvalSha(x *cmd, sha1 string, keys []string, args []any) {
 	x.arg(sha1)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // EvalSha executes a server-side Lua script by SHA1 digest.
 //
 // Since 2.6.0. Complexity: Depends on the script that is executed.
-func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error) {
+func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVALSHA)
 	argsEvalSha(x, sha1, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsEvalShaRO(x *cmd, sha1 string, keys []string, args []string) {
+func argsEvalShaRO(x *cmd, sha1 string, keys []string, args []any) {
 	x.arg(sha1)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // EvalShaRO executes a read-only server-side Lua script by SHA1 digest.
 //
 // Since 7.0.0. Complexity: Depends on the script that is executed.
-func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error) {
+func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVALSHA_RO)
 	argsEvalShaRO(x, sha1, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsEvalRO(x *cmd, script string, keys []string, args []string) {
+func argsEvalRO(x *cmd, script string, keys []string, args []any) {
 	x.arg(script)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // EvalRO executes a read-only server-side Lua script.
 //
 // Since 7.0.0. Complexity: Depends on the script that is executed.
-func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...string) (Reply, error) {
+func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVAL_RO)
 	argsEvalRO(x, script, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
@@ -2743,41 +2743,41 @@ func (c *Client) Failover(ctx context.Context, opts *FailoverOptions) error {
 	return execOK(ctx, c, x, decOK)
 }
 
-func argsFCall(x *cmd, function string, keys []string, args []string) {
+func argsFCall(x *cmd, function string, keys []string, args []any) {
 	x.arg(function)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // FCall invokes a function.
 //
 // Since 7.0.0. Complexity: Depends on the function that is executed.
-func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...string) (Reply, error) {
+func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdFCALL)
 	argsFCall(x, function, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsFCallRO(x *cmd, function string, keys []string, args []string) {
+func argsFCallRO(x *cmd, function string, keys []string, args []any) {
 	x.arg(function)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // FCallRO invokes a read-only function.
 //
 // Since 7.0.0. Complexity: Depends on the function that is executed.
-func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...string) (Reply, error) {
+func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdFCALL_RO)
 	argsFCallRO(x, function, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
