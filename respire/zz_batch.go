@@ -36,10 +36,10 @@ func (b *Batch) ACLGenPass(opts *ACLGenPassOptions) *Future[string] {
 }
 
 // ACLGetUser queues ACL GETUSER; see Client.ACLGetUser.
-func (b *Batch) ACLGetUser(username string) *Future[AclUser] {
+func (b *Batch) ACLGetUser(username string) *Future[ACLUser] {
 	x := b.newCmd(&cmdACL_GETUSER)
 	x.arg(username)
-	return queue(b, x, decAclUserNull, pickAny[AclUser])
+	return queue(b, x, decACLUserNull, pickAny[ACLUser])
 }
 
 // ACLHelp queues ACL HELP; see Client.ACLHelp.
@@ -61,10 +61,10 @@ func (b *Batch) ACLLoad() *Future[struct{}] {
 }
 
 // ACLLog queues ACL LOG; see Client.ACLLog.
-func (b *Batch) ACLLog(opts *ACLLogOptions) *Future[[]AclLogEntry] {
+func (b *Batch) ACLLog(opts *ACLLogOptions) *Future[[]ACLLogEntry] {
 	x := b.newCmd(&cmdACL_LOG)
 	argsACLLog(x, opts)
-	return queue(b, x, decListAclLogEntry, pickAny[[]AclLogEntry])
+	return queue(b, x, decListACLLogEntry, pickAny[[]ACLLogEntry])
 }
 
 // ACLLogReset queues ACL LOG; see Client.ACLLogReset.
@@ -670,11 +670,11 @@ func (b *Batch) CommandList(opts *CommandListOptions) *Future[[]string] {
 }
 
 // CommandLogGet queues COMMANDLOG GET; see Client.CommandLogGet.
-func (b *Batch) CommandLogGet(count int64, typeArg CommandLogGetType) *Future[[]CommandlogEntry] {
+func (b *Batch) CommandLogGet(count int64, typeArg CommandLogGetType) *Future[[]CommandLogEntry] {
 	x := b.newCmd(&cmdCOMMANDLOG_GET)
 	x.argInt(count)
 	argEnum(x, "type", string(typeArg))
-	return queue(b, x, decListCommandlogEntry, pickAny[[]CommandlogEntry])
+	return queue(b, x, decListCommandLogEntry, pickAny[[]CommandLogEntry])
 }
 
 // CommandLogHelp queues COMMANDLOG HELP; see Client.CommandLogHelp.
@@ -1627,10 +1627,10 @@ func (b *Batch) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64
 }
 
 // LCSIdx queues LCS; see Client.LCSIdx.
-func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LcsIdx] {
+func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSIdx] {
 	x := b.newCmd(&cmdLCS)
 	argsLCSIdx(x, key1, key2, opts)
-	return queue(b, x, decLcsIdx, pickAny[LcsIdx])
+	return queue(b, x, decLCSIdx, pickAny[LCSIdx])
 }
 
 // LIndex queues LINDEX; see Client.LIndex.
@@ -2395,10 +2395,10 @@ func (b *Batch) SlaveOf(args ReplicaOfArgs) *Future[string] {
 }
 
 // SlowLogGet queues SLOWLOG GET; see Client.SlowLogGet.
-func (b *Batch) SlowLogGet(opts *SlowLogGetOptions) *Future[[]SlowlogEntry] {
+func (b *Batch) SlowLogGet(opts *SlowLogGetOptions) *Future[[]SlowLogEntry] {
 	x := b.newCmd(&cmdSLOWLOG_GET)
 	argsSlowLogGet(x, opts)
-	return queue(b, x, decListSlowlogEntry, pickAny[[]SlowlogEntry])
+	return queue(b, x, decListSlowLogEntry, pickAny[[]SlowLogEntry])
 }
 
 // SlowLogHelp queues SLOWLOG HELP; see Client.SlowLogHelp.

@@ -882,10 +882,10 @@ func (c *Client) ACLGenPass(ctx context.Context, opts *ACLGenPassOptions) (strin
 //
 // Since 6.0.0. Complexity: O(N). Where N is the number of password, command and pattern rules that the
 // user has.
-func (c *Client) ACLGetUser(ctx context.Context, username string) (AclUser, error) {
+func (c *Client) ACLGetUser(ctx context.Context, username string) (ACLUser, error) {
 	x := c.newCmd(&cmdACL_GETUSER)
 	x.arg(username)
-	return execAny[AclUser](ctx, c, x, decAclUserNull)
+	return execAny[ACLUser](ctx, c, x, decACLUserNull)
 }
 
 // ACLHelp returns helpful text about the different subcommands.
@@ -925,10 +925,10 @@ func argsACLLog(x *cmd, opts *ACLLogOptions) {
 // ACLLog lists recent security events generated due to ACL rules.
 //
 // Since 6.0.0. Complexity: O(N) with N being the number of entries shown.
-func (c *Client) ACLLog(ctx context.Context, opts *ACLLogOptions) ([]AclLogEntry, error) {
+func (c *Client) ACLLog(ctx context.Context, opts *ACLLogOptions) ([]ACLLogEntry, error) {
 	x := c.newCmd(&cmdACL_LOG)
 	argsACLLog(x, opts)
-	return execAny[[]AclLogEntry](ctx, c, x, decListAclLogEntry)
+	return execAny[[]ACLLogEntry](ctx, c, x, decListACLLogEntry)
 }
 
 // ACLLogReset lists recent security events generated due to ACL rules.
@@ -2263,11 +2263,11 @@ func (c *Client) CommandList(ctx context.Context, opts *CommandListOptions) ([]s
 //
 // Since 8.1.0. Complexity: O(N) where N is the number of entries returned. Only on valkey-8.1.1,
 // valkey-9.1.2.
-func (c *Client) CommandLogGet(ctx context.Context, count int64, typeArg CommandLogGetType) ([]CommandlogEntry, error) {
+func (c *Client) CommandLogGet(ctx context.Context, count int64, typeArg CommandLogGetType) ([]CommandLogEntry, error) {
 	x := c.newCmd(&cmdCOMMANDLOG_GET)
 	x.argInt(count)
 	argEnum(x, "type", string(typeArg))
-	return execAny[[]CommandlogEntry](ctx, c, x, decListCommandlogEntry)
+	return execAny[[]CommandLogEntry](ctx, c, x, decListCommandLogEntry)
 }
 
 // CommandLogHelp shows helpful text about the different subcommands.
@@ -4930,10 +4930,10 @@ func argsLCSIdx(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 // This form sends IDX, which changes the reply; LCS is the form without.
 //
 // Since 7.0.0. Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively.
-func (c *Client) LCSIdx(ctx context.Context, key1 string, key2 string, opts *LCSOptions) (LcsIdx, error) {
+func (c *Client) LCSIdx(ctx context.Context, key1 string, key2 string, opts *LCSOptions) (LCSIdx, error) {
 	x := c.newCmd(&cmdLCS)
 	argsLCSIdx(x, key1, key2, opts)
-	return execAny[LcsIdx](ctx, c, x, decLcsIdx)
+	return execAny[LCSIdx](ctx, c, x, decLCSIdx)
 }
 
 // LIndex returns an element from a list by its index.
@@ -6650,10 +6650,10 @@ func argsSlowLogGet(x *cmd, opts *SlowLogGetOptions) {
 // SlowLogGet returns the slow log's entries.
 //
 // Since 2.2.12. Complexity: O(N) where N is the number of entries returned.
-func (c *Client) SlowLogGet(ctx context.Context, opts *SlowLogGetOptions) ([]SlowlogEntry, error) {
+func (c *Client) SlowLogGet(ctx context.Context, opts *SlowLogGetOptions) ([]SlowLogEntry, error) {
 	x := c.newCmd(&cmdSLOWLOG_GET)
 	argsSlowLogGet(x, opts)
-	return execAny[[]SlowlogEntry](ctx, c, x, decListSlowlogEntry)
+	return execAny[[]SlowLogEntry](ctx, c, x, decListSlowLogEntry)
 }
 
 // SlowLogHelp show helpful text about the different subcommands.

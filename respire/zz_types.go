@@ -16,10 +16,41 @@ type ACLGenPassOptions struct {
 	Bits *int64
 }
 
+// ACLLogEntry is a reply: <count:int, reason:str, context:str, object:str, username:str, age-seconds:float, client-info:str, entry-id:int, timestamp-created:int, timestamp-last-updated:int>.
+type ACLLogEntry struct {
+	Count                int64
+	Reason               string
+	Context              string
+	Object               string
+	Username             string
+	AgeSeconds           float64 // age-seconds
+	ClientInfo           string  // client-info
+	EntryID              int64   // entry-id
+	TimestampCreated     int64   // timestamp-created
+	TimestampLastUpdated int64   // timestamp-last-updated
+}
+
 // ACLLogOptions are the optional arguments of ACLLog. The zero value sends none of them.
 type ACLLogOptions struct {
 	// Count sends count; nil sends nothing.
 	Count *int64
+}
+
+// ACLSelector is a reply: <commands:str, keys:str, channels:str>.
+type ACLSelector struct {
+	Commands string
+	Keys     string
+	Channels string
+}
+
+// ACLUser is a reply: <flags:[str], passwords:[str], commands:str, keys:str, channels:str, selectors:[ACLSelector]>.
+type ACLUser struct {
+	Flags     []string
+	Passwords []string
+	Commands  string
+	Keys      string
+	Channels  string
+	Selectors []ACLSelector
 }
 
 // Ack is the argument ACK state offset (used by ClusterSyncSlots).
@@ -33,37 +64,6 @@ type Ack struct {
 func (v Ack) args(x *cmd) {
 	x.arg(v.State)
 	x.argInt(v.Offset)
-}
-
-// AclLogEntry is a reply: <count:int, reason:str, context:str, object:str, username:str, age-seconds:float, client-info:str, entry-id:int, timestamp-created:int, timestamp-last-updated:int>.
-type AclLogEntry struct {
-	Count                int64
-	Reason               string
-	Context              string
-	Object               string
-	Username             string
-	AgeSeconds           float64 // age-seconds
-	ClientInfo           string  // client-info
-	EntryID              int64   // entry-id
-	TimestampCreated     int64   // timestamp-created
-	TimestampLastUpdated int64   // timestamp-last-updated
-}
-
-// AclSelector is a reply: <commands:str, keys:str, channels:str>.
-type AclSelector struct {
-	Commands string
-	Keys     string
-	Channels string
-}
-
-// AclUser is a reply: <flags:[str], passwords:[str], commands:str, keys:str, channels:str, selectors:[AclSelector]>.
-type AclUser struct {
-	Flags     []string
-	Passwords []string
-	Commands  string
-	Keys      string
-	Channels  string
-	Selectors []AclSelector
 }
 
 // Aggregate is one of the tokens SUM, MIN, MAX.
@@ -925,6 +925,16 @@ type CommandListOptions struct {
 	FilterBy FilterBy
 }
 
+// CommandLogEntry is a reply: (id:int, timestamp:int, value:int, args:[str], client:str, client_name:str).
+type CommandLogEntry struct {
+	ID         int64
+	Timestamp  int64
+	Value      int64
+	Args       []string
+	Client     string
+	ClientName string
+}
+
 // CommandLogGetType is one of the tokens SLOW, LARGE-REQUEST, LARGE-REPLY.
 type CommandLogGetType string
 
@@ -933,16 +943,6 @@ const (
 	CommandLogGetTypeLargeRequest CommandLogGetType = "LARGE-REQUEST"
 	CommandLogGetTypeLargeReply   CommandLogGetType = "LARGE-REPLY"
 )
-
-// CommandlogEntry is a reply: (id:int, timestamp:int, value:int, args:[str], client:str, client_name:str).
-type CommandlogEntry struct {
-	ID         int64
-	Timestamp  int64
-	Value      int64
-	Args       []string
-	Client     string
-	ClientName string
-}
 
 // Conf is the argument CONF option ... value ... (used by ClusterSyncSlots).
 type Conf struct {
@@ -1660,12 +1660,31 @@ func (v KeyValue) args(x *cmd) {
 	x.arg(v.Value)
 }
 
+// LCSIdx is a reply: <matches:[LCSMatch], len:int>.
+type LCSIdx struct {
+	Matches []LCSMatch
+	Len     int64
+}
+
+// LCSMatch is a reply: (a:LCSRange, b:LCSRange, len:int).
+type LCSMatch struct {
+	A   LCSRange
+	B   LCSRange
+	Len int64
+}
+
 // LCSOptions are the optional arguments of LCS and LCSLen and LCSIdx. The zero value sends none of them.
 type LCSOptions struct {
 	// MinMatchLen sends MINMATCHLEN min-match-len; nil sends nothing.
 	MinMatchLen *int64
 	// WithMatchLen sends WITHMATCHLEN.
 	WithMatchLen bool
+}
+
+// LCSRange is a reply: (start:int, end:int).
+type LCSRange struct {
+	Start int64
+	End   int64
 }
 
 // LMPopOptions are the optional arguments of LMPop. The zero value sends none of them.
@@ -1702,25 +1721,6 @@ type LatencyHistogram struct {
 type LatencySample struct {
 	Timestamp int64
 	Latency   int64
-}
-
-// LcsIdx is a reply: <matches:[LcsMatch], len:int>.
-type LcsIdx struct {
-	Matches []LcsMatch
-	Len     int64
-}
-
-// LcsMatch is a reply: (a:LcsRange, b:LcsRange, len:int).
-type LcsMatch struct {
-	A   LcsRange
-	B   LcsRange
-	Len int64
-}
-
-// LcsRange is a reply: (start:int, end:int).
-type LcsRange struct {
-	Start int64
-	End   int64
 }
 
 // Limit is the argument LIMIT offset count (used by Sort, SortStore, SortRO, ZRange, ZRangeWithScores, ZRangeByLex, ZRangeByScore, ZRangeByScoreWithScores, ZRangeStore, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores).
@@ -2244,20 +2244,20 @@ func (v SlotsRange) args(x *cmd) {
 	x.argInt(v.EndSlot)
 }
 
-// SlowLogGetOptions are the optional arguments of SlowLogGet. The zero value sends none of them.
-type SlowLogGetOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
-}
-
-// SlowlogEntry is a reply: (id:int, timestamp:int, duration:int, args:[str], client:str, client_name:str).
-type SlowlogEntry struct {
+// SlowLogEntry is a reply: (id:int, timestamp:int, duration:int, args:[str], client:str, client_name:str).
+type SlowLogEntry struct {
 	ID         int64
 	Timestamp  int64
 	Duration   int64
 	Args       []string
 	Client     string
 	ClientName string
+}
+
+// SlowLogGetOptions are the optional arguments of SlowLogGet. The zero value sends none of them.
+type SlowLogGetOptions struct {
+	// Count sends count; nil sends nothing.
+	Count *int64
 }
 
 // SortOptions are the optional arguments of Sort and SortStore. The zero value sends none of them.

@@ -251,19 +251,19 @@ func init() {
 
 				idx, err := e.C.LCSIdx(e.Ctx, a, b, nil)
 				require.NoError(e, err)
-				require.Equal(e, respire.LcsIdx{
-					Matches: []respire.LcsMatch{
-						{A: respire.LcsRange{Start: 4, End: 7}, B: respire.LcsRange{Start: 5, End: 8}},
-						{A: respire.LcsRange{Start: 2, End: 3}, B: respire.LcsRange{Start: 0, End: 1}},
+				require.Equal(e, respire.LCSIdx{
+					Matches: []respire.LCSMatch{
+						{A: respire.LCSRange{Start: 4, End: 7}, B: respire.LCSRange{Start: 5, End: 8}},
+						{A: respire.LCSRange{Start: 2, End: 3}, B: respire.LCSRange{Start: 0, End: 1}},
 					},
 					Len: 6,
 				}, idx)
 
 				idx, err = e.C.LCSIdx(e.Ctx, a, b, &respire.LCSOptions{MinMatchLen: caPtr(int64(4)), WithMatchLen: true})
 				require.NoError(e, err)
-				require.Equal(e, respire.LcsIdx{
-					Matches: []respire.LcsMatch{
-						{A: respire.LcsRange{Start: 4, End: 7}, B: respire.LcsRange{Start: 5, End: 8}, Len: 4},
+				require.Equal(e, respire.LCSIdx{
+					Matches: []respire.LCSMatch{
+						{A: respire.LCSRange{Start: 4, End: 7}, B: respire.LCSRange{Start: 5, End: 8}, Len: 4},
 					},
 					Len: 6,
 				}, idx)

@@ -189,7 +189,7 @@ func init() {
 			entries, err := e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: cInt(-1)})
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, len(entries), int(n)) // SLOWLOG LEN is logged too
-			var found *respire.SlowlogEntry
+			var found *respire.SlowLogEntry
 			for i := range entries {
 				if len(entries[i].Args) == 2 && entries[i].Args[1] == "slow-marker" {
 					found = &entries[i]
