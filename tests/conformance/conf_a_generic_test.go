@@ -237,7 +237,7 @@ func init() {
 				require.NoError(e, e.C.Restore(e.Ctx, r, at, payload, &respire.RestoreOptions{Replace: true, AbsTTL: true}))
 				pet, err := e.C.PExpireTime(e.Ctx, r)
 				require.NoError(e, err)
-				require.Equal(e, at, pet)
+				require.Equal(e, at, pet.UnixMilli())
 
 				require.NoError(e, e.C.Restore(e.Ctx, e.Key("idle"), 0, payload, &respire.RestoreOptions{IdleTime: caPtr(1000 * time.Second)}))
 				idle, err := e.C.ObjectIdleTime(e.Ctx, e.Key("idle"))
