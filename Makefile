@@ -16,7 +16,7 @@ OLDGO ?= go1.25.5
 
 all: test
 
-## servers: install Redis 7.0, Redis 8.0 and Valkey 8.1 under .servers/bin
+## servers: install Redis 7.0, 8.0, 8.6 and Valkey 8.1, 9.1 under .servers/bin (or $$RESPIRE_SERVERS_DIR/bin)
 servers:
 	@scripts/servers.sh
 

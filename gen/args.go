@@ -49,6 +49,7 @@ const (
 	scSecondsFloat            // time.Duration, fractional seconds (blocking timeouts)
 	scUnixSeconds             // time.Time
 	scUnixMillis              // time.Time
+	scAny                     // any, sent as Do sends it (script arguments)
 )
 
 // Durations and times are derived from the spec, by this rule:
@@ -88,6 +89,8 @@ func classify(a *spec.Argument) scalarKind {
 			return scUnixMillis
 		}
 		return scUnixSeconds
+	case "any":
+		return scAny
 	}
 	return scNone
 }
@@ -104,6 +107,9 @@ var typeOverrides = map[string]string{
 	"ZINTER/weight": "double", "ZINTERSTORE/weight": "double",
 	"ZUNION/weight": "double", "ZUNIONSTORE/weight": "double",
 	"ZINCRBY/increment": "double",
+	// Script and function arguments are values of any type Do takes.
+	"EVAL/arg": "any", "EVALSHA/arg": "any", "EVAL_RO/arg": "any", "EVALSHA_RO/arg": "any",
+	"FCALL/arg": "any", "FCALL_RO/arg": "any",
 }
 
 // buildArgs converts a command's spec arguments.
@@ -140,7 +146,7 @@ func buildArgs(cmd *spec.Command) []*arg {
 	if rawArgs(cmd) {
 		return synthArgs(cmd)
 	}
-	return conv(cmd.Arguments, nil)
+	return conv(withUndocumented(cmd.Arguments, undocumentedServers(cmd), cmd.Servers), nil)
 }
 
 // rawArgs reports a command whose arguments the spec does not describe:

@@ -180,6 +180,12 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 		ret, exec, pick, futT = jen.Params(jen.Float64(), jen.Error()), "execFloat", "pickFloat", jen.Float64()
 	case resBool:
 		ret, exec, pick, futT = jen.Params(jen.Bool(), jen.Error()), "execBool", "pickBool", jen.Bool()
+	case resDuration:
+		d := jen.Qual("time", "Duration")
+		ret, exec, pick, futT = jen.Params(d, jen.Error()), "execDuration", "pickDuration", jen.Qual("time", "Duration")
+	case resTime:
+		tm := jen.Qual("time", "Time")
+		ret, exec, pick, futT = jen.Params(tm, jen.Error()), "execTime", "pickTime", jen.Qual("time", "Time")
 	default:
 		ret, futT = jen.Params(m.rt.code(), jen.Error()), m.rt.code()
 	}
@@ -214,6 +220,10 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 			cexec = jen.Id("cachedFloat")
 		case resBool:
 			cexec = jen.Id("cachedBool")
+		case resDuration:
+			cexec = jen.Id("cachedDuration")
+		case resTime:
+			cexec = jen.Id("cachedTime")
 		case resAny:
 			cexec = jen.Id("cachedAny").Types(m.rt.code())
 		}
@@ -455,6 +465,34 @@ func branchName(a *arg) string {
 }
 
 func (g *generator) encArg(a *arg, c *container, ex exprFn, opt bool) []jen.Code {
+	enc := g.encArgBody(a, c, ex, opt)
+	if a.countOf != nil {
+		return enc
+	}
+	var checks []jen.Code
+	if n := needsCall(a, argLabel(a)); n != nil {
+		switch {
+		case opt:
+			checks = append(checks, jen.If(g.setExpr(a, c, ex, opt)).Block(n))
+		case formOf(a, opt) == fNone:
+			// A token always sent, as the selector of a variant
+			// (VSimWithAttribs sends WITHATTRIBS).
+			checks = append(checks, n)
+		}
+	}
+	if f := formOf(a, opt); c.slots[a] != nil && isEnum(a) && (f == fZero || f == fValue) {
+		s := c.slots[a]
+		// One branch of a token choice newer than the others (BITOP DIFF).
+		for _, ch := range a.Children {
+			if n := needsCall(ch, ch.Token); n != nil {
+				checks = append(checks, jen.If(ex(s).Op("==").Lit(ch.Token)).Block(n))
+			}
+		}
+	}
+	return append(checks, enc...)
+}
+
+func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.Code {
 	if a.countOf != nil {
 		s := c.slots[a.countOf]
 		return []jen.Code{x().Dot("argInt").Call(jen.Int64().Call(jen.Len(ex(s))))}
@@ -616,6 +654,8 @@ func (g *generator) encValue(a *arg, v jen.Code, required bool) []jen.Code {
 		return []jen.Code{jen.Id("argUnixSeconds").Call(x(), name, v)}
 	case scUnixMillis:
 		return []jen.Code{jen.Id("argUnixMillis").Call(x(), name, v)}
+	case scAny:
+		return []jen.Code{x().Dot("argAny").Call(x().Dot("info").Dot("name"), name, v)}
 	}
 	panic("encValue: " + a.Name)
 }

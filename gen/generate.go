@@ -23,6 +23,8 @@ type Config struct {
 	AllowMissing bool
 	// Package is the package name of the output (default "respire").
 	Package string
+	// Supplement adds to what the servers' COMMAND DOCS say; nil for none.
+	Supplement *Supplement
 }
 
 // Output is the generated files, by base name, and what was left out.
@@ -31,6 +33,8 @@ type Output struct {
 	Skipped []string // commands without a reply entry (AllowMissing)
 	Methods int
 	Types   int
+	// Notes name supplement entries the servers' own docs now cover.
+	Notes []string
 }
 
 // MissingError lists the commands of the spec that have no reply entry.
@@ -71,6 +75,7 @@ type generator struct {
 	infos    []*spec.Command
 	skipped  []string
 	emitted  map[string]bool
+	lacks    map[string]map[string][]string // from the supplement: command, server, arguments
 }
 
 type excludedCmd struct {
@@ -85,7 +90,12 @@ func Generate(cfg Config) (*Output, error) {
 	if cfg.Package == "" {
 		cfg.Package = "respire"
 	}
-	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}}
+	sp, lacks, notes, err := applySupplement(cfg.Spec, cfg.Supplement)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Spec = sp
+	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks}
 	g.rep = newReplies(cfg.Replies, g.reg)
 	if err := g.build(); err != nil {
 		return nil, err
@@ -97,7 +107,7 @@ func Generate(cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Files: files, Skipped: g.skipped, Methods: len(g.methods), Types: len(g.reg.decls)}, nil
+	return &Output{Files: files, Skipped: g.skipped, Methods: len(g.methods), Types: len(g.reg.decls), Notes: notes}, nil
 }
 
 // build turns every command into methods.
@@ -185,6 +195,9 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 		return err
 	}
 	args := buildArgs(cmd)
+	if err := applyLacks(args, cmd, g.lacks[cmd.Name]); err != nil {
+		return err
+	}
 	g.infos = append(g.infos, cmd)
 	var all []string
 	for _, v := range e.Variants {
@@ -303,9 +316,13 @@ func (g *generator) emit() (map[string][]byte, error) {
 	}
 	decs := newFile("")
 	g.emitReaders(decs)
+	srvs := newFile("")
+	if err := g.emitServers(srvs); err != nil {
+		return nil, err
+	}
 
 	// Drop the package comments we do not want (jen needs a non-nil file).
-	for name, f := range map[string]*jen.File{"zz_commands.go": cmds, "zz_batch.go": batch, "zz_types.go": types, "zz_decoders.go": decs} {
+	for name, f := range map[string]*jen.File{"zz_commands.go": cmds, "zz_batch.go": batch, "zz_types.go": types, "zz_decoders.go": decs, "zz_servers.go": srvs} {
 		if err := render(name, f); err != nil {
 			return nil, err
 		}

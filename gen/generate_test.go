@@ -124,12 +124,12 @@ func TestVariantShapes(t *testing.T) {
 	src := string(out.Files["zz_commands.go"])
 	for _, sig := range []string{
 		"func (c *Client) Get(ctx context.Context, key string) (string, error)",
-		"func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) error",
+		"func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) (bool, error)",
 		"func (c *Client) SetGet(ctx context.Context, key string, value string, opts *SetOptions) (string, error)",
 		"func (c *Client) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error)",
 		"func (c *Client) ZAdd(ctx context.Context, key string, data []ScoredMember, opts *ZAddOptions) (int64, error)",
 		"func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (KeyElement, error)",
-		"func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...string) (Reply, error)",
+		"func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...any) (Reply, error)",
 		"func (c *Client) ClientKillOldFormat(ctx context.Context, oldFormat string) error",
 		"func (c *Client) ClientNoEvict(ctx context.Context, enabled bool) error",
 		"func (c *Client) MGet(ctx context.Context, keys ...string) ([]Null[string], error)",

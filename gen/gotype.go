@@ -26,6 +26,7 @@ const (
 	gPtr
 	gMap
 	gNull // respire.Null[T]
+	gAny  // any: a value of one of the types Do takes
 )
 
 // gtype is a Go type in generated code.
@@ -44,6 +45,7 @@ var (
 	tDuration = &gtype{kind: gDuration}
 	tTime     = &gtype{kind: gTime}
 	tReply    = &gtype{kind: gReply}
+	tAny      = &gtype{kind: gAny}
 )
 
 func sliceOf(t *gtype) *gtype { return &gtype{kind: gSlice, elem: t} }
@@ -69,6 +71,8 @@ func (t *gtype) code() *jen.Statement {
 		return jen.Qual("time", "Time")
 	case gReply:
 		return jen.Id("Reply")
+	case gAny:
+		return jen.Any()
 	case gNamed:
 		return jen.Id(t.decl.name)
 	case gSlice:

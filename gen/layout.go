@@ -275,6 +275,8 @@ func (c *container) valueType(a *arg) (*gtype, error) {
 		return tDuration, nil
 	case scUnixSeconds, scUnixMillis:
 		return tTime, nil
+	case scAny:
+		return tAny, nil
 	}
 	return nil, fmt.Errorf("argument %s: unsupported type %q", a.Name, a.Type)
 }

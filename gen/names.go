@@ -142,6 +142,11 @@ var fragments = map[string]string{
 	"inline": "Inline", "err": "Err", "error": "Error", "ops": "Ops", "sec": "Sec", "ps": "PS",
 	"per": "Per", "fast": "Fast", "large": "Large", "ranks": "Ranks", "iteration": "Iteration",
 	"nocontent": "NoContent", "selector": "Selector", "ifeq": "IfEq", "src": "Src", "dst": "Dst", "show": "Show", "enabled": "Enabled", "disabled": "Disabled", "store-dist": "StoreDist", "storedist": "StoreDist",
+	"hotkeys": "Hotkeys", "cfg": "Cfg", "idmp": "IDMP", "record": "Record", "ifne": "IfNe",
+	"ifdeq": "IfDEq", "ifdne": "IfDNe", "digest": "Digest", "ifeq-value": "IfEqValue",
+	"migration": "Migration", "migrations": "Migrations",
+	"delifeq":     "DelIfEq",
+	"clusterscan": "ClusterScan", "cancel": "Cancel", "delex": "DelEx", "msetex": "MSetEx",
 }
 
 // wholeOnly are fragments that name a whole token (GEO units, EX/PX

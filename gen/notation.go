@@ -16,25 +16,30 @@ type Kind int
 
 // The kinds of reply types.
 const (
-	KindOK     Kind = iota // ok
-	KindStatus             // status
-	KindStr                // str
-	KindInt                // int
-	KindFloat              // float
-	KindBool               // bool
-	KindAny                // any
-	KindNull               // T?
-	KindList               // [T]
-	KindMap                // {K:V}
-	KindTuple              // (a:T, ...)
-	KindRecord             // <a:T, ...>
-	KindUnion              // A | B
-	KindNamed              // Name
+	KindOK        Kind = iota // ok
+	KindStatus                // status
+	KindStr                   // str
+	KindInt                   // int
+	KindFloat                 // float
+	KindBool                  // bool
+	KindAny                   // any
+	KindNull                  // T?
+	KindList                  // [T]
+	KindMap                   // {K:V}
+	KindTuple                 // (a:T, ...)
+	KindRecord                // <a:T, ...>
+	KindUnion                 // A | B
+	KindNamed                 // Name
+	KindTTL                   // ttl: seconds to live, -1 none, -2 no key
+	KindPTTL                  // pttl: the same in milliseconds
+	KindDeadline              // deadline: Unix seconds of expiry, -1 none, -2 no key
+	KindPDeadline             // pdeadline: the same in milliseconds
 )
 
 var scalarKinds = map[string]Kind{
 	"ok": KindOK, "status": KindStatus, "str": KindStr, "int": KindInt,
 	"float": KindFloat, "bool": KindBool, "any": KindAny,
+	"ttl": KindTTL, "pttl": KindPTTL, "deadline": KindDeadline, "pdeadline": KindPDeadline,
 }
 
 // Type is a parsed reply type.
@@ -63,7 +68,7 @@ func (t *Type) String() string {
 
 func (t *Type) write(b *strings.Builder) {
 	switch t.Kind {
-	case KindOK, KindStatus, KindStr, KindInt, KindFloat, KindBool, KindAny:
+	case KindOK, KindStatus, KindStr, KindInt, KindFloat, KindBool, KindAny, KindTTL, KindPTTL, KindDeadline, KindPDeadline:
 		for k, v := range scalarKinds {
 			if v == t.Kind {
 				b.WriteString(k)

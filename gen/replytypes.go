@@ -16,6 +16,8 @@ const (
 	resFloat
 	resBool
 	resAny
+	resDuration // time.Duration in result.Int
+	resTime     // time.Time as Unix nanoseconds in result.Int
 )
 
 // replies turns reply notation into Go types, readers and decoders.
@@ -82,6 +84,8 @@ func (g *replies) goType(t *Type, ctx string) (*gtype, error) {
 		return tReply, nil
 	case KindOK:
 		return nil, fmt.Errorf("ok is only a whole reply")
+	case KindTTL, KindPTTL, KindDeadline, KindPDeadline:
+		return nil, fmt.Errorf("%s is only a whole reply", t)
 	case KindNamed:
 		d, err := g.named(t.Name)
 		if err != nil {
@@ -166,7 +170,12 @@ func (g *replies) result(t *Type, ctx string) (resKind, *gtype, string, error) {
 	}
 	switch t.Kind {
 	case KindOK:
-		return resOK, nil, "decOK" + suffix, nil
+		if null {
+			// "OK or null" (SET NX): whether it was done, not Nil as an
+			// error.
+			return resBool, tBool, "decOKOrNull", nil
+		}
+		return resOK, nil, "decOK", nil
 	case KindStatus, KindStr:
 		return resStr, tString, "decStr" + suffix, nil
 	case KindInt:
@@ -177,6 +186,19 @@ func (g *replies) result(t *Type, ctx string) (resKind, *gtype, string, error) {
 		return resBool, tBool, "decBool" + suffix, nil
 	case KindAny:
 		return resAny, tReply, "decReply" + suffix, nil
+	case KindTTL, KindPTTL, KindDeadline, KindPDeadline:
+		if null {
+			return 0, nil, "", fmt.Errorf("%s? : a missing key is already Nil", t)
+		}
+		switch t.Kind {
+		case KindTTL:
+			return resDuration, tDuration, "decTTLSeconds", nil
+		case KindPTTL:
+			return resDuration, tDuration, "decTTLMillis", nil
+		case KindDeadline:
+			return resTime, tTime, "decUnixSeconds", nil
+		}
+		return resTime, tTime, "decUnixMillis", nil
 	}
 	gt, err := g.goType(t, ctx)
 	if err != nil {

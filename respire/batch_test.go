@@ -50,7 +50,7 @@ func TestArgumentValidation(t *testing.T) {
 	ex := 10 * time.Second
 	var ae *ArgError
 	for name, err := range map[string]error{
-		"two branches":   c.Set(ctx, "k", "v", &SetOptions{NX: true, XX: true}),
+		"two branches":   func() error { _, err := c.SetIf(ctx, "k", "v", SetIfCondition{NX: true, XX: true}, nil); return err }(),
 		"EX and KEEPTTL": c.Set(ctx, "k", "v", &SetOptions{EX: &ex, KeepTTL: true}),
 		"fraction":       func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }(),
 		"no keys":        func() error { _, err := c.Del(ctx); return err }(),

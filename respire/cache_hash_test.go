@@ -89,6 +89,9 @@ func TestCachedTypesKnown(t *testing.T) {
 		case reflect.String, reflect.Int64, reflect.Float64, reflect.Bool:
 			continue
 		}
+		if rt == reflect.TypeFor[time.Time]() {
+			continue // cached as Unix nanoseconds in the Int field (expiry.go)
+		}
 		zero := reflect.New(rt).Elem().Interface()
 		_, ok := anySize(zero)
 		assert.True(t, ok, "Cached.%s returns %v, which anySize does not know", m.Name, rt)

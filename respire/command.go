@@ -19,7 +19,7 @@ type cmdInfo struct {
 	firstKey, lastKey, keyStep int // legacy key positions; 0 is the command name
 	requestPolicy              string
 	responsePolicy             string
-	servers                    uint8 // serverRedis70 | ...
+	servers                    serverSet // serverRedis70 | ...
 }
 
 // cmdFlag is a set of command properties taken from the spec.
@@ -37,13 +37,6 @@ const (
 	flagLoading
 	flagStale
 	flagNondeterministic
-)
-
-// The servers a command exists on.
-const (
-	serverRedis70 uint8 = 1 << iota
-	serverRedis80
-	serverValkey81
 )
 
 // result holds a decoded reply. Scalars go in their own fields so that the
@@ -75,6 +68,7 @@ type cmd struct {
 	keyed    bool
 	keys     []string // added with argKey, for the client-side cache
 	argErr   error
+	srv      *serverBitCache // the connected spec server, for cmd.needs; nil if unknown
 	dec      decoder
 	res      result
 	replyErr error
@@ -100,6 +94,7 @@ func (x *cmd) HandleReply(m resp.Msg) {
 func (x *cmd) Recycle() {
 	x.info = nil
 	x.argErr = nil
+	x.srv = nil
 	x.replyErr = nil
 	x.dec = nil
 	switch l := x.res.Any.(type) {
@@ -293,7 +288,7 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 // *UnsupportedError before anything is sent.
 func (c *Client) newCmd(info *cmdInfo) *cmd {
 	x := newCmd(info)
-	if err := c.unsupported(info); err != nil {
+	if err := c.unsupported(x, info); err != nil {
 		x.fail(err)
 	}
 	return x

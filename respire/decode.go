@@ -318,7 +318,15 @@ func readTuple[T any](m resp.Msg, i int, fields func(*tuple) T) (T, int, error) 
 // readTupleList reads an array of tuples of width fields, either nested
 // (RESP3: [[a b] [a b]]) or flattened into the array (RESP2: [a b a b]).
 func readTupleList[T any](m resp.Msg, i int, width int, fields func(*tuple) T) ([]T, int, error) {
-	n, j, err := aggregate(m, i)
+	var n, j int
+	var err error
+	if k, e := node(m, i); e == nil && width == 2 && m[k].Type == resp.TypeMap {
+		// A RESP3 map of pairs (VSIM WITHSCORES: member => score) reads as
+		// its pairs in the order the server sent them.
+		n, j = int(m[k].Int), k+1
+	} else {
+		n, j, err = aggregate(m, i)
+	}
 	if err != nil || n < 0 {
 		return nil, j, err
 	}
@@ -455,6 +463,17 @@ func decOKNull(m resp.Msg, r *result) error {
 	if _, null := isNull(m, 0); null {
 		return Nil
 	}
+	return decOK(m, r)
+}
+
+// decOKOrNull reads a reply that is OK (done: true) or null (not done,
+// as SET NX on an existing key: false).
+func decOKOrNull(m resp.Msg, r *result) error {
+	if _, null := isNull(m, 0); null {
+		r.Bool = false
+		return nil
+	}
+	r.Bool = true
 	return decOK(m, r)
 }
 

@@ -3,9 +3,7 @@ package respire
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strconv"
-	"time"
 
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -108,7 +106,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		}
 	}
 	for i, a := range args {
-		x.argAny(name, i, a)
+		x.argAny(name, strconv.Itoa(i), a)
 	}
 	keyPos := 1
 	if info == &cmdDo {
@@ -130,50 +128,6 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 	return x, name
 }
 
-// argAny appends an argument given as Do takes it: string, []byte,
-// integers, floats, bool (1 or 0) or time.Duration (whole milliseconds).
-// Another type is recorded as an *ArgError of command that names the
-// argument's position i among the command's words.
-func (x *cmd) argAny(command string, i int, a any) {
-	switch v := a.(type) {
-	case string:
-		x.arg(v)
-	case []byte:
-		x.argBytes(v)
-	case int:
-		x.argInt(int64(v))
-	case int32:
-		x.argInt(int64(v))
-	case int64:
-		x.argInt(v)
-	case uint:
-		x.argUint(uint64(v))
-	case uint32:
-		x.argUint(uint64(v))
-	case uint64:
-		x.argUint(v)
-	case float64:
-		x.argFloat(v)
-	case float32:
-		x.argFloat(float64(v))
-	case bool:
-		if v {
-			x.arg("1")
-		} else {
-			x.arg("0")
-		}
-	case time.Duration:
-		x.argInt(v.Milliseconds())
-	default:
-		// Named through reflect, not fmt, so that a does not escape and
-		// the caller's boxing of its arguments stays on its stack.
-		name := "<nil>"
-		if t := reflect.TypeOf(a); t != nil {
-			name = t.String()
-		}
-		x.fail(newArgError(command, strconv.Itoa(i), "unsupported type "+name))
-	}
-}
 
 // refuseConnState returns the *ArgError for a command that would change
 // the state of the connection it runs on, or nil.

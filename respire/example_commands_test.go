@@ -49,13 +49,13 @@ func ExampleClient_Set() {
 
 	ttl := time.Minute
 	fmt.Println(c.Set(ctx, "ex:set:lock", "owner-1", &respire.SetOptions{EX: &ttl}))
-	err = c.Set(ctx, "ex:set:lock", "owner-2", &respire.SetOptions{NX: true})
-	fmt.Println(errors.Is(err, respire.Nil))
+	ok, err := c.SetIf(ctx, "ex:set:lock", "owner-2", respire.SetIfCondition{NX: true}, nil)
+	fmt.Println(ok, err)
 	left, err := c.TTL(ctx, "ex:set:lock")
-	fmt.Println(left > 0 && left <= 60, err)
+	fmt.Println(left > 0 && left <= time.Minute, err)
 	// Output:
 	// <nil>
-	// true
+	// false <nil>
 	// true <nil>
 }
 

@@ -62,13 +62,13 @@ func ExampleArgError() {
 	}
 	defer c.Close()
 
-	err = c.Set(ctx, "ex:argerror:k", "v", &respire.SetOptions{NX: true, XX: true})
+	_, err = c.SetIf(ctx, "ex:argerror:k", "v", respire.SetIfCondition{NX: true, XX: true}, nil)
 	var ae *respire.ArgError
 	fmt.Println(errors.As(err, &ae), errors.Is(err, respire.ErrNotSent))
 	fmt.Println(err)
 	// Output:
 	// true true
-	// respire: SET: argument condition: only one of NX, XX, IFEQ may be set
+	// respire: SET: argument condition: only one of NX, XX, IFEQ, IFNE, IFDEQ, IFDNE may be set
 }
 
 // A wrong password is a *HandshakeError wrapping the server's *Error; it

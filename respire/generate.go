@@ -6,4 +6,4 @@ package respire
 // spec and the reply notation. After changing either, or the generator,
 // run "go generate ./..." from the repository root.
 
-//go:generate go run ../cmd/respgen gen --spec ../spec/commands.json --replies ../spec/replies.txt --out .
+//go:generate go run ../cmd/respgen gen --spec ../spec/commands.json --replies ../spec/replies.txt --supplement ../spec/supplement.json --out .

@@ -21,7 +21,9 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	require.NoError(t, err)
 	r, err := gen.LoadReplies(filepath.Join("..", "spec", "replies.txt"))
 	require.NoError(t, err)
-	out, err := gen.Generate(gen.Config{Spec: s, Replies: r})
+	sup, err := gen.LoadSupplement(filepath.Join("..", "spec", "supplement.json"))
+	require.NoError(t, err)
+	out, err := gen.Generate(gen.Config{Spec: s, Replies: r, Supplement: sup})
 	require.NoError(t, err, "the generator refuses the spec; fix it, then run go generate ./...")
 
 	have, err := filepath.Glob("zz_*")

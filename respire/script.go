@@ -97,8 +97,8 @@ func (s *Script) evalSha(ctx context.Context, c *Client, info *cmdInfo, keys []s
 	for _, k := range keys {
 		x.argKey(k)
 	}
-	for i, a := range args {
-		x.argAny(info.name, 3+len(keys)+i, a)
+	for _, a := range args {
+		x.argAny(info.name, "arg", a)
 	}
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }

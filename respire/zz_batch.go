@@ -36,10 +36,10 @@ func (b *Batch) ACLGenPass(opts *ACLGenPassOptions) *Future[string] {
 }
 
 // ACLGetUser queues ACL GETUSER; see Client.ACLGetUser.
-func (b *Batch) ACLGetUser(username string) *Future[AclUser] {
+func (b *Batch) ACLGetUser(username string) *Future[ACLUser] {
 	x := b.newCmd(&cmdACL_GETUSER)
 	x.arg(username)
-	return queue(b, x, decAclUserNull, pickAny[AclUser])
+	return queue(b, x, decACLUserNull, pickAny[ACLUser])
 }
 
 // ACLHelp queues ACL HELP; see Client.ACLHelp.
@@ -61,10 +61,10 @@ func (b *Batch) ACLLoad() *Future[struct{}] {
 }
 
 // ACLLog queues ACL LOG; see Client.ACLLog.
-func (b *Batch) ACLLog(opts *ACLLogOptions) *Future[[]AclLogEntry] {
+func (b *Batch) ACLLog(opts *ACLLogOptions) *Future[[]ACLLogEntry] {
 	x := b.newCmd(&cmdACL_LOG)
 	argsACLLog(x, opts)
-	return queue(b, x, decListAclLogEntry, pickAny[[]AclLogEntry])
+	return queue(b, x, decListACLLogEntry, pickAny[[]ACLLogEntry])
 }
 
 // ACLLogReset queues ACL LOG; see Client.ACLLogReset.
@@ -369,6 +369,12 @@ func (b *Batch) ClusterBumpEpoch() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// ClusterCancelSlotMigrations queues CLUSTER CANCELSLOTMIGRATIONS; see Client.ClusterCancelSlotMigrations.
+func (b *Batch) ClusterCancelSlotMigrations() *Future[struct{}] {
+	x := b.newCmd(&cmdCLUSTER_CANCELSLOTMIGRATIONS)
+	return queue(b, x, decOK, pickNone)
+}
+
 // ClusterCountFailureReports queues CLUSTER COUNT-FAILURE-REPORTS; see Client.ClusterCountFailureReports.
 func (b *Batch) ClusterCountFailureReports(nodeID string) *Future[int64] {
 	x := b.newCmd(&cmdCLUSTER_COUNT_FAILURE_REPORTS)
@@ -410,6 +416,13 @@ func (b *Batch) ClusterFailover(opts *ClusterFailoverOptions) *Future[struct{}] 
 	return queue(b, x, decOK, pickNone)
 }
 
+// ClusterFlushSlot queues CLUSTER FLUSHSLOT; see Client.ClusterFlushSlot.
+func (b *Batch) ClusterFlushSlot(slot int64, opts *ClusterFlushSlotOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdCLUSTER_FLUSHSLOT)
+	argsClusterFlushSlot(x, slot, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // ClusterFlushSlots queues CLUSTER FLUSHSLOTS; see Client.ClusterFlushSlots.
 func (b *Batch) ClusterFlushSlots() *Future[struct{}] {
 	x := b.newCmd(&cmdCLUSTER_FLUSHSLOTS)
@@ -429,6 +442,12 @@ func (b *Batch) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] 
 	x.argInt(slot)
 	x.argInt(count)
 	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ClusterGetSlotMigrations queues CLUSTER GETSLOTMIGRATIONS; see Client.ClusterGetSlotMigrations.
+func (b *Batch) ClusterGetSlotMigrations() *Future[[]map[string]Reply] {
+	x := b.newCmd(&cmdCLUSTER_GETSLOTMIGRATIONS)
+	return queue(b, x, decListMapStrReply, pickAny[[]map[string]Reply])
 }
 
 // ClusterHelp queues CLUSTER HELP; see Client.ClusterHelp.
@@ -463,6 +482,23 @@ func (b *Batch) ClusterMeet(ip string, port int64, opts *ClusterMeetOptions) *Fu
 	return queue(b, x, decOK, pickNone)
 }
 
+// ClusterMigrateSlots queues CLUSTER MIGRATESLOTS; see Client.ClusterMigrateSlots.
+func (b *Batch) ClusterMigrateSlots(migrationGroups ...MigrationGroup) *Future[struct{}] {
+	x := b.newCmd(&cmdCLUSTER_MIGRATESLOTS)
+	needOne(x, "migration-group", len(migrationGroups))
+	for _, e := range migrationGroups {
+		e.args(x)
+	}
+	return queue(b, x, decOK, pickNone)
+}
+
+// ClusterMigration queues CLUSTER MIGRATION; see Client.ClusterMigration.
+func (b *Batch) ClusterMigration(subCommand ClusterMigrationSubCommand) *Future[Reply] {
+	x := b.newCmd(&cmdCLUSTER_MIGRATION)
+	subCommand.args(x, true)
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
 // ClusterMyID queues CLUSTER MYID; see Client.ClusterMyID.
 func (b *Batch) ClusterMyID() *Future[string] {
 	x := b.newCmd(&cmdCLUSTER_MYID)
@@ -491,7 +527,11 @@ func (b *Batch) ClusterReplicas(nodeID string) *Future[[]string] {
 // ClusterReplicate queues CLUSTER REPLICATE; see Client.ClusterReplicate.
 func (b *Batch) ClusterReplicate(nodeID string) *Future[struct{}] {
 	x := b.newCmd(&cmdCLUSTER_REPLICATE)
-	x.arg(nodeID)
+	if nodeID == "" {
+		argTokens(x, "NO", "ONE")
+	} else {
+		x.arg(nodeID)
+	}
 	return queue(b, x, decOK, pickNone)
 }
 
@@ -550,6 +590,20 @@ func (b *Batch) ClusterSlotStats(filter ClusterSlotStatsFilter) *Future[[]SlotSt
 func (b *Batch) ClusterSlots() *Future[[]Reply] {
 	x := b.newCmd(&cmdCLUSTER_SLOTS)
 	return queue(b, x, decListReply, pickAny[[]Reply])
+}
+
+// ClusterSyncSlots queues CLUSTER SYNCSLOTS; see Client.ClusterSyncSlots.
+func (b *Batch) ClusterSyncSlots(subCommand ClusterSyncSlotsSubCommand) *Future[Reply] {
+	x := b.newCmd(&cmdCLUSTER_SYNCSLOTS)
+	subCommand.args(x, true)
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
+// ClusterScan queues CLUSTERSCAN; see Client.ClusterScan.
+func (b *Batch) ClusterScan(cursor string, opts *ClusterScanOptions) *Future[ClusterScanPage] {
+	x := b.newCmd(&cmdCLUSTERSCAN)
+	argsClusterScan(x, cursor, opts)
+	return queue(b, x, decClusterScanPage, pickAny[ClusterScanPage])
 }
 
 // Command queues COMMAND; see Client.Command.
@@ -616,11 +670,11 @@ func (b *Batch) CommandList(opts *CommandListOptions) *Future[[]string] {
 }
 
 // CommandLogGet queues COMMANDLOG GET; see Client.CommandLogGet.
-func (b *Batch) CommandLogGet(count int64, typeArg CommandLogGetType) *Future[[]CommandlogEntry] {
+func (b *Batch) CommandLogGet(count int64, typeArg CommandLogGetType) *Future[[]CommandLogEntry] {
 	x := b.newCmd(&cmdCOMMANDLOG_GET)
 	x.argInt(count)
-	typeArg.args(x, true)
-	return queue(b, x, decListCommandlogEntry, pickAny[[]CommandlogEntry])
+	argEnum(x, "type", string(typeArg))
+	return queue(b, x, decListCommandLogEntry, pickAny[[]CommandLogEntry])
 }
 
 // CommandLogHelp queues COMMANDLOG HELP; see Client.CommandLogHelp.
@@ -632,14 +686,14 @@ func (b *Batch) CommandLogHelp() *Future[[]string] {
 // CommandLogLen queues COMMANDLOG LEN; see Client.CommandLogLen.
 func (b *Batch) CommandLogLen(typeArg CommandLogGetType) *Future[int64] {
 	x := b.newCmd(&cmdCOMMANDLOG_LEN)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return queue(b, x, decInt, pickInt)
 }
 
 // CommandLogReset queues COMMANDLOG RESET; see Client.CommandLogReset.
 func (b *Batch) CommandLogReset(typeArg CommandLogGetType) *Future[struct{}] {
 	x := b.newCmd(&cmdCOMMANDLOG_RESET)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return queue(b, x, decOK, pickNone)
 }
 
@@ -729,6 +783,36 @@ func (b *Batch) Del(keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// DelEx queues DELEX; see Client.DelEx.
+func (b *Batch) DelEx(key string, opts *DelExOptions) *Future[int64] {
+	x := b.newCmd(&cmdDELEX)
+	argsDelEx(x, key, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// DelIfEq queues DELIFEQ; see Client.DelIfEq.
+func (b *Batch) DelIfEq(key string, value string) *Future[int64] {
+	x := b.newCmd(&cmdDELIFEQ)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decInt, pickInt)
+}
+
+// Digest queues DIGEST; see Client.Digest.
+func (b *Batch) Digest(key string) *Future[string] {
+	x := b.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// DigestLease queues DIGEST with the reply in a pooled Lease; see Client.DigestLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (b *Batch) DigestLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // Dump queues DUMP; see Client.Dump.
 func (b *Batch) Dump(key string) *Future[string] {
 	x := b.newCmd(&cmdDUMP)
@@ -752,28 +836,28 @@ func (b *Batch) Echo(message string) *Future[string] {
 }
 
 // Eval queues EVAL; see Client.Eval.
-func (b *Batch) Eval(script string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) Eval(script string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVAL)
 	argsEval(x, script, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // EvalSha queues EVALSHA; see Client.EvalSha.
-func (b *Batch) EvalSha(sha1 string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) EvalSha(sha1 string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVALSHA)
 	argsEvalSha(x, sha1, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // EvalShaRO queues EVALSHA_RO; see Client.EvalShaRO.
-func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVALSHA_RO)
 	argsEvalShaRO(x, sha1, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // EvalRO queues EVAL_RO; see Client.EvalRO.
-func (b *Batch) EvalRO(script string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) EvalRO(script string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdEVAL_RO)
 	argsEvalRO(x, script, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
@@ -804,10 +888,10 @@ func (b *Batch) ExpireAt(key string, unixTimeSeconds time.Time, opts *ExpireAtOp
 }
 
 // ExpireTime queues EXPIRETIME; see Client.ExpireTime.
-func (b *Batch) ExpireTime(key string) *Future[int64] {
+func (b *Batch) ExpireTime(key string) *Future[time.Time] {
 	x := b.newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decUnixSeconds, pickTime)
 }
 
 // Failover queues FAILOVER; see Client.Failover.
@@ -818,14 +902,14 @@ func (b *Batch) Failover(opts *FailoverOptions) *Future[struct{}] {
 }
 
 // FCall queues FCALL; see Client.FCall.
-func (b *Batch) FCall(function string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) FCall(function string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdFCALL)
 	argsFCall(x, function, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
 // FCallRO queues FCALL_RO; see Client.FCallRO.
-func (b *Batch) FCallRO(function string, keys []string, args ...string) *Future[Reply] {
+func (b *Batch) FCallRO(function string, keys []string, args ...any) *Future[Reply] {
 	x := b.newCmd(&cmdFCALL_RO)
 	argsFCallRO(x, function, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
@@ -1272,6 +1356,37 @@ func (b *Batch) HMSet(key string, data ...FieldValue) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// HotkeysGet queues HOTKEYS GET; see Client.HotkeysGet.
+func (b *Batch) HotkeysGet() *Future[[]HotkeysReport] {
+	x := b.newCmd(&cmdHOTKEYS_GET)
+	return queue(b, x, decListHotkeysReportNull, pickAny[[]HotkeysReport])
+}
+
+// HotkeysHelp queues HOTKEYS HELP; see Client.HotkeysHelp.
+func (b *Batch) HotkeysHelp() *Future[[]string] {
+	x := b.newCmd(&cmdHOTKEYS_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// HotkeysReset queues HOTKEYS RESET; see Client.HotkeysReset.
+func (b *Batch) HotkeysReset() *Future[struct{}] {
+	x := b.newCmd(&cmdHOTKEYS_RESET)
+	return queue(b, x, decOK, pickNone)
+}
+
+// HotkeysStart queues HOTKEYS START; see Client.HotkeysStart.
+func (b *Batch) HotkeysStart(count int64, opts *HotkeysStartOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdHOTKEYS_START)
+	argsHotkeysStart(x, count, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// HotkeysStop queues HOTKEYS STOP; see Client.HotkeysStop.
+func (b *Batch) HotkeysStop() *Future[struct{}] {
+	x := b.newCmd(&cmdHOTKEYS_STOP)
+	return queue(b, x, decOK, pickNone)
+}
+
 // HPersist queues HPERSIST; see Client.HPersist.
 func (b *Batch) HPersist(key string, fields ...string) *Future[[]int64] {
 	x := b.newCmd(&cmdHPERSIST)
@@ -1512,10 +1627,10 @@ func (b *Batch) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64
 }
 
 // LCSIdx queues LCS; see Client.LCSIdx.
-func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LcsIdx] {
+func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSIdx] {
 	x := b.newCmd(&cmdLCS)
 	argsLCSIdx(x, key1, key2, opts)
-	return queue(b, x, decLcsIdx, pickAny[LcsIdx])
+	return queue(b, x, decLCSIdx, pickAny[LCSIdx])
 }
 
 // LIndex queues LINDEX; see Client.LIndex.
@@ -1765,6 +1880,13 @@ func (b *Batch) MSet(data ...KeyValue) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// MSetEx queues MSETEX; see Client.MSetEx.
+func (b *Batch) MSetEx(data []KeyValue, opts *MSetExOptions) *Future[bool] {
+	x := b.newCmd(&cmdMSETEX)
+	argsMSetEx(x, data, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // MSetNX queues MSETNX; see Client.MSetNX.
 func (b *Batch) MSetNX(data ...KeyValue) *Future[bool] {
 	x := b.newCmd(&cmdMSETNX)
@@ -1839,10 +1961,10 @@ func (b *Batch) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExp
 }
 
 // PExpireTime queues PEXPIRETIME; see Client.PExpireTime.
-func (b *Batch) PExpireTime(key string) *Future[int64] {
+func (b *Batch) PExpireTime(key string) *Future[time.Time] {
 	x := b.newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decUnixMillis, pickTime)
 }
 
 // PFAdd queues PFADD; see Client.PFAdd.
@@ -1912,10 +2034,10 @@ func (b *Batch) PSetEx(key string, milliseconds time.Duration, value string) *Fu
 }
 
 // PTTL queues PTTL; see Client.PTTL.
-func (b *Batch) PTTL(key string) *Future[int64] {
+func (b *Batch) PTTL(key string) *Future[time.Duration] {
 	x := b.newCmd(&cmdPTTL)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decTTLMillis, pickDuration)
 }
 
 // Publish queues PUBLISH; see Client.Publish.
@@ -2166,7 +2288,14 @@ func (b *Batch) SDiffStore(destination string, keys ...string) *Future[int64] {
 func (b *Batch) Set(key string, value string, opts *SetOptions) *Future[struct{}] {
 	x := b.newCmd(&cmdSET)
 	argsSet(x, key, value, opts)
-	return queue(b, x, decOKNull, pickNone)
+	return queue(b, x, decOK, pickNone)
+}
+
+// SetIf queues SET; see Client.SetIf.
+func (b *Batch) SetIf(key string, value string, condition SetIfCondition, opts *SetOptions) *Future[bool] {
+	x := b.newCmd(&cmdSET)
+	argsSetIf(x, key, value, condition, opts)
+	return queue(b, x, decOKOrNull, pickBool)
 }
 
 // SetGet queues SET; see Client.SetGet.
@@ -2266,10 +2395,10 @@ func (b *Batch) SlaveOf(args ReplicaOfArgs) *Future[string] {
 }
 
 // SlowLogGet queues SLOWLOG GET; see Client.SlowLogGet.
-func (b *Batch) SlowLogGet(opts *SlowLogGetOptions) *Future[[]SlowlogEntry] {
+func (b *Batch) SlowLogGet(opts *SlowLogGetOptions) *Future[[]SlowLogEntry] {
 	x := b.newCmd(&cmdSLOWLOG_GET)
 	argsSlowLogGet(x, opts)
-	return queue(b, x, decListSlowlogEntry, pickAny[[]SlowlogEntry])
+	return queue(b, x, decListSlowLogEntry, pickAny[[]SlowLogEntry])
 }
 
 // SlowLogHelp queues SLOWLOG HELP; see Client.SlowLogHelp.
@@ -2465,11 +2594,18 @@ func (b *Batch) Touch(keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// TrimSlots queues TRIMSLOTS; see Client.TrimSlots.
+func (b *Batch) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
+	x := b.newCmd(&cmdTRIMSLOTS)
+	argsTrimSlots(x, slots)
+	return queue(b, x, decOK, pickNone)
+}
+
 // TTL queues TTL; see Client.TTL.
-func (b *Batch) TTL(key string) *Future[int64] {
+func (b *Batch) TTL(key string) *Future[time.Duration] {
 	x := b.newCmd(&cmdTTL)
 	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return queue(b, x, decTTLSeconds, pickDuration)
 }
 
 // Type queues TYPE; see Client.Type.
@@ -2490,145 +2626,152 @@ func (b *Batch) Unlink(keys ...string) *Future[int64] {
 }
 
 // VAdd queues VADD; see Client.VAdd.
-func (b *Batch) VAdd(key string, args ...string) *Future[bool] {
+func (b *Batch) VAdd(key string, vector Vector, element string, opts *VAddOptions) *Future[bool] {
 	x := b.newCmd(&cmdVADD)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVAdd(x, key, vector, element, opts)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VCard queues VCARD; see Client.VCard.
-func (b *Batch) VCard(key string, args ...string) *Future[int64] {
+func (b *Batch) VCard(key string) *Future[int64] {
 	x := b.newCmd(&cmdVCARD)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decInt, pickInt)
 }
 
 // VDim queues VDIM; see Client.VDim.
-func (b *Batch) VDim(key string, args ...string) *Future[int64] {
+func (b *Batch) VDim(key string) *Future[int64] {
 	x := b.newCmd(&cmdVDIM)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decInt, pickInt)
 }
 
 // VEmb queues VEMB; see Client.VEmb.
-func (b *Batch) VEmb(key string, args ...string) *Future[[]float64] {
+func (b *Batch) VEmb(key string, element string) *Future[[]float64] {
 	x := b.newCmd(&cmdVEMB)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decListFloatNull, pickAny[[]float64])
 }
 
+// VEmbRaw queues VEMB; see Client.VEmbRaw.
+func (b *Batch) VEmbRaw(key string, element string) *Future[VectorRaw] {
+	x := b.newCmd(&cmdVEMB)
+	argsVEmbRaw(x, key, element)
+	return queue(b, x, decVectorRawNull, pickAny[VectorRaw])
+}
+
 // VGetAttr queues VGETATTR; see Client.VGetAttr.
-func (b *Batch) VGetAttr(key string, args ...string) *Future[string] {
+func (b *Batch) VGetAttr(key string, element string) *Future[string] {
 	x := b.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decStrNull, pickStr)
 }
 
 // VGetAttrLease queues VGETATTR with the reply in a pooled Lease; see Client.VGetAttrLease.
 // Release the Lease of the Future's value once done with its bytes.
-func (b *Batch) VGetAttrLease(key string, args ...string) *Future[*Lease] {
+func (b *Batch) VGetAttrLease(key string, element string) *Future[*Lease] {
 	x := b.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
 // VInfo queues VINFO; see Client.VInfo.
-func (b *Batch) VInfo(key string, args ...string) *Future[VectorSetInfo] {
+func (b *Batch) VInfo(key string) *Future[VectorSetInfo] {
 	x := b.newCmd(&cmdVINFO)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decVectorSetInfoNull, pickAny[VectorSetInfo])
 }
 
 // VIsMember queues VISMEMBER; see Client.VIsMember.
-func (b *Batch) VIsMember(key string, args ...string) *Future[bool] {
+func (b *Batch) VIsMember(key string, element string) *Future[bool] {
 	x := b.newCmd(&cmdVISMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VLinks queues VLINKS; see Client.VLinks.
-func (b *Batch) VLinks(key string, args ...string) *Future[[][]string] {
+func (b *Batch) VLinks(key string, element string) *Future[[][]string] {
 	x := b.newCmd(&cmdVLINKS)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decListListStrNull, pickAny[[][]string])
 }
 
+// VLinksWithScores queues VLINKS; see Client.VLinksWithScores.
+func (b *Batch) VLinksWithScores(key string, element string) *Future[[][]ScoredMember] {
+	x := b.newCmd(&cmdVLINKS)
+	argsVLinksWithScores(x, key, element)
+	return queue(b, x, decListListScoredMemberNull, pickAny[[][]ScoredMember])
+}
+
 // VRandMember queues VRANDMEMBER; see Client.VRandMember.
-func (b *Batch) VRandMember(key string, args ...string) *Future[string] {
+func (b *Batch) VRandMember(key string) *Future[string] {
 	x := b.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decStrNull, pickStr)
 }
 
 // VRandMemberLease queues VRANDMEMBER with the reply in a pooled Lease; see Client.VRandMemberLease.
 // Release the Lease of the Future's value once done with its bytes.
-func (b *Batch) VRandMemberLease(key string, args ...string) *Future[*Lease] {
+func (b *Batch) VRandMemberLease(key string) *Future[*Lease] {
 	x := b.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// VRandMemberCount queues VRANDMEMBER; see Client.VRandMemberCount.
+func (b *Batch) VRandMemberCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// VRange queues VRANGE; see Client.VRange.
+func (b *Batch) VRange(key string, start string, end string, opts *VRangeOptions) *Future[[]string] {
+	x := b.newCmd(&cmdVRANGE)
+	argsVRange(x, key, start, end, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // VRem queues VREM; see Client.VRem.
-func (b *Batch) VRem(key string, args ...string) *Future[bool] {
+func (b *Batch) VRem(key string, element string) *Future[bool] {
 	x := b.newCmd(&cmdVREM)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VSetAttr queues VSETATTR; see Client.VSetAttr.
-func (b *Batch) VSetAttr(key string, args ...string) *Future[bool] {
+func (b *Batch) VSetAttr(key string, element string, json string) *Future[bool] {
 	x := b.newCmd(&cmdVSETATTR)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVSetAttr(x, key, element, json)
 	return queue(b, x, decBool, pickBool)
 }
 
 // VSim queues VSIM; see Client.VSim.
-func (b *Batch) VSim(key string, args ...string) *Future[[]string] {
+func (b *Batch) VSim(key string, query Query, opts *VSimOptions) *Future[[]string] {
 	x := b.newCmd(&cmdVSIM)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVSim(x, key, query, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// VSimWithScores queues VSIM; see Client.VSimWithScores.
+func (b *Batch) VSimWithScores(key string, query Query, opts *VSimOptions) *Future[[]ScoredMember] {
+	x := b.newCmd(&cmdVSIM)
+	argsVSimWithScores(x, key, query, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
+// VSimWithAttribs queues VSIM; see Client.VSimWithAttribs.
+func (b *Batch) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Future[[]MemberAttributes] {
+	x := b.newCmd(&cmdVSIM)
+	argsVSimWithAttribs(x, key, query, opts)
+	return queue(b, x, decListMemberAttributes, pickAny[[]MemberAttributes])
 }
 
 // Wait queues WAIT; see Client.Wait.
@@ -2651,6 +2794,13 @@ func (b *Batch) XAck(key string, group string, ids ...string) *Future[int64] {
 	x := b.newCmd(&cmdXACK)
 	argsXAck(x, key, group, ids)
 	return queue(b, x, decInt, pickInt)
+}
+
+// XAckDel queues XACKDEL; see Client.XAckDel.
+func (b *Batch) XAckDel(key string, group string, ids []string, opts *XAckDelOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdXACKDEL)
+	argsXAckDel(x, key, group, ids, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
 // XAdd queues XADD; see Client.XAdd.
@@ -2697,6 +2847,13 @@ func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minI
 	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
 }
 
+// XCfgSet queues XCFGSET; see Client.XCfgSet.
+func (b *Batch) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdXCFGSET)
+	argsXCfgSet(x, key, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // XClaim queues XCLAIM; see Client.XClaim.
 func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
 	x := b.newCmd(&cmdXCLAIM)
@@ -2716,6 +2873,13 @@ func (b *Batch) XDel(key string, ids ...string) *Future[int64] {
 	x := b.newCmd(&cmdXDEL)
 	argsXDel(x, key, ids)
 	return queue(b, x, decInt, pickInt)
+}
+
+// XDelEx queues XDELEX; see Client.XDelEx.
+func (b *Batch) XDelEx(key string, ids []string, opts *XDelExOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdXDELEX)
+	argsXDelEx(x, key, ids, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
 // XGroupCreate queues XGROUP CREATE; see Client.XGroupCreate.
@@ -2757,6 +2921,13 @@ func (b *Batch) XGroupHelp() *Future[[]string] {
 func (b *Batch) XGroupSetID(key string, group string, id string, opts *XGroupSetIDOptions) *Future[struct{}] {
 	x := b.newCmd(&cmdXGROUP_SETID)
 	argsXGroupSetID(x, key, group, id, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// XIDMPRecord queues XIDMPRECORD; see Client.XIDMPRecord.
+func (b *Batch) XIDMPRecord(key string, pid string, iid string, streamID string) *Future[struct{}] {
+	x := b.newCmd(&cmdXIDMPRECORD)
+	argsXIDMPRecord(x, key, pid, iid, streamID)
 	return queue(b, x, decOK, pickNone)
 }
 

@@ -9,365 +9,387 @@ import (
 
 // The static description of every generated command, from spec/commands.json.
 var (
-	cmdACL_CAT                       = cmdInfo{name: "ACL CAT", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_DELUSER                   = cmdInfo{name: "ACL DELUSER", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_DRYRUN                    = cmdInfo{name: "ACL DRYRUN", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_GENPASS                   = cmdInfo{name: "ACL GENPASS", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_GETUSER                   = cmdInfo{name: "ACL GETUSER", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_HELP                      = cmdInfo{name: "ACL HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_LIST                      = cmdInfo{name: "ACL LIST", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_LOAD                      = cmdInfo{name: "ACL LOAD", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_LOG                       = cmdInfo{name: "ACL LOG", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_SAVE                      = cmdInfo{name: "ACL SAVE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_SETUSER                   = cmdInfo{name: "ACL SETUSER", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_USERS                     = cmdInfo{name: "ACL USERS", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdACL_WHOAMI                    = cmdInfo{name: "ACL WHOAMI", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdAPPEND                        = cmdInfo{name: "APPEND", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBGREWRITEAOF                  = cmdInfo{name: "BGREWRITEAOF", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBGSAVE                        = cmdInfo{name: "BGSAVE", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBITCOUNT                      = cmdInfo{name: "BITCOUNT", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBITFIELD                      = cmdInfo{name: "BITFIELD", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBITFIELD_RO                   = cmdInfo{name: "BITFIELD_RO", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBITOP                         = cmdInfo{name: "BITOP", flags: flagWrite, firstKey: 2, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBITPOS                        = cmdInfo{name: "BITPOS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBLMOVE                        = cmdInfo{name: "BLMOVE", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBLMPOP                        = cmdInfo{name: "BLMPOP", flags: flagBlocking | flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBLPOP                         = cmdInfo{name: "BLPOP", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBRPOP                         = cmdInfo{name: "BRPOP", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBRPOPLPUSH                    = cmdInfo{name: "BRPOPLPUSH", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBZMPOP                        = cmdInfo{name: "BZMPOP", flags: flagBlocking | flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBZPOPMAX                      = cmdInfo{name: "BZPOPMAX", flags: flagBlocking | flagFast | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdBZPOPMIN                      = cmdInfo{name: "BZPOPMIN", flags: flagBlocking | flagFast | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_GETNAME                = cmdInfo{name: "CLIENT GETNAME", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_GETREDIR               = cmdInfo{name: "CLIENT GETREDIR", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_HELP                   = cmdInfo{name: "CLIENT HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_ID                     = cmdInfo{name: "CLIENT ID", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_INFO                   = cmdInfo{name: "CLIENT INFO", flags: flagLoading | flagNoscript | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_KILL                   = cmdInfo{name: "CLIENT KILL", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_LIST                   = cmdInfo{name: "CLIENT LIST", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_NO_EVICT               = cmdInfo{name: "CLIENT NO-EVICT", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_NO_TOUCH               = cmdInfo{name: "CLIENT NO-TOUCH", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis80 | serverValkey81}
-	cmdCLIENT_PAUSE                  = cmdInfo{name: "CLIENT PAUSE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_SETINFO                = cmdInfo{name: "CLIENT SETINFO", flags: flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis80 | serverValkey81}
-	cmdCLIENT_SETNAME                = cmdInfo{name: "CLIENT SETNAME", flags: flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_TRACKINGINFO           = cmdInfo{name: "CLIENT TRACKINGINFO", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_UNBLOCK                = cmdInfo{name: "CLIENT UNBLOCK", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLIENT_UNPAUSE                = cmdInfo{name: "CLIENT UNPAUSE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_ADDSLOTS              = cmdInfo{name: "CLUSTER ADDSLOTS", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_ADDSLOTSRANGE         = cmdInfo{name: "CLUSTER ADDSLOTSRANGE", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_BUMPEPOCH             = cmdInfo{name: "CLUSTER BUMPEPOCH", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_COUNT_FAILURE_REPORTS = cmdInfo{name: "CLUSTER COUNT-FAILURE-REPORTS", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_COUNTKEYSINSLOT       = cmdInfo{name: "CLUSTER COUNTKEYSINSLOT", flags: flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_DELSLOTS              = cmdInfo{name: "CLUSTER DELSLOTS", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_DELSLOTSRANGE         = cmdInfo{name: "CLUSTER DELSLOTSRANGE", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_FAILOVER              = cmdInfo{name: "CLUSTER FAILOVER", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_FLUSHSLOTS            = cmdInfo{name: "CLUSTER FLUSHSLOTS", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_FORGET                = cmdInfo{name: "CLUSTER FORGET", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_GETKEYSINSLOT         = cmdInfo{name: "CLUSTER GETKEYSINSLOT", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_HELP                  = cmdInfo{name: "CLUSTER HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_INFO                  = cmdInfo{name: "CLUSTER INFO", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_KEYSLOT               = cmdInfo{name: "CLUSTER KEYSLOT", flags: flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_LINKS                 = cmdInfo{name: "CLUSTER LINKS", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_MEET                  = cmdInfo{name: "CLUSTER MEET", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_MYID                  = cmdInfo{name: "CLUSTER MYID", flags: flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_MYSHARDID             = cmdInfo{name: "CLUSTER MYSHARDID", flags: flagStale | flagNondeterministic, servers: serverRedis80 | serverValkey81}
-	cmdCLUSTER_NODES                 = cmdInfo{name: "CLUSTER NODES", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_REPLICAS              = cmdInfo{name: "CLUSTER REPLICAS", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_REPLICATE             = cmdInfo{name: "CLUSTER REPLICATE", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_RESET                 = cmdInfo{name: "CLUSTER RESET", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_SAVECONFIG            = cmdInfo{name: "CLUSTER SAVECONFIG", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_SET_CONFIG_EPOCH      = cmdInfo{name: "CLUSTER SET-CONFIG-EPOCH", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_SETSLOT               = cmdInfo{name: "CLUSTER SETSLOT", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_SHARDS                = cmdInfo{name: "CLUSTER SHARDS", flags: flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_SLAVES                = cmdInfo{name: "CLUSTER SLAVES", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCLUSTER_SLOT_STATS            = cmdInfo{name: "CLUSTER SLOT-STATS", flags: flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_shards", servers: serverValkey81}
-	cmdCLUSTER_SLOTS                 = cmdInfo{name: "CLUSTER SLOTS", flags: flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND                       = cmdInfo{name: "COMMAND", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_COUNT                 = cmdInfo{name: "COMMAND COUNT", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_DOCS                  = cmdInfo{name: "COMMAND DOCS", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_GETKEYS               = cmdInfo{name: "COMMAND GETKEYS", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_GETKEYSANDFLAGS       = cmdInfo{name: "COMMAND GETKEYSANDFLAGS", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_HELP                  = cmdInfo{name: "COMMAND HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_INFO                  = cmdInfo{name: "COMMAND INFO", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMAND_LIST                  = cmdInfo{name: "COMMAND LIST", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOMMANDLOG_GET                = cmdInfo{name: "COMMANDLOG GET", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", servers: serverValkey81}
-	cmdCOMMANDLOG_HELP               = cmdInfo{name: "COMMANDLOG HELP", flags: flagLoading | flagStale, servers: serverValkey81}
-	cmdCOMMANDLOG_LEN                = cmdInfo{name: "COMMANDLOG LEN", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "agg_sum", servers: serverValkey81}
-	cmdCOMMANDLOG_RESET              = cmdInfo{name: "COMMANDLOG RESET", flags: flagAdmin | flagLoading | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverValkey81}
-	cmdCONFIG_GET                    = cmdInfo{name: "CONFIG GET", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCONFIG_HELP                   = cmdInfo{name: "CONFIG HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCONFIG_RESETSTAT              = cmdInfo{name: "CONFIG RESETSTAT", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCONFIG_REWRITE                = cmdInfo{name: "CONFIG REWRITE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCONFIG_SET                    = cmdInfo{name: "CONFIG SET", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdCOPY                          = cmdInfo{name: "COPY", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdDBSIZE                        = cmdInfo{name: "DBSIZE", flags: flagFast | flagReadonly, requestPolicy: "all_shards", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdDEBUG                         = cmdInfo{name: "DEBUG", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdDECR                          = cmdInfo{name: "DECR", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdDECRBY                        = cmdInfo{name: "DECRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdDEL                           = cmdInfo{name: "DEL", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdDUMP                          = cmdInfo{name: "DUMP", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdECHO                          = cmdInfo{name: "ECHO", flags: flagFast | flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEVAL                          = cmdInfo{name: "EVAL", flags: flagMovableKeys | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEVALSHA                       = cmdInfo{name: "EVALSHA", flags: flagMovableKeys | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEVALSHA_RO                    = cmdInfo{name: "EVALSHA_RO", flags: flagMovableKeys | flagNoscript | flagReadonly | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEVAL_RO                       = cmdInfo{name: "EVAL_RO", flags: flagMovableKeys | flagNoscript | flagReadonly | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEXISTS                        = cmdInfo{name: "EXISTS", flags: flagFast | flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEXPIRE                        = cmdInfo{name: "EXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEXPIREAT                      = cmdInfo{name: "EXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdEXPIRETIME                    = cmdInfo{name: "EXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFAILOVER                      = cmdInfo{name: "FAILOVER", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFCALL                         = cmdInfo{name: "FCALL", flags: flagMovableKeys | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFCALL_RO                      = cmdInfo{name: "FCALL_RO", flags: flagMovableKeys | flagNoscript | flagReadonly | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFLUSHALL                      = cmdInfo{name: "FLUSHALL", flags: flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFLUSHDB                       = cmdInfo{name: "FLUSHDB", flags: flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_DELETE               = cmdInfo{name: "FUNCTION DELETE", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_DUMP                 = cmdInfo{name: "FUNCTION DUMP", flags: flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_FLUSH                = cmdInfo{name: "FUNCTION FLUSH", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_HELP                 = cmdInfo{name: "FUNCTION HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_KILL                 = cmdInfo{name: "FUNCTION KILL", flags: flagNoscript, requestPolicy: "all_shards", responsePolicy: "one_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_LIST                 = cmdInfo{name: "FUNCTION LIST", flags: flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_LOAD                 = cmdInfo{name: "FUNCTION LOAD", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_RESTORE              = cmdInfo{name: "FUNCTION RESTORE", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdFUNCTION_STATS                = cmdInfo{name: "FUNCTION STATS", flags: flagNoscript | flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEOADD                        = cmdInfo{name: "GEOADD", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEODIST                       = cmdInfo{name: "GEODIST", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEOHASH                       = cmdInfo{name: "GEOHASH", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEOPOS                        = cmdInfo{name: "GEOPOS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEORADIUS                     = cmdInfo{name: "GEORADIUS", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEORADIUSBYMEMBER             = cmdInfo{name: "GEORADIUSBYMEMBER", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEORADIUSBYMEMBER_RO          = cmdInfo{name: "GEORADIUSBYMEMBER_RO", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEORADIUS_RO                  = cmdInfo{name: "GEORADIUS_RO", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEOSEARCH                     = cmdInfo{name: "GEOSEARCH", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGEOSEARCHSTORE                = cmdInfo{name: "GEOSEARCHSTORE", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGET                           = cmdInfo{name: "GET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGETBIT                        = cmdInfo{name: "GETBIT", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGETDEL                        = cmdInfo{name: "GETDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGETEX                         = cmdInfo{name: "GETEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGETRANGE                      = cmdInfo{name: "GETRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdGETSET                        = cmdInfo{name: "GETSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHDEL                          = cmdInfo{name: "HDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHEXISTS                       = cmdInfo{name: "HEXISTS", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHEXPIRE                       = cmdInfo{name: "HEXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHEXPIREAT                     = cmdInfo{name: "HEXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHEXPIRETIME                   = cmdInfo{name: "HEXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHGET                          = cmdInfo{name: "HGET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHGETALL                       = cmdInfo{name: "HGETALL", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHGETDEL                       = cmdInfo{name: "HGETDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHGETEX                        = cmdInfo{name: "HGETEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHINCRBY                       = cmdInfo{name: "HINCRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHINCRBYFLOAT                  = cmdInfo{name: "HINCRBYFLOAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHKEYS                         = cmdInfo{name: "HKEYS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHLEN                          = cmdInfo{name: "HLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHMGET                         = cmdInfo{name: "HMGET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHMSET                         = cmdInfo{name: "HMSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHPERSIST                      = cmdInfo{name: "HPERSIST", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHPEXPIRE                      = cmdInfo{name: "HPEXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHPEXPIREAT                    = cmdInfo{name: "HPEXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHPEXPIRETIME                  = cmdInfo{name: "HPEXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHPTTL                         = cmdInfo{name: "HPTTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHRANDFIELD                    = cmdInfo{name: "HRANDFIELD", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHSCAN                         = cmdInfo{name: "HSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHSET                          = cmdInfo{name: "HSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHSETEX                        = cmdInfo{name: "HSETEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHSETNX                        = cmdInfo{name: "HSETNX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHSTRLEN                       = cmdInfo{name: "HSTRLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdHTTL                          = cmdInfo{name: "HTTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdHVALS                         = cmdInfo{name: "HVALS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdINCR                          = cmdInfo{name: "INCR", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdINCRBY                        = cmdInfo{name: "INCRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdINCRBYFLOAT                   = cmdInfo{name: "INCRBYFLOAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdINFO                          = cmdInfo{name: "INFO", flags: flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdKEYS                          = cmdInfo{name: "KEYS", flags: flagReadonly, requestPolicy: "all_shards", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLASTSAVE                      = cmdInfo{name: "LASTSAVE", flags: flagFast | flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_DOCTOR                = cmdInfo{name: "LATENCY DOCTOR", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_GRAPH                 = cmdInfo{name: "LATENCY GRAPH", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_HELP                  = cmdInfo{name: "LATENCY HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_HISTOGRAM             = cmdInfo{name: "LATENCY HISTOGRAM", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_HISTORY               = cmdInfo{name: "LATENCY HISTORY", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_LATEST                = cmdInfo{name: "LATENCY LATEST", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLATENCY_RESET                 = cmdInfo{name: "LATENCY RESET", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLCS                           = cmdInfo{name: "LCS", flags: flagReadonly, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLINDEX                        = cmdInfo{name: "LINDEX", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLINSERT                       = cmdInfo{name: "LINSERT", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLLEN                          = cmdInfo{name: "LLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLMOVE                         = cmdInfo{name: "LMOVE", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLMPOP                         = cmdInfo{name: "LMPOP", flags: flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLOLWUT                        = cmdInfo{name: "LOLWUT", flags: flagFast | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLPOP                          = cmdInfo{name: "LPOP", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLPOS                          = cmdInfo{name: "LPOS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLPUSH                         = cmdInfo{name: "LPUSH", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLPUSHX                        = cmdInfo{name: "LPUSHX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLRANGE                        = cmdInfo{name: "LRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLREM                          = cmdInfo{name: "LREM", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLSET                          = cmdInfo{name: "LSET", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdLTRIM                         = cmdInfo{name: "LTRIM", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMEMORY_DOCTOR                 = cmdInfo{name: "MEMORY DOCTOR", flags: flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMEMORY_HELP                   = cmdInfo{name: "MEMORY HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMEMORY_MALLOC_STATS           = cmdInfo{name: "MEMORY MALLOC-STATS", flags: flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMEMORY_PURGE                  = cmdInfo{name: "MEMORY PURGE", requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMEMORY_STATS                  = cmdInfo{name: "MEMORY STATS", flags: flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMEMORY_USAGE                  = cmdInfo{name: "MEMORY USAGE", flags: flagReadonly, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMGET                          = cmdInfo{name: "MGET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMIGRATE                       = cmdInfo{name: "MIGRATE", flags: flagMovableKeys | flagWrite | flagNondeterministic, firstKey: 3, lastKey: 3, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMODULE_HELP                   = cmdInfo{name: "MODULE HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMODULE_LIST                   = cmdInfo{name: "MODULE LIST", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMODULE_LOAD                   = cmdInfo{name: "MODULE LOAD", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMODULE_LOADEX                 = cmdInfo{name: "MODULE LOADEX", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMODULE_UNLOAD                 = cmdInfo{name: "MODULE UNLOAD", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMOVE                          = cmdInfo{name: "MOVE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMSET                          = cmdInfo{name: "MSET", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 2, requestPolicy: "multi_shard", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdMSETNX                        = cmdInfo{name: "MSETNX", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 2, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdOBJECT_ENCODING               = cmdInfo{name: "OBJECT ENCODING", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdOBJECT_FREQ                   = cmdInfo{name: "OBJECT FREQ", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdOBJECT_HELP                   = cmdInfo{name: "OBJECT HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdOBJECT_IDLETIME               = cmdInfo{name: "OBJECT IDLETIME", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdOBJECT_REFCOUNT               = cmdInfo{name: "OBJECT REFCOUNT", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPERSIST                       = cmdInfo{name: "PERSIST", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPEXPIRE                       = cmdInfo{name: "PEXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPEXPIREAT                     = cmdInfo{name: "PEXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPEXPIRETIME                   = cmdInfo{name: "PEXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPFADD                         = cmdInfo{name: "PFADD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPFCOUNT                       = cmdInfo{name: "PFCOUNT", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPFDEBUG                       = cmdInfo{name: "PFDEBUG", flags: flagAdmin | flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPFMERGE                       = cmdInfo{name: "PFMERGE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPFSELFTEST                    = cmdInfo{name: "PFSELFTEST", flags: flagAdmin, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPING                          = cmdInfo{name: "PING", flags: flagFast, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPSETEX                        = cmdInfo{name: "PSETEX", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPTTL                          = cmdInfo{name: "PTTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBLISH                       = cmdInfo{name: "PUBLISH", flags: flagFast | flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBSUB_CHANNELS               = cmdInfo{name: "PUBSUB CHANNELS", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBSUB_HELP                   = cmdInfo{name: "PUBSUB HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBSUB_NUMPAT                 = cmdInfo{name: "PUBSUB NUMPAT", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBSUB_NUMSUB                 = cmdInfo{name: "PUBSUB NUMSUB", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBSUB_SHARDCHANNELS          = cmdInfo{name: "PUBSUB SHARDCHANNELS", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdPUBSUB_SHARDNUMSUB            = cmdInfo{name: "PUBSUB SHARDNUMSUB", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRANDOMKEY                     = cmdInfo{name: "RANDOMKEY", flags: flagReadonly | flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRENAME                        = cmdInfo{name: "RENAME", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRENAMENX                      = cmdInfo{name: "RENAMENX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdREPLICAOF                     = cmdInfo{name: "REPLICAOF", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRESTORE                       = cmdInfo{name: "RESTORE", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRESTORE_ASKING                = cmdInfo{name: "RESTORE-ASKING", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdROLE                          = cmdInfo{name: "ROLE", flags: flagFast | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRPOP                          = cmdInfo{name: "RPOP", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRPOPLPUSH                     = cmdInfo{name: "RPOPLPUSH", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRPUSH                         = cmdInfo{name: "RPUSH", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdRPUSHX                        = cmdInfo{name: "RPUSHX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSADD                          = cmdInfo{name: "SADD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSAVE                          = cmdInfo{name: "SAVE", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCAN                          = cmdInfo{name: "SCAN", flags: flagReadonly | flagNondeterministic, requestPolicy: "special", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCARD                         = cmdInfo{name: "SCARD", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCRIPT_EXISTS                 = cmdInfo{name: "SCRIPT EXISTS", flags: flagNoscript, requestPolicy: "all_shards", responsePolicy: "agg_logical_and", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCRIPT_FLUSH                  = cmdInfo{name: "SCRIPT FLUSH", flags: flagNoscript, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCRIPT_HELP                   = cmdInfo{name: "SCRIPT HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCRIPT_KILL                   = cmdInfo{name: "SCRIPT KILL", flags: flagNoscript, requestPolicy: "all_shards", responsePolicy: "one_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCRIPT_LOAD                   = cmdInfo{name: "SCRIPT LOAD", flags: flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSCRIPT_SHOW                   = cmdInfo{name: "SCRIPT SHOW", flags: flagNoscript, servers: serverValkey81}
-	cmdSDIFF                         = cmdInfo{name: "SDIFF", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSDIFFSTORE                    = cmdInfo{name: "SDIFFSTORE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSET                           = cmdInfo{name: "SET", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSETBIT                        = cmdInfo{name: "SETBIT", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSETEX                         = cmdInfo{name: "SETEX", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSETNX                         = cmdInfo{name: "SETNX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSETRANGE                      = cmdInfo{name: "SETRANGE", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSHUTDOWN                      = cmdInfo{name: "SHUTDOWN", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSINTER                        = cmdInfo{name: "SINTER", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSINTERCARD                    = cmdInfo{name: "SINTERCARD", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSINTERSTORE                   = cmdInfo{name: "SINTERSTORE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSISMEMBER                     = cmdInfo{name: "SISMEMBER", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSLAVEOF                       = cmdInfo{name: "SLAVEOF", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSLOWLOG_GET                   = cmdInfo{name: "SLOWLOG GET", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSLOWLOG_HELP                  = cmdInfo{name: "SLOWLOG HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSLOWLOG_LEN                   = cmdInfo{name: "SLOWLOG LEN", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSLOWLOG_RESET                 = cmdInfo{name: "SLOWLOG RESET", flags: flagAdmin | flagLoading | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSMEMBERS                      = cmdInfo{name: "SMEMBERS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSMISMEMBER                    = cmdInfo{name: "SMISMEMBER", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSMOVE                         = cmdInfo{name: "SMOVE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSORT                          = cmdInfo{name: "SORT", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSORT_RO                       = cmdInfo{name: "SORT_RO", flags: flagMovableKeys | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSPOP                          = cmdInfo{name: "SPOP", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSPUBLISH                      = cmdInfo{name: "SPUBLISH", flags: flagFast | flagLoading | flagPubsub | flagStale, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSRANDMEMBER                   = cmdInfo{name: "SRANDMEMBER", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSREM                          = cmdInfo{name: "SREM", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSSCAN                         = cmdInfo{name: "SSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSTRLEN                        = cmdInfo{name: "STRLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSUBSTR                        = cmdInfo{name: "SUBSTR", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSUNION                        = cmdInfo{name: "SUNION", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSUNIONSTORE                   = cmdInfo{name: "SUNIONSTORE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdSWAPDB                        = cmdInfo{name: "SWAPDB", flags: flagFast | flagWrite, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdTIME                          = cmdInfo{name: "TIME", flags: flagFast | flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdTOUCH                         = cmdInfo{name: "TOUCH", flags: flagFast | flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdTTL                           = cmdInfo{name: "TTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdTYPE                          = cmdInfo{name: "TYPE", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdUNLINK                        = cmdInfo{name: "UNLINK", flags: flagFast | flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdVADD                          = cmdInfo{name: "VADD", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVCARD                         = cmdInfo{name: "VCARD", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVDIM                          = cmdInfo{name: "VDIM", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVEMB                          = cmdInfo{name: "VEMB", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVGETATTR                      = cmdInfo{name: "VGETATTR", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVINFO                         = cmdInfo{name: "VINFO", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVISMEMBER                     = cmdInfo{name: "VISMEMBER", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVLINKS                        = cmdInfo{name: "VLINKS", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVRANDMEMBER                   = cmdInfo{name: "VRANDMEMBER", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVREM                          = cmdInfo{name: "VREM", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVSETATTR                      = cmdInfo{name: "VSETATTR", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdVSIM                          = cmdInfo{name: "VSIM", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80}
-	cmdWAIT                          = cmdInfo{name: "WAIT", flags: flagBlocking, requestPolicy: "all_shards", responsePolicy: "agg_min", servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdWAITAOF                       = cmdInfo{name: "WAITAOF", flags: flagBlocking, requestPolicy: "all_shards", responsePolicy: "agg_min", servers: serverRedis80 | serverValkey81}
-	cmdXACK                          = cmdInfo{name: "XACK", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXADD                          = cmdInfo{name: "XADD", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXAUTOCLAIM                    = cmdInfo{name: "XAUTOCLAIM", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXCLAIM                        = cmdInfo{name: "XCLAIM", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXDEL                          = cmdInfo{name: "XDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXGROUP_CREATE                 = cmdInfo{name: "XGROUP CREATE", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXGROUP_CREATECONSUMER         = cmdInfo{name: "XGROUP CREATECONSUMER", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXGROUP_DELCONSUMER            = cmdInfo{name: "XGROUP DELCONSUMER", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXGROUP_DESTROY                = cmdInfo{name: "XGROUP DESTROY", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXGROUP_HELP                   = cmdInfo{name: "XGROUP HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXGROUP_SETID                  = cmdInfo{name: "XGROUP SETID", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXINFO_CONSUMERS               = cmdInfo{name: "XINFO CONSUMERS", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXINFO_GROUPS                  = cmdInfo{name: "XINFO GROUPS", flags: flagReadonly, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXINFO_HELP                    = cmdInfo{name: "XINFO HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXINFO_STREAM                  = cmdInfo{name: "XINFO STREAM", flags: flagReadonly, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXLEN                          = cmdInfo{name: "XLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXPENDING                      = cmdInfo{name: "XPENDING", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXRANGE                        = cmdInfo{name: "XRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXREAD                         = cmdInfo{name: "XREAD", flags: flagBlocking | flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXREADGROUP                    = cmdInfo{name: "XREADGROUP", flags: flagBlocking | flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXREVRANGE                     = cmdInfo{name: "XREVRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXSETID                        = cmdInfo{name: "XSETID", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdXTRIM                         = cmdInfo{name: "XTRIM", flags: flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZADD                          = cmdInfo{name: "ZADD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZCARD                         = cmdInfo{name: "ZCARD", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZCOUNT                        = cmdInfo{name: "ZCOUNT", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZDIFF                         = cmdInfo{name: "ZDIFF", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZDIFFSTORE                    = cmdInfo{name: "ZDIFFSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZINCRBY                       = cmdInfo{name: "ZINCRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZINTER                        = cmdInfo{name: "ZINTER", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZINTERCARD                    = cmdInfo{name: "ZINTERCARD", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZINTERSTORE                   = cmdInfo{name: "ZINTERSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZLEXCOUNT                     = cmdInfo{name: "ZLEXCOUNT", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZMPOP                         = cmdInfo{name: "ZMPOP", flags: flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZMSCORE                       = cmdInfo{name: "ZMSCORE", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZPOPMAX                       = cmdInfo{name: "ZPOPMAX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZPOPMIN                       = cmdInfo{name: "ZPOPMIN", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZRANDMEMBER                   = cmdInfo{name: "ZRANDMEMBER", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZRANGE                        = cmdInfo{name: "ZRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZRANGEBYLEX                   = cmdInfo{name: "ZRANGEBYLEX", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZRANGEBYSCORE                 = cmdInfo{name: "ZRANGEBYSCORE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZRANGESTORE                   = cmdInfo{name: "ZRANGESTORE", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZRANK                         = cmdInfo{name: "ZRANK", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREM                          = cmdInfo{name: "ZREM", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREMRANGEBYLEX                = cmdInfo{name: "ZREMRANGEBYLEX", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREMRANGEBYRANK               = cmdInfo{name: "ZREMRANGEBYRANK", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREMRANGEBYSCORE              = cmdInfo{name: "ZREMRANGEBYSCORE", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREVRANGE                     = cmdInfo{name: "ZREVRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREVRANGEBYLEX                = cmdInfo{name: "ZREVRANGEBYLEX", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREVRANGEBYSCORE              = cmdInfo{name: "ZREVRANGEBYSCORE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZREVRANK                      = cmdInfo{name: "ZREVRANK", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZSCAN                         = cmdInfo{name: "ZSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZSCORE                        = cmdInfo{name: "ZSCORE", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZUNION                        = cmdInfo{name: "ZUNION", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverValkey81}
-	cmdZUNIONSTORE                   = cmdInfo{name: "ZUNIONSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverValkey81}
+	cmdACL_CAT                       = cmdInfo{name: "ACL CAT", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_DELUSER                   = cmdInfo{name: "ACL DELUSER", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_DRYRUN                    = cmdInfo{name: "ACL DRYRUN", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_GENPASS                   = cmdInfo{name: "ACL GENPASS", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_GETUSER                   = cmdInfo{name: "ACL GETUSER", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_HELP                      = cmdInfo{name: "ACL HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_LIST                      = cmdInfo{name: "ACL LIST", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_LOAD                      = cmdInfo{name: "ACL LOAD", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_LOG                       = cmdInfo{name: "ACL LOG", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_SAVE                      = cmdInfo{name: "ACL SAVE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_SETUSER                   = cmdInfo{name: "ACL SETUSER", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_USERS                     = cmdInfo{name: "ACL USERS", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdACL_WHOAMI                    = cmdInfo{name: "ACL WHOAMI", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdAPPEND                        = cmdInfo{name: "APPEND", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBGREWRITEAOF                  = cmdInfo{name: "BGREWRITEAOF", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBGSAVE                        = cmdInfo{name: "BGSAVE", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBITCOUNT                      = cmdInfo{name: "BITCOUNT", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBITFIELD                      = cmdInfo{name: "BITFIELD", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBITFIELD_RO                   = cmdInfo{name: "BITFIELD_RO", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBITOP                         = cmdInfo{name: "BITOP", flags: flagWrite, firstKey: 2, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBITPOS                        = cmdInfo{name: "BITPOS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBLMOVE                        = cmdInfo{name: "BLMOVE", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBLMPOP                        = cmdInfo{name: "BLMPOP", flags: flagBlocking | flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBLPOP                         = cmdInfo{name: "BLPOP", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBRPOP                         = cmdInfo{name: "BRPOP", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBRPOPLPUSH                    = cmdInfo{name: "BRPOPLPUSH", flags: flagBlocking | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBZMPOP                        = cmdInfo{name: "BZMPOP", flags: flagBlocking | flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBZPOPMAX                      = cmdInfo{name: "BZPOPMAX", flags: flagBlocking | flagFast | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdBZPOPMIN                      = cmdInfo{name: "BZPOPMIN", flags: flagBlocking | flagFast | flagWrite, firstKey: 1, lastKey: -2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_GETNAME                = cmdInfo{name: "CLIENT GETNAME", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_GETREDIR               = cmdInfo{name: "CLIENT GETREDIR", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_HELP                   = cmdInfo{name: "CLIENT HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_ID                     = cmdInfo{name: "CLIENT ID", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_INFO                   = cmdInfo{name: "CLIENT INFO", flags: flagLoading | flagNoscript | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_KILL                   = cmdInfo{name: "CLIENT KILL", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_LIST                   = cmdInfo{name: "CLIENT LIST", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_NO_EVICT               = cmdInfo{name: "CLIENT NO-EVICT", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_NO_TOUCH               = cmdInfo{name: "CLIENT NO-TOUCH", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_PAUSE                  = cmdInfo{name: "CLIENT PAUSE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_SETINFO                = cmdInfo{name: "CLIENT SETINFO", flags: flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_SETNAME                = cmdInfo{name: "CLIENT SETNAME", flags: flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_TRACKINGINFO           = cmdInfo{name: "CLIENT TRACKINGINFO", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_UNBLOCK                = cmdInfo{name: "CLIENT UNBLOCK", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLIENT_UNPAUSE                = cmdInfo{name: "CLIENT UNPAUSE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_ADDSLOTS              = cmdInfo{name: "CLUSTER ADDSLOTS", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_ADDSLOTSRANGE         = cmdInfo{name: "CLUSTER ADDSLOTSRANGE", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_BUMPEPOCH             = cmdInfo{name: "CLUSTER BUMPEPOCH", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_CANCELSLOTMIGRATIONS  = cmdInfo{name: "CLUSTER CANCELSLOTMIGRATIONS", flags: flagAdmin | flagStale, servers: serverValkey91}
+	cmdCLUSTER_COUNT_FAILURE_REPORTS = cmdInfo{name: "CLUSTER COUNT-FAILURE-REPORTS", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_COUNTKEYSINSLOT       = cmdInfo{name: "CLUSTER COUNTKEYSINSLOT", flags: flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_DELSLOTS              = cmdInfo{name: "CLUSTER DELSLOTS", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_DELSLOTSRANGE         = cmdInfo{name: "CLUSTER DELSLOTSRANGE", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_FAILOVER              = cmdInfo{name: "CLUSTER FAILOVER", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_FLUSHSLOT             = cmdInfo{name: "CLUSTER FLUSHSLOT", flags: flagAdmin | flagWrite, servers: serverValkey91}
+	cmdCLUSTER_FLUSHSLOTS            = cmdInfo{name: "CLUSTER FLUSHSLOTS", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_FORGET                = cmdInfo{name: "CLUSTER FORGET", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_GETKEYSINSLOT         = cmdInfo{name: "CLUSTER GETKEYSINSLOT", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_GETSLOTMIGRATIONS     = cmdInfo{name: "CLUSTER GETSLOTMIGRATIONS", flags: flagAdmin | flagStale, servers: serverValkey91}
+	cmdCLUSTER_HELP                  = cmdInfo{name: "CLUSTER HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_INFO                  = cmdInfo{name: "CLUSTER INFO", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_KEYSLOT               = cmdInfo{name: "CLUSTER KEYSLOT", flags: flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_LINKS                 = cmdInfo{name: "CLUSTER LINKS", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_MEET                  = cmdInfo{name: "CLUSTER MEET", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_MIGRATESLOTS          = cmdInfo{name: "CLUSTER MIGRATESLOTS", flags: flagAdmin | flagStale, servers: serverValkey91}
+	cmdCLUSTER_MIGRATION             = cmdInfo{name: "CLUSTER MIGRATION", flags: flagAdmin | flagStale, servers: serverRedis86}
+	cmdCLUSTER_MYID                  = cmdInfo{name: "CLUSTER MYID", flags: flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_MYSHARDID             = cmdInfo{name: "CLUSTER MYSHARDID", flags: flagStale | flagNondeterministic, servers: serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_NODES                 = cmdInfo{name: "CLUSTER NODES", flags: flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_REPLICAS              = cmdInfo{name: "CLUSTER REPLICAS", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_REPLICATE             = cmdInfo{name: "CLUSTER REPLICATE", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_RESET                 = cmdInfo{name: "CLUSTER RESET", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SAVECONFIG            = cmdInfo{name: "CLUSTER SAVECONFIG", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SET_CONFIG_EPOCH      = cmdInfo{name: "CLUSTER SET-CONFIG-EPOCH", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SETSLOT               = cmdInfo{name: "CLUSTER SETSLOT", flags: flagAdmin | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SHARDS                = cmdInfo{name: "CLUSTER SHARDS", flags: flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SLAVES                = cmdInfo{name: "CLUSTER SLAVES", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SLOT_STATS            = cmdInfo{name: "CLUSTER SLOT-STATS", flags: flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_shards", servers: serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SLOTS                 = cmdInfo{name: "CLUSTER SLOTS", flags: flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCLUSTER_SYNCSLOTS             = cmdInfo{name: "CLUSTER SYNCSLOTS", flags: flagAdmin | flagStale | flagNondeterministic, servers: serverRedis86 | serverValkey91}
+	cmdCLUSTERSCAN                   = cmdInfo{name: "CLUSTERSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, requestPolicy: "special", responsePolicy: "special", servers: serverValkey91}
+	cmdCOMMAND                       = cmdInfo{name: "COMMAND", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_COUNT                 = cmdInfo{name: "COMMAND COUNT", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_DOCS                  = cmdInfo{name: "COMMAND DOCS", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_GETKEYS               = cmdInfo{name: "COMMAND GETKEYS", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_GETKEYSANDFLAGS       = cmdInfo{name: "COMMAND GETKEYSANDFLAGS", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_HELP                  = cmdInfo{name: "COMMAND HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_INFO                  = cmdInfo{name: "COMMAND INFO", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMAND_LIST                  = cmdInfo{name: "COMMAND LIST", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOMMANDLOG_GET                = cmdInfo{name: "COMMANDLOG GET", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", servers: serverValkey81 | serverValkey91}
+	cmdCOMMANDLOG_HELP               = cmdInfo{name: "COMMANDLOG HELP", flags: flagLoading | flagStale, servers: serverValkey81 | serverValkey91}
+	cmdCOMMANDLOG_LEN                = cmdInfo{name: "COMMANDLOG LEN", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "agg_sum", servers: serverValkey81 | serverValkey91}
+	cmdCOMMANDLOG_RESET              = cmdInfo{name: "COMMANDLOG RESET", flags: flagAdmin | flagLoading | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverValkey81 | serverValkey91}
+	cmdCONFIG_GET                    = cmdInfo{name: "CONFIG GET", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCONFIG_HELP                   = cmdInfo{name: "CONFIG HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCONFIG_RESETSTAT              = cmdInfo{name: "CONFIG RESETSTAT", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCONFIG_REWRITE                = cmdInfo{name: "CONFIG REWRITE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCONFIG_SET                    = cmdInfo{name: "CONFIG SET", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdCOPY                          = cmdInfo{name: "COPY", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdDBSIZE                        = cmdInfo{name: "DBSIZE", flags: flagFast | flagReadonly, requestPolicy: "all_shards", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdDEBUG                         = cmdInfo{name: "DEBUG", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdDECR                          = cmdInfo{name: "DECR", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdDECRBY                        = cmdInfo{name: "DECRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdDEL                           = cmdInfo{name: "DEL", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdDELEX                         = cmdInfo{name: "DELEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdDELIFEQ                       = cmdInfo{name: "DELIFEQ", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverValkey91}
+	cmdDIGEST                        = cmdInfo{name: "DIGEST", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdDUMP                          = cmdInfo{name: "DUMP", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdECHO                          = cmdInfo{name: "ECHO", flags: flagFast | flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEVAL                          = cmdInfo{name: "EVAL", flags: flagMovableKeys | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEVALSHA                       = cmdInfo{name: "EVALSHA", flags: flagMovableKeys | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEVALSHA_RO                    = cmdInfo{name: "EVALSHA_RO", flags: flagMovableKeys | flagNoscript | flagReadonly | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEVAL_RO                       = cmdInfo{name: "EVAL_RO", flags: flagMovableKeys | flagNoscript | flagReadonly | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEXISTS                        = cmdInfo{name: "EXISTS", flags: flagFast | flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEXPIRE                        = cmdInfo{name: "EXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEXPIREAT                      = cmdInfo{name: "EXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdEXPIRETIME                    = cmdInfo{name: "EXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFAILOVER                      = cmdInfo{name: "FAILOVER", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFCALL                         = cmdInfo{name: "FCALL", flags: flagMovableKeys | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFCALL_RO                      = cmdInfo{name: "FCALL_RO", flags: flagMovableKeys | flagNoscript | flagReadonly | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFLUSHALL                      = cmdInfo{name: "FLUSHALL", flags: flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFLUSHDB                       = cmdInfo{name: "FLUSHDB", flags: flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_DELETE               = cmdInfo{name: "FUNCTION DELETE", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_DUMP                 = cmdInfo{name: "FUNCTION DUMP", flags: flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_FLUSH                = cmdInfo{name: "FUNCTION FLUSH", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_HELP                 = cmdInfo{name: "FUNCTION HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_KILL                 = cmdInfo{name: "FUNCTION KILL", flags: flagNoscript, requestPolicy: "all_shards", responsePolicy: "one_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_LIST                 = cmdInfo{name: "FUNCTION LIST", flags: flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_LOAD                 = cmdInfo{name: "FUNCTION LOAD", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_RESTORE              = cmdInfo{name: "FUNCTION RESTORE", flags: flagNoscript | flagWrite, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdFUNCTION_STATS                = cmdInfo{name: "FUNCTION STATS", flags: flagNoscript | flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEOADD                        = cmdInfo{name: "GEOADD", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEODIST                       = cmdInfo{name: "GEODIST", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEOHASH                       = cmdInfo{name: "GEOHASH", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEOPOS                        = cmdInfo{name: "GEOPOS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEORADIUS                     = cmdInfo{name: "GEORADIUS", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEORADIUSBYMEMBER             = cmdInfo{name: "GEORADIUSBYMEMBER", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEORADIUSBYMEMBER_RO          = cmdInfo{name: "GEORADIUSBYMEMBER_RO", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEORADIUS_RO                  = cmdInfo{name: "GEORADIUS_RO", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEOSEARCH                     = cmdInfo{name: "GEOSEARCH", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGEOSEARCHSTORE                = cmdInfo{name: "GEOSEARCHSTORE", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGET                           = cmdInfo{name: "GET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGETBIT                        = cmdInfo{name: "GETBIT", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGETDEL                        = cmdInfo{name: "GETDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGETEX                         = cmdInfo{name: "GETEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGETRANGE                      = cmdInfo{name: "GETRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdGETSET                        = cmdInfo{name: "GETSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHDEL                          = cmdInfo{name: "HDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHEXISTS                       = cmdInfo{name: "HEXISTS", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHEXPIRE                       = cmdInfo{name: "HEXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHEXPIREAT                     = cmdInfo{name: "HEXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHEXPIRETIME                   = cmdInfo{name: "HEXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHGET                          = cmdInfo{name: "HGET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHGETALL                       = cmdInfo{name: "HGETALL", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHGETDEL                       = cmdInfo{name: "HGETDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHGETEX                        = cmdInfo{name: "HGETEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHINCRBY                       = cmdInfo{name: "HINCRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHINCRBYFLOAT                  = cmdInfo{name: "HINCRBYFLOAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHKEYS                         = cmdInfo{name: "HKEYS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHLEN                          = cmdInfo{name: "HLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHMGET                         = cmdInfo{name: "HMGET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHMSET                         = cmdInfo{name: "HMSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHOTKEYS_GET                   = cmdInfo{name: "HOTKEYS GET", flags: flagAdmin | flagNoscript | flagNondeterministic, requestPolicy: "special", responsePolicy: "special", servers: serverRedis86}
+	cmdHOTKEYS_HELP                  = cmdInfo{name: "HOTKEYS HELP", flags: flagLoading | flagStale, servers: serverRedis86}
+	cmdHOTKEYS_RESET                 = cmdInfo{name: "HOTKEYS RESET", flags: flagAdmin | flagNoscript, requestPolicy: "special", servers: serverRedis86}
+	cmdHOTKEYS_START                 = cmdInfo{name: "HOTKEYS START", flags: flagAdmin | flagNoscript, requestPolicy: "special", servers: serverRedis86}
+	cmdHOTKEYS_STOP                  = cmdInfo{name: "HOTKEYS STOP", flags: flagAdmin | flagNoscript, requestPolicy: "special", servers: serverRedis86}
+	cmdHPERSIST                      = cmdInfo{name: "HPERSIST", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHPEXPIRE                      = cmdInfo{name: "HPEXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHPEXPIREAT                    = cmdInfo{name: "HPEXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHPEXPIRETIME                  = cmdInfo{name: "HPEXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHPTTL                         = cmdInfo{name: "HPTTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHRANDFIELD                    = cmdInfo{name: "HRANDFIELD", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHSCAN                         = cmdInfo{name: "HSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHSET                          = cmdInfo{name: "HSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHSETEX                        = cmdInfo{name: "HSETEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHSETNX                        = cmdInfo{name: "HSETNX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHSTRLEN                       = cmdInfo{name: "HSTRLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdHTTL                          = cmdInfo{name: "HTTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86 | serverValkey91}
+	cmdHVALS                         = cmdInfo{name: "HVALS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdINCR                          = cmdInfo{name: "INCR", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdINCRBY                        = cmdInfo{name: "INCRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdINCRBYFLOAT                   = cmdInfo{name: "INCRBYFLOAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdINFO                          = cmdInfo{name: "INFO", flags: flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdKEYS                          = cmdInfo{name: "KEYS", flags: flagReadonly, requestPolicy: "all_shards", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLASTSAVE                      = cmdInfo{name: "LASTSAVE", flags: flagFast | flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_DOCTOR                = cmdInfo{name: "LATENCY DOCTOR", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_GRAPH                 = cmdInfo{name: "LATENCY GRAPH", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_HELP                  = cmdInfo{name: "LATENCY HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_HISTOGRAM             = cmdInfo{name: "LATENCY HISTOGRAM", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_HISTORY               = cmdInfo{name: "LATENCY HISTORY", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_LATEST                = cmdInfo{name: "LATENCY LATEST", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLATENCY_RESET                 = cmdInfo{name: "LATENCY RESET", flags: flagAdmin | flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLCS                           = cmdInfo{name: "LCS", flags: flagReadonly, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLINDEX                        = cmdInfo{name: "LINDEX", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLINSERT                       = cmdInfo{name: "LINSERT", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLLEN                          = cmdInfo{name: "LLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLMOVE                         = cmdInfo{name: "LMOVE", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLMPOP                         = cmdInfo{name: "LMPOP", flags: flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLOLWUT                        = cmdInfo{name: "LOLWUT", flags: flagFast | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLPOP                          = cmdInfo{name: "LPOP", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLPOS                          = cmdInfo{name: "LPOS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLPUSH                         = cmdInfo{name: "LPUSH", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLPUSHX                        = cmdInfo{name: "LPUSHX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLRANGE                        = cmdInfo{name: "LRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLREM                          = cmdInfo{name: "LREM", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLSET                          = cmdInfo{name: "LSET", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdLTRIM                         = cmdInfo{name: "LTRIM", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMEMORY_DOCTOR                 = cmdInfo{name: "MEMORY DOCTOR", flags: flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMEMORY_HELP                   = cmdInfo{name: "MEMORY HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMEMORY_MALLOC_STATS           = cmdInfo{name: "MEMORY MALLOC-STATS", flags: flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMEMORY_PURGE                  = cmdInfo{name: "MEMORY PURGE", requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMEMORY_STATS                  = cmdInfo{name: "MEMORY STATS", flags: flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMEMORY_USAGE                  = cmdInfo{name: "MEMORY USAGE", flags: flagReadonly, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMGET                          = cmdInfo{name: "MGET", flags: flagFast | flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMIGRATE                       = cmdInfo{name: "MIGRATE", flags: flagMovableKeys | flagWrite | flagNondeterministic, firstKey: 3, lastKey: 3, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMODULE_HELP                   = cmdInfo{name: "MODULE HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMODULE_LIST                   = cmdInfo{name: "MODULE LIST", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMODULE_LOAD                   = cmdInfo{name: "MODULE LOAD", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMODULE_LOADEX                 = cmdInfo{name: "MODULE LOADEX", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMODULE_UNLOAD                 = cmdInfo{name: "MODULE UNLOAD", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMOVE                          = cmdInfo{name: "MOVE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMSET                          = cmdInfo{name: "MSET", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 2, requestPolicy: "multi_shard", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdMSETEX                        = cmdInfo{name: "MSETEX", flags: flagMovableKeys | flagWrite, requestPolicy: "multi_shard", responsePolicy: "all_succeeded", servers: serverRedis86 | serverValkey91}
+	cmdMSETNX                        = cmdInfo{name: "MSETNX", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 2, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdOBJECT_ENCODING               = cmdInfo{name: "OBJECT ENCODING", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdOBJECT_FREQ                   = cmdInfo{name: "OBJECT FREQ", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdOBJECT_HELP                   = cmdInfo{name: "OBJECT HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdOBJECT_IDLETIME               = cmdInfo{name: "OBJECT IDLETIME", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdOBJECT_REFCOUNT               = cmdInfo{name: "OBJECT REFCOUNT", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPERSIST                       = cmdInfo{name: "PERSIST", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPEXPIRE                       = cmdInfo{name: "PEXPIRE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPEXPIREAT                     = cmdInfo{name: "PEXPIREAT", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPEXPIRETIME                   = cmdInfo{name: "PEXPIRETIME", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPFADD                         = cmdInfo{name: "PFADD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPFCOUNT                       = cmdInfo{name: "PFCOUNT", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPFDEBUG                       = cmdInfo{name: "PFDEBUG", flags: flagAdmin | flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPFMERGE                       = cmdInfo{name: "PFMERGE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPFSELFTEST                    = cmdInfo{name: "PFSELFTEST", flags: flagAdmin, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPING                          = cmdInfo{name: "PING", flags: flagFast, requestPolicy: "all_shards", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPSETEX                        = cmdInfo{name: "PSETEX", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPTTL                          = cmdInfo{name: "PTTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBLISH                       = cmdInfo{name: "PUBLISH", flags: flagFast | flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBSUB_CHANNELS               = cmdInfo{name: "PUBSUB CHANNELS", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBSUB_HELP                   = cmdInfo{name: "PUBSUB HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBSUB_NUMPAT                 = cmdInfo{name: "PUBSUB NUMPAT", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBSUB_NUMSUB                 = cmdInfo{name: "PUBSUB NUMSUB", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBSUB_SHARDCHANNELS          = cmdInfo{name: "PUBSUB SHARDCHANNELS", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdPUBSUB_SHARDNUMSUB            = cmdInfo{name: "PUBSUB SHARDNUMSUB", flags: flagLoading | flagPubsub | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRANDOMKEY                     = cmdInfo{name: "RANDOMKEY", flags: flagReadonly | flagNondeterministic, requestPolicy: "all_shards", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRENAME                        = cmdInfo{name: "RENAME", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRENAMENX                      = cmdInfo{name: "RENAMENX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdREPLICAOF                     = cmdInfo{name: "REPLICAOF", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRESTORE                       = cmdInfo{name: "RESTORE", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRESTORE_ASKING                = cmdInfo{name: "RESTORE-ASKING", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdROLE                          = cmdInfo{name: "ROLE", flags: flagFast | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRPOP                          = cmdInfo{name: "RPOP", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRPOPLPUSH                     = cmdInfo{name: "RPOPLPUSH", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRPUSH                         = cmdInfo{name: "RPUSH", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdRPUSHX                        = cmdInfo{name: "RPUSHX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSADD                          = cmdInfo{name: "SADD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSAVE                          = cmdInfo{name: "SAVE", flags: flagAdmin | flagNoscript, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCAN                          = cmdInfo{name: "SCAN", flags: flagReadonly | flagNondeterministic, requestPolicy: "special", responsePolicy: "special", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCARD                         = cmdInfo{name: "SCARD", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCRIPT_EXISTS                 = cmdInfo{name: "SCRIPT EXISTS", flags: flagNoscript, requestPolicy: "all_shards", responsePolicy: "agg_logical_and", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCRIPT_FLUSH                  = cmdInfo{name: "SCRIPT FLUSH", flags: flagNoscript, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCRIPT_HELP                   = cmdInfo{name: "SCRIPT HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCRIPT_KILL                   = cmdInfo{name: "SCRIPT KILL", flags: flagNoscript, requestPolicy: "all_shards", responsePolicy: "one_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCRIPT_LOAD                   = cmdInfo{name: "SCRIPT LOAD", flags: flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSCRIPT_SHOW                   = cmdInfo{name: "SCRIPT SHOW", flags: flagNoscript | flagStale, servers: serverValkey81 | serverValkey91}
+	cmdSDIFF                         = cmdInfo{name: "SDIFF", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSDIFFSTORE                    = cmdInfo{name: "SDIFFSTORE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSET                           = cmdInfo{name: "SET", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSETBIT                        = cmdInfo{name: "SETBIT", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSETEX                         = cmdInfo{name: "SETEX", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSETNX                         = cmdInfo{name: "SETNX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSETRANGE                      = cmdInfo{name: "SETRANGE", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSHUTDOWN                      = cmdInfo{name: "SHUTDOWN", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSINTER                        = cmdInfo{name: "SINTER", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSINTERCARD                    = cmdInfo{name: "SINTERCARD", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSINTERSTORE                   = cmdInfo{name: "SINTERSTORE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSISMEMBER                     = cmdInfo{name: "SISMEMBER", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSLAVEOF                       = cmdInfo{name: "SLAVEOF", flags: flagAdmin | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSLOWLOG_GET                   = cmdInfo{name: "SLOWLOG GET", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSLOWLOG_HELP                  = cmdInfo{name: "SLOWLOG HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSLOWLOG_LEN                   = cmdInfo{name: "SLOWLOG LEN", flags: flagAdmin | flagLoading | flagStale | flagNondeterministic, requestPolicy: "all_nodes", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSLOWLOG_RESET                 = cmdInfo{name: "SLOWLOG RESET", flags: flagAdmin | flagLoading | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSMEMBERS                      = cmdInfo{name: "SMEMBERS", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSMISMEMBER                    = cmdInfo{name: "SMISMEMBER", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSMOVE                         = cmdInfo{name: "SMOVE", flags: flagFast | flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSORT                          = cmdInfo{name: "SORT", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSORT_RO                       = cmdInfo{name: "SORT_RO", flags: flagMovableKeys | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSPOP                          = cmdInfo{name: "SPOP", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSPUBLISH                      = cmdInfo{name: "SPUBLISH", flags: flagFast | flagLoading | flagPubsub | flagStale, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSRANDMEMBER                   = cmdInfo{name: "SRANDMEMBER", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSREM                          = cmdInfo{name: "SREM", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSSCAN                         = cmdInfo{name: "SSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSTRLEN                        = cmdInfo{name: "STRLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSUBSTR                        = cmdInfo{name: "SUBSTR", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSUNION                        = cmdInfo{name: "SUNION", flags: flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSUNIONSTORE                   = cmdInfo{name: "SUNIONSTORE", flags: flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdSWAPDB                        = cmdInfo{name: "SWAPDB", flags: flagFast | flagWrite, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdTIME                          = cmdInfo{name: "TIME", flags: flagFast | flagLoading | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdTOUCH                         = cmdInfo{name: "TOUCH", flags: flagFast | flagReadonly, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdTRIMSLOTS                     = cmdInfo{name: "TRIMSLOTS", flags: flagWrite, servers: serverRedis86}
+	cmdTTL                           = cmdInfo{name: "TTL", flags: flagFast | flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdTYPE                          = cmdInfo{name: "TYPE", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdUNLINK                        = cmdInfo{name: "UNLINK", flags: flagFast | flagWrite, firstKey: 1, lastKey: -1, keyStep: 1, requestPolicy: "multi_shard", responsePolicy: "agg_sum", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdVADD                          = cmdInfo{name: "VADD", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVCARD                         = cmdInfo{name: "VCARD", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVDIM                          = cmdInfo{name: "VDIM", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVEMB                          = cmdInfo{name: "VEMB", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVGETATTR                      = cmdInfo{name: "VGETATTR", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVINFO                         = cmdInfo{name: "VINFO", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVISMEMBER                     = cmdInfo{name: "VISMEMBER", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVLINKS                        = cmdInfo{name: "VLINKS", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVRANDMEMBER                   = cmdInfo{name: "VRANDMEMBER", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVRANGE                        = cmdInfo{name: "VRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdVREM                          = cmdInfo{name: "VREM", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVSETATTR                      = cmdInfo{name: "VSETATTR", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdVSIM                          = cmdInfo{name: "VSIM", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis80 | serverRedis86}
+	cmdWAIT                          = cmdInfo{name: "WAIT", flags: flagBlocking, requestPolicy: "all_shards", responsePolicy: "agg_min", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdWAITAOF                       = cmdInfo{name: "WAITAOF", flags: flagBlocking, requestPolicy: "all_shards", responsePolicy: "agg_min", servers: serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXACK                          = cmdInfo{name: "XACK", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXACKDEL                       = cmdInfo{name: "XACKDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdXADD                          = cmdInfo{name: "XADD", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXAUTOCLAIM                    = cmdInfo{name: "XAUTOCLAIM", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXCFGSET                       = cmdInfo{name: "XCFGSET", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdXCLAIM                        = cmdInfo{name: "XCLAIM", flags: flagFast | flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXDEL                          = cmdInfo{name: "XDEL", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXDELEX                        = cmdInfo{name: "XDELEX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdXGROUP_CREATE                 = cmdInfo{name: "XGROUP CREATE", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXGROUP_CREATECONSUMER         = cmdInfo{name: "XGROUP CREATECONSUMER", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXGROUP_DELCONSUMER            = cmdInfo{name: "XGROUP DELCONSUMER", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXGROUP_DESTROY                = cmdInfo{name: "XGROUP DESTROY", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXGROUP_HELP                   = cmdInfo{name: "XGROUP HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXGROUP_SETID                  = cmdInfo{name: "XGROUP SETID", flags: flagWrite, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXIDMPRECORD                   = cmdInfo{name: "XIDMPRECORD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis86}
+	cmdXINFO_CONSUMERS               = cmdInfo{name: "XINFO CONSUMERS", flags: flagReadonly | flagNondeterministic, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXINFO_GROUPS                  = cmdInfo{name: "XINFO GROUPS", flags: flagReadonly, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXINFO_HELP                    = cmdInfo{name: "XINFO HELP", flags: flagLoading | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXINFO_STREAM                  = cmdInfo{name: "XINFO STREAM", flags: flagReadonly, firstKey: 2, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXLEN                          = cmdInfo{name: "XLEN", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXPENDING                      = cmdInfo{name: "XPENDING", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXRANGE                        = cmdInfo{name: "XRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXREAD                         = cmdInfo{name: "XREAD", flags: flagBlocking | flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXREADGROUP                    = cmdInfo{name: "XREADGROUP", flags: flagBlocking | flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXREVRANGE                     = cmdInfo{name: "XREVRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXSETID                        = cmdInfo{name: "XSETID", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdXTRIM                         = cmdInfo{name: "XTRIM", flags: flagWrite | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZADD                          = cmdInfo{name: "ZADD", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZCARD                         = cmdInfo{name: "ZCARD", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZCOUNT                        = cmdInfo{name: "ZCOUNT", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZDIFF                         = cmdInfo{name: "ZDIFF", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZDIFFSTORE                    = cmdInfo{name: "ZDIFFSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZINCRBY                       = cmdInfo{name: "ZINCRBY", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZINTER                        = cmdInfo{name: "ZINTER", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZINTERCARD                    = cmdInfo{name: "ZINTERCARD", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZINTERSTORE                   = cmdInfo{name: "ZINTERSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZLEXCOUNT                     = cmdInfo{name: "ZLEXCOUNT", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZMPOP                         = cmdInfo{name: "ZMPOP", flags: flagMovableKeys | flagWrite, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZMSCORE                       = cmdInfo{name: "ZMSCORE", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZPOPMAX                       = cmdInfo{name: "ZPOPMAX", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZPOPMIN                       = cmdInfo{name: "ZPOPMIN", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZRANDMEMBER                   = cmdInfo{name: "ZRANDMEMBER", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZRANGE                        = cmdInfo{name: "ZRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZRANGEBYLEX                   = cmdInfo{name: "ZRANGEBYLEX", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZRANGEBYSCORE                 = cmdInfo{name: "ZRANGEBYSCORE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZRANGESTORE                   = cmdInfo{name: "ZRANGESTORE", flags: flagWrite, firstKey: 1, lastKey: 2, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZRANK                         = cmdInfo{name: "ZRANK", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREM                          = cmdInfo{name: "ZREM", flags: flagFast | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREMRANGEBYLEX                = cmdInfo{name: "ZREMRANGEBYLEX", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREMRANGEBYRANK               = cmdInfo{name: "ZREMRANGEBYRANK", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREMRANGEBYSCORE              = cmdInfo{name: "ZREMRANGEBYSCORE", flags: flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREVRANGE                     = cmdInfo{name: "ZREVRANGE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREVRANGEBYLEX                = cmdInfo{name: "ZREVRANGEBYLEX", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREVRANGEBYSCORE              = cmdInfo{name: "ZREVRANGEBYSCORE", flags: flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZREVRANK                      = cmdInfo{name: "ZREVRANK", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZSCAN                         = cmdInfo{name: "ZSCAN", flags: flagReadonly | flagNondeterministic, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZSCORE                        = cmdInfo{name: "ZSCORE", flags: flagFast | flagReadonly, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZUNION                        = cmdInfo{name: "ZUNION", flags: flagMovableKeys | flagReadonly, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
+	cmdZUNIONSTORE                   = cmdInfo{name: "ZUNIONSTORE", flags: flagMovableKeys | flagWrite, firstKey: 1, lastKey: 1, keyStep: 1, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 )
 
 // connStateCommands maps each command that changes the state of its connection to the
@@ -453,19 +475,24 @@ var commandsByName = map[string]*cmdInfo{
 	"CLUSTER ADDSLOTS":              &cmdCLUSTER_ADDSLOTS,
 	"CLUSTER ADDSLOTSRANGE":         &cmdCLUSTER_ADDSLOTSRANGE,
 	"CLUSTER BUMPEPOCH":             &cmdCLUSTER_BUMPEPOCH,
+	"CLUSTER CANCELSLOTMIGRATIONS":  &cmdCLUSTER_CANCELSLOTMIGRATIONS,
 	"CLUSTER COUNT-FAILURE-REPORTS": &cmdCLUSTER_COUNT_FAILURE_REPORTS,
 	"CLUSTER COUNTKEYSINSLOT":       &cmdCLUSTER_COUNTKEYSINSLOT,
 	"CLUSTER DELSLOTS":              &cmdCLUSTER_DELSLOTS,
 	"CLUSTER DELSLOTSRANGE":         &cmdCLUSTER_DELSLOTSRANGE,
 	"CLUSTER FAILOVER":              &cmdCLUSTER_FAILOVER,
+	"CLUSTER FLUSHSLOT":             &cmdCLUSTER_FLUSHSLOT,
 	"CLUSTER FLUSHSLOTS":            &cmdCLUSTER_FLUSHSLOTS,
 	"CLUSTER FORGET":                &cmdCLUSTER_FORGET,
 	"CLUSTER GETKEYSINSLOT":         &cmdCLUSTER_GETKEYSINSLOT,
+	"CLUSTER GETSLOTMIGRATIONS":     &cmdCLUSTER_GETSLOTMIGRATIONS,
 	"CLUSTER HELP":                  &cmdCLUSTER_HELP,
 	"CLUSTER INFO":                  &cmdCLUSTER_INFO,
 	"CLUSTER KEYSLOT":               &cmdCLUSTER_KEYSLOT,
 	"CLUSTER LINKS":                 &cmdCLUSTER_LINKS,
 	"CLUSTER MEET":                  &cmdCLUSTER_MEET,
+	"CLUSTER MIGRATESLOTS":          &cmdCLUSTER_MIGRATESLOTS,
+	"CLUSTER MIGRATION":             &cmdCLUSTER_MIGRATION,
 	"CLUSTER MYID":                  &cmdCLUSTER_MYID,
 	"CLUSTER MYSHARDID":             &cmdCLUSTER_MYSHARDID,
 	"CLUSTER NODES":                 &cmdCLUSTER_NODES,
@@ -479,6 +506,8 @@ var commandsByName = map[string]*cmdInfo{
 	"CLUSTER SLAVES":                &cmdCLUSTER_SLAVES,
 	"CLUSTER SLOT-STATS":            &cmdCLUSTER_SLOT_STATS,
 	"CLUSTER SLOTS":                 &cmdCLUSTER_SLOTS,
+	"CLUSTER SYNCSLOTS":             &cmdCLUSTER_SYNCSLOTS,
+	"CLUSTERSCAN":                   &cmdCLUSTERSCAN,
 	"COMMAND COUNT":                 &cmdCOMMAND_COUNT,
 	"COMMAND DOCS":                  &cmdCOMMAND_DOCS,
 	"COMMAND GETKEYS":               &cmdCOMMAND_GETKEYS,
@@ -502,6 +531,9 @@ var commandsByName = map[string]*cmdInfo{
 	"DECR":                          &cmdDECR,
 	"DECRBY":                        &cmdDECRBY,
 	"DEL":                           &cmdDEL,
+	"DELEX":                         &cmdDELEX,
+	"DELIFEQ":                       &cmdDELIFEQ,
+	"DIGEST":                        &cmdDIGEST,
 	"DUMP":                          &cmdDUMP,
 	"ECHO":                          &cmdECHO,
 	"EVAL":                          &cmdEVAL,
@@ -557,6 +589,11 @@ var commandsByName = map[string]*cmdInfo{
 	"HLEN":                          &cmdHLEN,
 	"HMGET":                         &cmdHMGET,
 	"HMSET":                         &cmdHMSET,
+	"HOTKEYS GET":                   &cmdHOTKEYS_GET,
+	"HOTKEYS HELP":                  &cmdHOTKEYS_HELP,
+	"HOTKEYS RESET":                 &cmdHOTKEYS_RESET,
+	"HOTKEYS START":                 &cmdHOTKEYS_START,
+	"HOTKEYS STOP":                  &cmdHOTKEYS_STOP,
 	"HPERSIST":                      &cmdHPERSIST,
 	"HPEXPIRE":                      &cmdHPEXPIRE,
 	"HPEXPIREAT":                    &cmdHPEXPIREAT,
@@ -613,6 +650,7 @@ var commandsByName = map[string]*cmdInfo{
 	"MODULE UNLOAD":                 &cmdMODULE_UNLOAD,
 	"MOVE":                          &cmdMOVE,
 	"MSET":                          &cmdMSET,
+	"MSETEX":                        &cmdMSETEX,
 	"MSETNX":                        &cmdMSETNX,
 	"OBJECT ENCODING":               &cmdOBJECT_ENCODING,
 	"OBJECT FREQ":                   &cmdOBJECT_FREQ,
@@ -693,6 +731,7 @@ var commandsByName = map[string]*cmdInfo{
 	"SWAPDB":                        &cmdSWAPDB,
 	"TIME":                          &cmdTIME,
 	"TOUCH":                         &cmdTOUCH,
+	"TRIMSLOTS":                     &cmdTRIMSLOTS,
 	"TTL":                           &cmdTTL,
 	"TYPE":                          &cmdTYPE,
 	"UNLINK":                        &cmdUNLINK,
@@ -705,22 +744,27 @@ var commandsByName = map[string]*cmdInfo{
 	"VISMEMBER":                     &cmdVISMEMBER,
 	"VLINKS":                        &cmdVLINKS,
 	"VRANDMEMBER":                   &cmdVRANDMEMBER,
+	"VRANGE":                        &cmdVRANGE,
 	"VREM":                          &cmdVREM,
 	"VSETATTR":                      &cmdVSETATTR,
 	"VSIM":                          &cmdVSIM,
 	"WAIT":                          &cmdWAIT,
 	"WAITAOF":                       &cmdWAITAOF,
 	"XACK":                          &cmdXACK,
+	"XACKDEL":                       &cmdXACKDEL,
 	"XADD":                          &cmdXADD,
 	"XAUTOCLAIM":                    &cmdXAUTOCLAIM,
+	"XCFGSET":                       &cmdXCFGSET,
 	"XCLAIM":                        &cmdXCLAIM,
 	"XDEL":                          &cmdXDEL,
+	"XDELEX":                        &cmdXDELEX,
 	"XGROUP CREATE":                 &cmdXGROUP_CREATE,
 	"XGROUP CREATECONSUMER":         &cmdXGROUP_CREATECONSUMER,
 	"XGROUP DELCONSUMER":            &cmdXGROUP_DELCONSUMER,
 	"XGROUP DESTROY":                &cmdXGROUP_DESTROY,
 	"XGROUP HELP":                   &cmdXGROUP_HELP,
 	"XGROUP SETID":                  &cmdXGROUP_SETID,
+	"XIDMPRECORD":                   &cmdXIDMPRECORD,
 	"XINFO CONSUMERS":               &cmdXINFO_CONSUMERS,
 	"XINFO GROUPS":                  &cmdXINFO_GROUPS,
 	"XINFO HELP":                    &cmdXINFO_HELP,
@@ -838,10 +882,10 @@ func (c *Client) ACLGenPass(ctx context.Context, opts *ACLGenPassOptions) (strin
 //
 // Since 6.0.0. Complexity: O(N). Where N is the number of password, command and pattern rules that the
 // user has.
-func (c *Client) ACLGetUser(ctx context.Context, username string) (AclUser, error) {
+func (c *Client) ACLGetUser(ctx context.Context, username string) (ACLUser, error) {
 	x := c.newCmd(&cmdACL_GETUSER)
 	x.arg(username)
-	return execAny[AclUser](ctx, c, x, decAclUserNull)
+	return execAny[ACLUser](ctx, c, x, decACLUserNull)
 }
 
 // ACLHelp returns helpful text about the different subcommands.
@@ -881,10 +925,10 @@ func argsACLLog(x *cmd, opts *ACLLogOptions) {
 // ACLLog lists recent security events generated due to ACL rules.
 //
 // Since 6.0.0. Complexity: O(N) with N being the number of entries shown.
-func (c *Client) ACLLog(ctx context.Context, opts *ACLLogOptions) ([]AclLogEntry, error) {
+func (c *Client) ACLLog(ctx context.Context, opts *ACLLogOptions) ([]ACLLogEntry, error) {
 	x := c.newCmd(&cmdACL_LOG)
 	argsACLLog(x, opts)
-	return execAny[[]AclLogEntry](ctx, c, x, decListAclLogEntry)
+	return execAny[[]ACLLogEntry](ctx, c, x, decListACLLogEntry)
 }
 
 // ACLLogReset lists recent security events generated due to ACL rules.
@@ -1045,6 +1089,18 @@ func (v Cached) BitFieldRO(ctx context.Context, key string, opts *BitFieldROOpti
 }
 
 func argsBitOp(x *cmd, operation BitOpOperation, destKey string, keys []string) {
+	if operation == "DIFF" {
+		x.needs("DIFF", serverRedis70|serverRedis86)
+	}
+	if operation == "DIFF1" {
+		x.needs("DIFF1", serverRedis70|serverRedis86)
+	}
+	if operation == "ANDOR" {
+		x.needs("ANDOR", serverRedis70|serverRedis86)
+	}
+	if operation == "ONE" {
+		x.needs("ONE", serverRedis70|serverRedis86)
+	}
 	argEnum(x, "operation", string(operation))
 	x.argKey(destKey)
 	needOne(x, "key", len(keys))
@@ -1372,24 +1428,193 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.argInt(e)
 	}
 	if o.User != "" {
+		x.needs("USER", serverValkey81|serverValkey91)
+	}
+	if o.User != "" {
 		x.arg("USER")
 		x.arg(o.User)
+	}
+	if o.Addr != "" {
+		x.needs("ADDR", serverValkey81|serverValkey91)
 	}
 	if o.Addr != "" {
 		x.arg("ADDR")
 		x.arg(o.Addr)
 	}
 	if o.LAddr != "" {
+		x.needs("LADDR", serverValkey81|serverValkey91)
+	}
+	if o.LAddr != "" {
 		x.arg("LADDR")
 		x.arg(o.LAddr)
+	}
+	if o.SkipMe != nil {
+		x.needs("SKIPME", serverValkey81|serverValkey91)
 	}
 	if o.SkipMe != nil {
 		x.arg("SKIPME")
 		argBoolToken(x, *o.SkipMe, "YES", "NO")
 	}
 	if o.MaxAge != nil {
+		x.needs("MAXAGE", serverValkey81|serverValkey91)
+	}
+	if o.MaxAge != nil {
 		x.arg("MAXAGE")
 		x.argInt(*o.MaxAge)
+	}
+	if o.Name != "" {
+		x.needs("NAME", serverValkey91)
+	}
+	if o.Name != "" {
+		x.arg("NAME")
+		x.arg(o.Name)
+	}
+	if o.Idle != nil {
+		x.needs("IDLE", serverValkey91)
+	}
+	if o.Idle != nil {
+		x.arg("IDLE")
+		x.argInt(*o.Idle)
+	}
+	if o.Flags != "" {
+		x.needs("FLAGS", serverValkey91)
+	}
+	if o.Flags != "" {
+		x.arg("FLAGS")
+		x.arg(o.Flags)
+	}
+	if o.LibName != "" {
+		x.needs("LIB-NAME", serverValkey91)
+	}
+	if o.LibName != "" {
+		x.arg("LIB-NAME")
+		x.arg(o.LibName)
+	}
+	if o.LibVer != "" {
+		x.needs("LIB-VER", serverValkey91)
+	}
+	if o.LibVer != "" {
+		x.arg("LIB-VER")
+		x.arg(o.LibVer)
+	}
+	if o.DB != nil {
+		x.needs("DB", serverValkey91)
+	}
+	if o.DB != nil {
+		x.arg("DB")
+		x.argInt(*o.DB)
+	}
+	if o.Capa != "" {
+		x.needs("CAPA", serverValkey91)
+	}
+	if o.Capa != "" {
+		x.arg("CAPA")
+		x.arg(o.Capa)
+	}
+	if o.IP != "" {
+		x.needs("IP", serverValkey91)
+	}
+	if o.IP != "" {
+		x.arg("IP")
+		x.arg(o.IP)
+	}
+	if o.NotType != "" {
+		x.needs("NOT-TYPE", serverValkey91)
+	}
+	if o.NotType == "NORMAL" {
+		x.needs("NORMAL", serverValkey91)
+	}
+	if o.NotType == "MASTER" {
+		x.needs("MASTER", serverValkey91)
+	}
+	if o.NotType == "REPLICA" {
+		x.needs("REPLICA", serverValkey91)
+	}
+	if o.NotType == "PUBSUB" {
+		x.needs("PUBSUB", serverValkey91)
+	}
+	if o.NotType != "" {
+		x.arg("NOT-TYPE")
+		x.arg(string(o.NotType))
+	}
+	if len(o.NotID) > 0 {
+		x.needs("NOT-ID", serverValkey91)
+	}
+	if len(o.NotID) > 0 {
+		x.arg("NOT-ID")
+	}
+	for _, e := range o.NotID {
+		x.argInt(e)
+	}
+	if o.NotUser != "" {
+		x.needs("NOT-USER", serverValkey91)
+	}
+	if o.NotUser != "" {
+		x.arg("NOT-USER")
+		x.arg(o.NotUser)
+	}
+	if o.NotAddr != "" {
+		x.needs("NOT-ADDR", serverValkey91)
+	}
+	if o.NotAddr != "" {
+		x.arg("NOT-ADDR")
+		x.arg(o.NotAddr)
+	}
+	if o.NotLAddr != "" {
+		x.needs("NOT-LADDR", serverValkey91)
+	}
+	if o.NotLAddr != "" {
+		x.arg("NOT-LADDR")
+		x.arg(o.NotLAddr)
+	}
+	if o.NotName != "" {
+		x.needs("NOT-NAME", serverValkey91)
+	}
+	if o.NotName != "" {
+		x.arg("NOT-NAME")
+		x.arg(o.NotName)
+	}
+	if o.NotFlags != "" {
+		x.needs("NOT-FLAGS", serverValkey91)
+	}
+	if o.NotFlags != "" {
+		x.arg("NOT-FLAGS")
+		x.arg(o.NotFlags)
+	}
+	if o.NotLibName != "" {
+		x.needs("NOT-LIB-NAME", serverValkey91)
+	}
+	if o.NotLibName != "" {
+		x.arg("NOT-LIB-NAME")
+		x.arg(o.NotLibName)
+	}
+	if o.NotLibVer != "" {
+		x.needs("NOT-LIB-VER", serverValkey91)
+	}
+	if o.NotLibVer != "" {
+		x.arg("NOT-LIB-VER")
+		x.arg(o.NotLibVer)
+	}
+	if o.NotDB != nil {
+		x.needs("NOT-DB", serverValkey91)
+	}
+	if o.NotDB != nil {
+		x.arg("NOT-DB")
+		x.argInt(*o.NotDB)
+	}
+	if o.NotCapa != "" {
+		x.needs("NOT-CAPA", serverValkey91)
+	}
+	if o.NotCapa != "" {
+		x.arg("NOT-CAPA")
+		x.arg(o.NotCapa)
+	}
+	if o.NotIP != "" {
+		x.needs("NOT-IP", serverValkey91)
+	}
+	if o.NotIP != "" {
+		x.arg("NOT-IP")
+		x.arg(o.NotIP)
 	}
 }
 
@@ -1413,7 +1638,7 @@ func (c *Client) ClientNoEvict(ctx context.Context, enabled bool) error {
 
 // ClientNoTouch controls whether commands sent by the client affect the LRU/LFU of accessed keys.
 //
-// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, valkey-8.1.1.
+// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
 func (c *Client) ClientNoTouch(ctx context.Context, enabled bool) error {
 	x := c.newCmd(&cmdCLIENT_NO_TOUCH)
 	argBoolToken(x, enabled, "ON", "OFF")
@@ -1446,7 +1671,7 @@ func (c *Client) ClientPause(ctx context.Context, timeout int64, opts *ClientPau
 
 // ClientSetInfo sets information specific to the client or connection.
 //
-// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, valkey-8.1.1.
+// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
 func (c *Client) ClientSetInfo(ctx context.Context, attr ClientSetInfoAttr) error {
 	x := c.newCmd(&cmdCLIENT_SETINFO)
 	attr.args(x, true)
@@ -1535,6 +1760,15 @@ func (c *Client) ClusterBumpEpoch(ctx context.Context) (string, error) {
 	return execStr(ctx, c, x, decStr)
 }
 
+// ClusterCancelSlotMigrations cancel all current ongoing slot migration operations.
+//
+// Since 9.0.0. Complexity: O(N), where N is the number of slot migration operations being cancelled.
+// Only on valkey-9.1.2.
+func (c *Client) ClusterCancelSlotMigrations(ctx context.Context) error {
+	x := c.newCmd(&cmdCLUSTER_CANCELSLOTMIGRATIONS)
+	return execOK(ctx, c, x, decOK)
+}
+
 // ClusterCountFailureReports returns the number of active failure reports active for a node.
 //
 // Since 3.0.0. Complexity: O(N) where N is the number of failure reports.
@@ -1601,6 +1835,31 @@ func (c *Client) ClusterFailover(ctx context.Context, opts *ClusterFailoverOptio
 	return execOK(ctx, c, x, decOK)
 }
 
+func argsClusterFlushSlot(x *cmd, slot int64, opts *ClusterFlushSlotOptions) {
+	var o ClusterFlushSlotOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argInt(slot)
+	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
+	if o.Async {
+		x.arg("ASYNC")
+	}
+	if o.Sync {
+		x.arg("SYNC")
+	}
+}
+
+// ClusterFlushSlot removes all keys from the target slot.
+//
+// Since 9.0.0. Complexity: O(N) where N is the number of keys in the target slot. Only on
+// valkey-9.1.2.
+func (c *Client) ClusterFlushSlot(ctx context.Context, slot int64, opts *ClusterFlushSlotOptions) error {
+	x := c.newCmd(&cmdCLUSTER_FLUSHSLOT)
+	argsClusterFlushSlot(x, slot, opts)
+	return execOK(ctx, c, x, decOK)
+}
+
 // ClusterFlushSlots deletes all slots information from a node.
 //
 // Since 3.0.0. Complexity: O(1).
@@ -1626,6 +1885,16 @@ func (c *Client) ClusterGetKeysInSlot(ctx context.Context, slot int64, count int
 	x.argInt(slot)
 	x.argInt(count)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// ClusterGetSlotMigrations gets the status of ongoing and recently finished slot import and export
+// operations.
+//
+// Since 9.0.0. Complexity: O(N), where N is the number of active slot import and export jobs. Only on
+// valkey-9.1.2.
+func (c *Client) ClusterGetSlotMigrations(ctx context.Context) ([]map[string]Reply, error) {
+	x := c.newCmd(&cmdCLUSTER_GETSLOTMIGRATIONS)
+	return execAny[[]map[string]Reply](ctx, c, x, decListMapStrReply)
 }
 
 // ClusterHelp returns helpful text about the different subcommands.
@@ -1682,6 +1951,29 @@ func (c *Client) ClusterMeet(ctx context.Context, ip string, port int64, opts *C
 	return execOK(ctx, c, x, decOK)
 }
 
+// ClusterMigrateSlots migrate the given slots from this node to the specified nodes.
+//
+// Since 9.0.0. Complexity: O(N) where N is the total number of the slots between all start slot and
+// end slot arguments. Only on valkey-9.1.2.
+func (c *Client) ClusterMigrateSlots(ctx context.Context, migrationGroups ...MigrationGroup) error {
+	x := c.newCmd(&cmdCLUSTER_MIGRATESLOTS)
+	needOne(x, "migration-group", len(migrationGroups))
+	for _, e := range migrationGroups {
+		e.args(x)
+	}
+	return execOK(ctx, c, x, decOK)
+}
+
+// ClusterMigration start, monitor and cancel slot migration.
+//
+// Since 8.4.0. Complexity: O(N) where N is the total number of the slots between the start slot and
+// end slot arguments. Only on redis-8.6.3.
+func (c *Client) ClusterMigration(ctx context.Context, subCommand ClusterMigrationSubCommand) (Reply, error) {
+	x := c.newCmd(&cmdCLUSTER_MIGRATION)
+	subCommand.args(x, true)
+	return execAny[Reply](ctx, c, x, decReply)
+}
+
 // ClusterMyID returns the ID of a node.
 //
 // Since 3.0.0. Complexity: O(1).
@@ -1692,7 +1984,7 @@ func (c *Client) ClusterMyID(ctx context.Context) (string, error) {
 
 // ClusterMyShardID returns the shard ID of a node.
 //
-// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, valkey-8.1.1.
+// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
 func (c *Client) ClusterMyShardID(ctx context.Context) (string, error) {
 	x := c.newCmd(&cmdCLUSTER_MYSHARDID)
 	return execStr(ctx, c, x, decStr)
@@ -1717,10 +2009,16 @@ func (c *Client) ClusterReplicas(ctx context.Context, nodeID string) ([]string, 
 
 // ClusterReplicate configure a node as replica of a master node.
 //
+// An empty nodeID sends NO ONE.
+//
 // Since 3.0.0. Complexity: O(1).
 func (c *Client) ClusterReplicate(ctx context.Context, nodeID string) error {
 	x := c.newCmd(&cmdCLUSTER_REPLICATE)
-	x.arg(nodeID)
+	if nodeID == "" {
+		argTokens(x, "NO", "ONE")
+	} else {
+		x.arg(nodeID)
+	}
 	return execOK(ctx, c, x, decOK)
 }
 
@@ -1773,6 +2071,9 @@ func argsClusterSetSlot(x *cmd, slot int64, subCommand ClusterSetSlotSubCommand,
 	x.argInt(slot)
 	subCommand.args(x, true)
 	if o.Timeout != nil {
+		x.needs("TIMEOUT", serverValkey81|serverValkey91)
+	}
+	if o.Timeout != nil {
 		x.arg("TIMEOUT")
 		x.argInt(*o.Timeout)
 	}
@@ -1808,8 +2109,8 @@ func (c *Client) ClusterSlaves(ctx context.Context, nodeID string) ([]string, er
 
 // ClusterSlotStats return an array of slot usage statistics for slots assigned to the current node.
 //
-// Since 8.0.0. Complexity: O(N) where N is the total number of slots based on arguments. O(N*log(N))
-// with ORDERBY subcommand. Only on valkey-8.1.1.
+// Since 8.2.0. Complexity: O(N) where N is the total number of slots based on arguments. O(N*log(N))
+// with ORDERBY subcommand. Only on redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
 func (c *Client) ClusterSlotStats(ctx context.Context, filter ClusterSlotStatsFilter) ([]SlotStats, error) {
 	x := c.newCmd(&cmdCLUSTER_SLOT_STATS)
 	filter.args(x, true)
@@ -1824,6 +2125,48 @@ func (c *Client) ClusterSlotStats(ctx context.Context, filter ClusterSlotStatsFi
 func (c *Client) ClusterSlots(ctx context.Context) ([]Reply, error) {
 	x := c.newCmd(&cmdCLUSTER_SLOTS)
 	return execAny[[]Reply](ctx, c, x, decListReply)
+}
+
+// ClusterSyncSlots internal command for atomic slot migration protocol between cluster nodes.
+//
+// Since 8.4.0. Complexity: O(1). Only on redis-8.6.3, valkey-9.1.2.
+func (c *Client) ClusterSyncSlots(ctx context.Context, subCommand ClusterSyncSlotsSubCommand) (Reply, error) {
+	x := c.newCmd(&cmdCLUSTER_SYNCSLOTS)
+	subCommand.args(x, true)
+	return execAny[Reply](ctx, c, x, decReply)
+}
+
+func argsClusterScan(x *cmd, cursor string, opts *ClusterScanOptions) {
+	var o ClusterScanOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.arg(cursor)
+	if o.Match != "" {
+		x.arg("MATCH")
+		x.arg(o.Match)
+	}
+	if o.Count != nil {
+		x.arg("COUNT")
+		x.argInt(*o.Count)
+	}
+	if o.Type != "" {
+		x.arg("TYPE")
+		x.arg(o.Type)
+	}
+	if o.Slot != nil {
+		x.arg("SLOT")
+		x.argInt(*o.Slot)
+	}
+}
+
+// ClusterScan iterates over the keys in the cluster.
+//
+// Since 9.1.0. Complexity: O(N) where N is the number of elements returned. Only on valkey-9.1.2.
+func (c *Client) ClusterScan(ctx context.Context, cursor string, opts *ClusterScanOptions) (ClusterScanPage, error) {
+	x := c.newCmd(&cmdCLUSTERSCAN)
+	argsClusterScan(x, cursor, opts)
+	return execAny[ClusterScanPage](ctx, c, x, decClusterScanPage)
 }
 
 // Command returns detailed information about all commands.
@@ -1918,17 +2261,18 @@ func (c *Client) CommandList(ctx context.Context, opts *CommandListOptions) ([]s
 
 // CommandLogGet returns the specified command log's entries.
 //
-// Since 8.1.0. Complexity: O(N) where N is the number of entries returned. Only on valkey-8.1.1.
-func (c *Client) CommandLogGet(ctx context.Context, count int64, typeArg CommandLogGetType) ([]CommandlogEntry, error) {
+// Since 8.1.0. Complexity: O(N) where N is the number of entries returned. Only on valkey-8.1.1,
+// valkey-9.1.2.
+func (c *Client) CommandLogGet(ctx context.Context, count int64, typeArg CommandLogGetType) ([]CommandLogEntry, error) {
 	x := c.newCmd(&cmdCOMMANDLOG_GET)
 	x.argInt(count)
-	typeArg.args(x, true)
-	return execAny[[]CommandlogEntry](ctx, c, x, decListCommandlogEntry)
+	argEnum(x, "type", string(typeArg))
+	return execAny[[]CommandLogEntry](ctx, c, x, decListCommandLogEntry)
 }
 
-// CommandLogHelp show helpful text about the different subcommands.
+// CommandLogHelp shows helpful text about the different subcommands.
 //
-// Since 8.1.0. Complexity: O(1). Only on valkey-8.1.1.
+// Since 8.1.0. Complexity: O(1). Only on valkey-8.1.1, valkey-9.1.2.
 func (c *Client) CommandLogHelp(ctx context.Context) ([]string, error) {
 	x := c.newCmd(&cmdCOMMANDLOG_HELP)
 	return execAny[[]string](ctx, c, x, decListStr)
@@ -1936,20 +2280,20 @@ func (c *Client) CommandLogHelp(ctx context.Context) ([]string, error) {
 
 // CommandLogLen returns the number of entries in the specified type of command log.
 //
-// Since 8.1.0. Complexity: O(1). Only on valkey-8.1.1.
+// Since 8.1.0. Complexity: O(1). Only on valkey-8.1.1, valkey-9.1.2.
 func (c *Client) CommandLogLen(ctx context.Context, typeArg CommandLogGetType) (int64, error) {
 	x := c.newCmd(&cmdCOMMANDLOG_LEN)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return execInt(ctx, c, x, decInt)
 }
 
 // CommandLogReset clears all entries from the specified type of command log.
 //
 // Since 8.1.0. Complexity: O(N) where N is the number of entries in the commandlog. Only on
-// valkey-8.1.1.
+// valkey-8.1.1, valkey-9.1.2.
 func (c *Client) CommandLogReset(ctx context.Context, typeArg CommandLogGetType) error {
 	x := c.newCmd(&cmdCOMMANDLOG_RESET)
-	typeArg.args(x, true)
+	argEnum(x, "type", string(typeArg))
 	return execOK(ctx, c, x, decOK)
 }
 
@@ -2085,6 +2429,85 @@ func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+func argsDelEx(x *cmd, key string, opts *DelExOptions) {
+	var o DelExOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	oneOf(x, "condition", false, "IFEQ, IFNE, IFDEQ, IFDNE", o.IfEq != "", o.IfNe != "", o.IfDEq != "", o.IfDNe != "")
+	if o.IfEq != "" {
+		x.arg("IFEQ")
+		x.arg(o.IfEq)
+	}
+	if o.IfNe != "" {
+		x.arg("IFNE")
+		x.arg(o.IfNe)
+	}
+	if o.IfDEq != "" {
+		x.arg("IFDEQ")
+		x.arg(o.IfDEq)
+	}
+	if o.IfDNe != "" {
+		x.arg("IFDNE")
+		x.arg(o.IfDNe)
+	}
+}
+
+// DelEx conditionally removes the specified key based on value or digest comparison.
+//
+// Since 8.4.0. Complexity: O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the
+// string value. Only on redis-8.6.3.
+func (c *Client) DelEx(ctx context.Context, key string, opts *DelExOptions) (int64, error) {
+	x := c.newCmd(&cmdDELEX)
+	argsDelEx(x, key, opts)
+	return execInt(ctx, c, x, decInt)
+}
+
+// DelIfEq delete key if value matches string.
+//
+// Since 9.0.0. Complexity: O(1). Only on valkey-9.1.2.
+func (c *Client) DelIfEq(ctx context.Context, key string, value string) (int64, error) {
+	x := c.newCmd(&cmdDELIFEQ)
+	x.argKey(key)
+	x.arg(value)
+	return execInt(ctx, c, x, decInt)
+}
+
+// Digest returns the XXH3 hash of a string value.
+//
+// Since 8.4.0. Complexity: O(N) where N is the length of the string value. Only on redis-8.6.3.
+func (c *Client) Digest(ctx context.Context, key string) (string, error) {
+	x := c.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return execStr(ctx, c, x, decStrNull)
+}
+
+// DigestLease is Digest for hot paths: the reply comes in a pooled Lease instead of a new string, so
+// that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null reply
+// gives a nil Lease and Nil.
+func (c *Client) DigestLease(ctx context.Context, key string) (*Lease, error) {
+	x := c.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return execLease(ctx, c, x, decLeaseNull)
+}
+
+// DigestAppend is Digest for hot paths: the reply is appended to dst, which it returns, so that the
+// call does not allocate when dst has room. The bytes are copied on the calling goroutine, never after
+// the call returned. A null reply gives dst unchanged and Nil.
+func (c *Client) DigestAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	x := c.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return execAppend(ctx, c, x, dst, decLeaseNull)
+}
+
+// Digest is Client.Digest served from the client-side cache; see Cached.
+func (v Cached) Digest(ctx context.Context, key string) (string, error) {
+	x := newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return cachedStr(ctx, v, x, decStrNull, key)
+}
+
 // Dump returns a serialized representation of the value stored at a key.
 //
 // Since 2.6.0. Complexity: O(1) to access the key and additional O(N*M) to serialize it, where N is
@@ -2123,81 +2546,81 @@ func (c *Client) Echo(ctx context.Context, message string) (string, error) {
 	return execStr(ctx, c, x, decStr)
 }
 
-func argsEval(x *cmd, script string, keys []string, args []string) {
+func argsEval(x *cmd, script string, keys []string, args []any) {
 	x.arg(script)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // Eval executes a server-side Lua script.
 //
 // Since 2.6.0. Complexity: Depends on the script that is executed.
-func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...string) (Reply, error) {
+func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVAL)
 	argsEval(x, script, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsEvalSha(x *cmd, sha1 string, keys []string, args []string) {
+func argsEvalSha(x *cmd, sha1 string, keys []string, args []any) {
 	x.arg(sha1)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // EvalSha executes a server-side Lua script by SHA1 digest.
 //
 // Since 2.6.0. Complexity: Depends on the script that is executed.
-func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error) {
+func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVALSHA)
 	argsEvalSha(x, sha1, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsEvalShaRO(x *cmd, sha1 string, keys []string, args []string) {
+func argsEvalShaRO(x *cmd, sha1 string, keys []string, args []any) {
 	x.arg(sha1)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // EvalShaRO executes a read-only server-side Lua script by SHA1 digest.
 //
 // Since 7.0.0. Complexity: Depends on the script that is executed.
-func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...string) (Reply, error) {
+func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVALSHA_RO)
 	argsEvalShaRO(x, sha1, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsEvalRO(x *cmd, script string, keys []string, args []string) {
+func argsEvalRO(x *cmd, script string, keys []string, args []any) {
 	x.arg(script)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // EvalRO executes a read-only server-side Lua script.
 //
 // Since 7.0.0. Complexity: Depends on the script that is executed.
-func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...string) (Reply, error) {
+func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdEVAL_RO)
 	argsEvalRO(x, script, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
@@ -2280,17 +2703,17 @@ func (c *Client) ExpireAt(ctx context.Context, key string, unixTimeSeconds time.
 // ExpireTime returns the expiration time of a key as a Unix timestamp.
 //
 // Since 7.0.0. Complexity: O(1).
-func (c *Client) ExpireTime(ctx context.Context, key string) (int64, error) {
+func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := c.newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execTime(ctx, c, x, decUnixSeconds)
 }
 
 // ExpireTime is Client.ExpireTime served from the client-side cache; see Cached.
-func (v Cached) ExpireTime(ctx context.Context, key string) (int64, error) {
+func (v Cached) ExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
-	return cachedInt(ctx, v, x, decInt, key)
+	return cachedTime(ctx, v, x, decUnixSeconds, key)
 }
 
 func argsFailover(x *cmd, opts *FailoverOptions) {
@@ -2320,41 +2743,41 @@ func (c *Client) Failover(ctx context.Context, opts *FailoverOptions) error {
 	return execOK(ctx, c, x, decOK)
 }
 
-func argsFCall(x *cmd, function string, keys []string, args []string) {
+func argsFCall(x *cmd, function string, keys []string, args []any) {
 	x.arg(function)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // FCall invokes a function.
 //
 // Since 7.0.0. Complexity: Depends on the function that is executed.
-func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...string) (Reply, error) {
+func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdFCALL)
 	argsFCall(x, function, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 
-func argsFCallRO(x *cmd, function string, keys []string, args []string) {
+func argsFCallRO(x *cmd, function string, keys []string, args []any) {
 	x.arg(function)
 	x.argInt(int64(len(keys)))
 	for _, e := range keys {
 		x.argKey(e)
 	}
 	for _, e := range args {
-		x.arg(e)
+		x.argAny(x.info.name, "arg", e)
 	}
 }
 
 // FCallRO invokes a read-only function.
 //
 // Since 7.0.0. Complexity: Depends on the function that is executed.
-func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...string) (Reply, error) {
+func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...any) (Reply, error) {
 	x := c.newCmd(&cmdFCALL_RO)
 	argsFCallRO(x, function, keys, args)
 	return execAny[Reply](ctx, c, x, decReplyNull)
@@ -3531,7 +3954,8 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 
 // HExpire set expiry for hash field using relative time to expire (seconds).
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HExpire(ctx context.Context, key string, seconds time.Duration, fields []string, opts *HExpireOptions) ([]int64, error) {
 	x := c.newCmd(&cmdHEXPIRE)
 	argsHExpire(x, key, seconds, fields, opts)
@@ -3568,7 +3992,8 @@ func argsHExpireAt(x *cmd, key string, unixTimeSeconds time.Time, fields []strin
 
 // HExpireAt set expiry for hash field using an absolute Unix timestamp (seconds).
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HExpireAt(ctx context.Context, key string, unixTimeSeconds time.Time, fields []string, opts *HExpireAtOptions) ([]int64, error) {
 	x := c.newCmd(&cmdHEXPIREAT)
 	argsHExpireAt(x, key, unixTimeSeconds, fields, opts)
@@ -3587,7 +4012,8 @@ func argsHExpireTime(x *cmd, key string, fields []string) {
 
 // HExpireTime returns the expiration time of a hash field as a Unix timestamp, in seconds.
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
 	x := c.newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
@@ -3652,7 +4078,8 @@ func argsHGetDel(x *cmd, key string, fields []string) {
 
 // HGetDel returns the value of a field and deletes it from the hash.
 //
-// Since 8.0.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 8.0.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HGetDel(ctx context.Context, key string, fields ...string) ([]Null[string], error) {
 	x := c.newCmd(&cmdHGETDEL)
 	argsHGetDel(x, key, fields)
@@ -3695,7 +4122,8 @@ func argsHGetEx(x *cmd, key string, fields []string, opts *HGetExOptions) {
 
 // HGetEx get the value of one or more fields of a given hash key, and optionally set their expiration.
 //
-// Since 8.0.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 8.0.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HGetEx(ctx context.Context, key string, fields []string, opts *HGetExOptions) ([]Null[string], error) {
 	x := c.newCmd(&cmdHGETEX)
 	argsHGetEx(x, key, fields, opts)
@@ -3802,6 +4230,78 @@ func (c *Client) HMSet(ctx context.Context, key string, data ...FieldValue) erro
 	return execOK(ctx, c, x, decOK)
 }
 
+// HotkeysGet returns lists of top K hotkeys depending on metrics chosen in HOTKEYS START command.
+//
+// Since 8.6.0. Complexity: O(K) where K is the number of hotkeys returned. Only on redis-8.6.3.
+func (c *Client) HotkeysGet(ctx context.Context) ([]HotkeysReport, error) {
+	x := c.newCmd(&cmdHOTKEYS_GET)
+	return execAny[[]HotkeysReport](ctx, c, x, decListHotkeysReportNull)
+}
+
+// HotkeysHelp return helpful text about HOTKEYS command parameters.
+//
+// Since 8.6.1. Complexity: O(1). Only on redis-8.6.3.
+func (c *Client) HotkeysHelp(ctx context.Context) ([]string, error) {
+	x := c.newCmd(&cmdHOTKEYS_HELP)
+	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// HotkeysReset release the resources used for hotkey tracking.
+//
+// Since 8.6.0. Complexity: O(1). Only on redis-8.6.3.
+func (c *Client) HotkeysReset(ctx context.Context) error {
+	x := c.newCmd(&cmdHOTKEYS_RESET)
+	return execOK(ctx, c, x, decOK)
+}
+
+func argsHotkeysStart(x *cmd, count int64, opts *HotkeysStartOptions) {
+	var o HotkeysStartOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.arg("METRICS")
+	x.argInt(count)
+	if o.CPU {
+		x.arg("CPU")
+	}
+	if o.Net {
+		x.arg("NET")
+	}
+	if o.Count != nil {
+		x.arg("COUNT")
+		x.argInt(*o.Count)
+	}
+	if o.Duration != nil {
+		x.arg("DURATION")
+		argSeconds(x, "seconds", *o.Duration)
+	}
+	if o.Sample != nil {
+		x.arg("SAMPLE")
+		x.argInt(*o.Sample)
+	}
+	if o.Slots != nil {
+		x.arg("SLOTS")
+		o.Slots.args(x)
+	}
+}
+
+// HotkeysStart starts hotkeys tracking.
+//
+// Since 8.6.0. Complexity: O(1). Only on redis-8.6.3.
+func (c *Client) HotkeysStart(ctx context.Context, count int64, opts *HotkeysStartOptions) error {
+	x := c.newCmd(&cmdHOTKEYS_START)
+	argsHotkeysStart(x, count, opts)
+	return execOK(ctx, c, x, decOK)
+}
+
+// HotkeysStop stops hotkeys tracking.
+//
+// Since 8.6.0. Complexity: O(1). Only on redis-8.6.3.
+func (c *Client) HotkeysStop(ctx context.Context) error {
+	x := c.newCmd(&cmdHOTKEYS_STOP)
+	return execOK(ctx, c, x, decOK)
+}
+
 func argsHPersist(x *cmd, key string, fields []string) {
 	x.argKey(key)
 	x.arg("FIELDS")
@@ -3814,7 +4314,8 @@ func argsHPersist(x *cmd, key string, fields []string) {
 
 // HPersist removes the expiration time for each specified field.
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HPersist(ctx context.Context, key string, fields ...string) ([]int64, error) {
 	x := c.newCmd(&cmdHPERSIST)
 	argsHPersist(x, key, fields)
@@ -3851,7 +4352,8 @@ func argsHPExpire(x *cmd, key string, milliseconds time.Duration, fields []strin
 
 // HPExpire set expiry for hash field using relative time to expire (milliseconds).
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HPExpire(ctx context.Context, key string, milliseconds time.Duration, fields []string, opts *HPExpireOptions) ([]int64, error) {
 	x := c.newCmd(&cmdHPEXPIRE)
 	argsHPExpire(x, key, milliseconds, fields, opts)
@@ -3888,7 +4390,8 @@ func argsHPExpireAt(x *cmd, key string, unixTimeMilliseconds time.Time, fields [
 
 // HPExpireAt set expiry for hash field using an absolute Unix timestamp (milliseconds).
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HPExpireAt(ctx context.Context, key string, unixTimeMilliseconds time.Time, fields []string, opts *HPExpireAtOptions) ([]int64, error) {
 	x := c.newCmd(&cmdHPEXPIREAT)
 	argsHPExpireAt(x, key, unixTimeMilliseconds, fields, opts)
@@ -3907,7 +4410,8 @@ func argsHPExpireTime(x *cmd, key string, fields []string) {
 
 // HPExpireTime returns the expiration time of a hash field as a Unix timestamp, in msec.
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
 	x := c.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
@@ -3933,7 +4437,8 @@ func argsHPTTL(x *cmd, key string, fields []string) {
 
 // HPTTL returns the TTL in milliseconds of a hash field.
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]int64, error) {
 	x := c.newCmd(&cmdHPTTL)
 	argsHPTTL(x, key, fields)
@@ -4038,6 +4543,7 @@ func argsHScanNoValues(x *cmd, key string, cursor int64, opts *HScanOptions) {
 		x.arg("COUNT")
 		x.argInt(*o.Count)
 	}
+	x.needs("NOVALUES", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("NOVALUES")
 }
 
@@ -4077,6 +4583,22 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
+	if o.NX || o.XX {
+		x.needs("key-condition", serverValkey91)
+	}
+	oneOf(x, "key-condition", false, "NX, XX", o.NX, o.XX)
+	if o.NX {
+		x.needs("NX", serverValkey91)
+	}
+	if o.NX {
+		x.arg("NX")
+	}
+	if o.XX {
+		x.needs("XX", serverValkey91)
+	}
+	if o.XX {
+		x.arg("XX")
+	}
 	oneOf(x, "condition", false, "FNX, FXX", o.FNX, o.FXX)
 	if o.FNX {
 		x.arg("FNX")
@@ -4114,7 +4636,8 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 
 // HSetEx set the value of one or more fields of a given hash key, and optionally set their expiration.
 //
-// Since 8.0.0. Complexity: O(N) where N is the number of fields being set. Only on redis-8.0.2.
+// Since 8.0.0. Complexity: O(N) where N is the number of fields being set. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HSetEx(ctx context.Context, key string, data []FieldValue, opts *HSetExOptions) (bool, error) {
 	x := c.newCmd(&cmdHSETEX)
 	argsHSetEx(x, key, data, opts)
@@ -4166,7 +4689,8 @@ func argsHTTL(x *cmd, key string, fields []string) {
 
 // HTTL returns the TTL in seconds of a hash field.
 //
-// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2.
+// Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
+// redis-8.6.3, valkey-9.1.2.
 func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]int64, error) {
 	x := c.newCmd(&cmdHTTL)
 	argsHTTL(x, key, fields)
@@ -4406,10 +4930,10 @@ func argsLCSIdx(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 // This form sends IDX, which changes the reply; LCS is the form without.
 //
 // Since 7.0.0. Complexity: O(N*M) where N and M are the lengths of s1 and s2, respectively.
-func (c *Client) LCSIdx(ctx context.Context, key1 string, key2 string, opts *LCSOptions) (LcsIdx, error) {
+func (c *Client) LCSIdx(ctx context.Context, key1 string, key2 string, opts *LCSOptions) (LCSIdx, error) {
 	x := c.newCmd(&cmdLCS)
 	argsLCSIdx(x, key1, key2, opts)
-	return execAny[LcsIdx](ctx, c, x, decLcsIdx)
+	return execAny[LCSIdx](ctx, c, x, decLCSIdx)
 }
 
 // LIndex returns an element from a list by its index.
@@ -4999,6 +5523,56 @@ func (c *Client) MSet(ctx context.Context, data ...KeyValue) error {
 	return execOK(ctx, c, x, decOK)
 }
 
+func argsMSetEx(x *cmd, data []KeyValue, opts *MSetExOptions) {
+	var o MSetExOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argInt(int64(len(data)))
+	needOne(x, "data", len(data))
+	for _, e := range data {
+		e.args(x)
+	}
+	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
+	if o.NX {
+		x.arg("NX")
+	}
+	if o.XX {
+		x.arg("XX")
+	}
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != nil {
+		x.arg("EX")
+		argSeconds(x, "seconds", *o.EX)
+	}
+	if o.PX != nil {
+		x.arg("PX")
+		argMillis(x, "milliseconds", *o.PX)
+	}
+	if !o.EXAT.IsZero() {
+		x.arg("EXAT")
+		argUnixSeconds(x, "unix-time-seconds", o.EXAT)
+	}
+	if !o.PXAT.IsZero() {
+		x.arg("PXAT")
+		argUnixMillis(x, "unix-time-milliseconds", o.PXAT)
+	}
+	if o.KeepTTL {
+		x.arg("KEEPTTL")
+	}
+}
+
+// MSetEx atomically sets multiple string keys with a shared expiration in a single operation. Supports
+// flexible argument parsing where condition and expiration flags can appear in any order.
+//
+// Since 8.4.0. Complexity: O(N) where N is the number of keys to set. Only on redis-8.6.3,
+// valkey-9.1.2.
+func (c *Client) MSetEx(ctx context.Context, data []KeyValue, opts *MSetExOptions) (bool, error) {
+	x := c.newCmd(&cmdMSETEX)
+	argsMSetEx(x, data, opts)
+	return execBool(ctx, c, x, decBool)
+}
+
 // MSetNX atomically modifies the string values of one or more keys only when all keys don't exist.
 //
 // Since 1.0.1. Complexity: O(N) where N is the number of keys to set.
@@ -5147,17 +5721,17 @@ func (c *Client) PExpireAt(ctx context.Context, key string, unixTimeMilliseconds
 // PExpireTime returns the expiration time of a key as a Unix milliseconds timestamp.
 //
 // Since 7.0.0. Complexity: O(1).
-func (c *Client) PExpireTime(ctx context.Context, key string) (int64, error) {
+func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := c.newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execTime(ctx, c, x, decUnixMillis)
 }
 
 // PExpireTime is Client.PExpireTime served from the client-side cache; see Cached.
-func (v Cached) PExpireTime(ctx context.Context, key string) (int64, error) {
+func (v Cached) PExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
-	return cachedInt(ctx, v, x, decInt, key)
+	return cachedTime(ctx, v, x, decUnixMillis, key)
 }
 
 // PFAdd adds elements to a HyperLogLog key. Creates the key if it doesn't exist.
@@ -5256,10 +5830,10 @@ func (c *Client) PSetEx(ctx context.Context, key string, milliseconds time.Durat
 // PTTL returns the expiration time in milliseconds of a key.
 //
 // Since 2.6.0. Complexity: O(1).
-func (c *Client) PTTL(ctx context.Context, key string) (int64, error) {
+func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
 	x := c.newCmd(&cmdPTTL)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execDuration(ctx, c, x, decTTLMillis)
 }
 
 // Publish posts a message to a channel.
@@ -5717,7 +6291,7 @@ func (c *Client) ScriptLoad(ctx context.Context, script string) (string, error) 
 
 // ScriptShow show server-side Lua script in the script cache.
 //
-// Since 8.0.0. Complexity: O(1). Only on valkey-8.1.1.
+// Since 8.0.0. Complexity: O(1). Only on valkey-8.1.1, valkey-9.1.2.
 func (c *Client) ScriptShow(ctx context.Context, sha1 string) (string, error) {
 	x := c.newCmd(&cmdSCRIPT_SHOW)
 	x.arg(sha1)
@@ -5760,17 +6334,6 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "condition", false, "NX, XX, IFEQ", o.NX, o.XX, o.IfEq != "")
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.IfEq != "" {
-		x.arg("IFEQ")
-		x.arg(o.IfEq)
-	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != nil {
 		x.arg("EX")
@@ -5799,7 +6362,48 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) error {
 	x := c.newCmd(&cmdSET)
 	argsSet(x, key, value, opts)
-	return execOK(ctx, c, x, decOKNull)
+	return execOK(ctx, c, x, decOK)
+}
+
+func argsSetIf(x *cmd, key string, value string, condition SetIfCondition, opts *SetOptions) {
+	var o SetOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(value)
+	condition.args(x, true)
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != nil {
+		x.arg("EX")
+		argSeconds(x, "seconds", *o.EX)
+	}
+	if o.PX != nil {
+		x.arg("PX")
+		argMillis(x, "milliseconds", *o.PX)
+	}
+	if !o.EXAT.IsZero() {
+		x.arg("EXAT")
+		argUnixSeconds(x, "unix-time-seconds", o.EXAT)
+	}
+	if !o.PXAT.IsZero() {
+		x.arg("PXAT")
+		argUnixMillis(x, "unix-time-milliseconds", o.PXAT)
+	}
+	if o.KeepTTL {
+		x.arg("KEEPTTL")
+	}
+}
+
+// SetIf sets the string value of a key, ignoring its type. The key is created if it doesn't exist.
+//
+// This form sends the condition argument, which changes the reply; Set is the form without.
+//
+// Since 1.0.0. Complexity: O(1).
+func (c *Client) SetIf(ctx context.Context, key string, value string, condition SetIfCondition, opts *SetOptions) (bool, error) {
+	x := c.newCmd(&cmdSET)
+	argsSetIf(x, key, value, condition, opts)
+	return execBool(ctx, c, x, decOKOrNull)
 }
 
 func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
@@ -5809,17 +6413,6 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "condition", false, "NX, XX, IFEQ", o.NX, o.XX, o.IfEq != "")
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.IfEq != "" {
-		x.arg("IFEQ")
-		x.arg(o.IfEq)
-	}
 	x.arg("GET")
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != nil {
@@ -6057,10 +6650,10 @@ func argsSlowLogGet(x *cmd, opts *SlowLogGetOptions) {
 // SlowLogGet returns the slow log's entries.
 //
 // Since 2.2.12. Complexity: O(N) where N is the number of entries returned.
-func (c *Client) SlowLogGet(ctx context.Context, opts *SlowLogGetOptions) ([]SlowlogEntry, error) {
+func (c *Client) SlowLogGet(ctx context.Context, opts *SlowLogGetOptions) ([]SlowLogEntry, error) {
 	x := c.newCmd(&cmdSLOWLOG_GET)
 	argsSlowLogGet(x, opts)
-	return execAny[[]SlowlogEntry](ctx, c, x, decListSlowlogEntry)
+	return execAny[[]SlowLogEntry](ctx, c, x, decListSlowLogEntry)
 }
 
 // SlowLogHelp show helpful text about the different subcommands.
@@ -6525,13 +7118,32 @@ func (c *Client) Touch(ctx context.Context, keys ...string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
+func argsTrimSlots(x *cmd, slots []TrimSlotsSlots) {
+	x.arg("RANGES")
+	x.argInt(int64(len(slots)))
+	needOne(x, "slots", len(slots))
+	for _, e := range slots {
+		e.args(x)
+	}
+}
+
+// TrimSlots trim the keys that belong to specified slots.
+//
+// Since 8.4.0. Complexity: O(N) where N is the total number of keys in all databases. Only on
+// redis-8.6.3.
+func (c *Client) TrimSlots(ctx context.Context, slots ...TrimSlotsSlots) error {
+	x := c.newCmd(&cmdTRIMSLOTS)
+	argsTrimSlots(x, slots)
+	return execOK(ctx, c, x, decOK)
+}
+
 // TTL returns the expiration time in seconds of a key.
 //
 // Since 1.0.0. Complexity: O(1).
-func (c *Client) TTL(ctx context.Context, key string) (int64, error) {
+func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	x := c.newCmd(&cmdTTL)
 	x.argKey(key)
-	return execInt(ctx, c, x, decInt)
+	return execDuration(ctx, c, x, decTTLSeconds)
 }
 
 // Type determines the type of value stored at a key.
@@ -6564,232 +7176,398 @@ func (c *Client) Unlink(ctx context.Context, keys ...string) (int64, error) {
 	return execInt(ctx, c, x, decInt)
 }
 
-// VAdd runs VADD.
-//
-// The spec does not describe the arguments of VADD (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VAdd(ctx context.Context, key string, args ...string) (bool, error) {
-	x := c.newCmd(&cmdVADD)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
+func argsVAdd(x *cmd, key string, vector Vector, element string, opts *VAddOptions) {
+	var o VAddOptions
+	if opts != nil {
+		o = *opts
 	}
+	x.argKey(key)
+	if o.Reduce != nil {
+		x.arg("REDUCE")
+		o.Reduce.args(x)
+	}
+	vector.args(x, true)
+	x.arg(element)
+	if o.CAS {
+		x.arg("CAS")
+	}
+	oneOf(x, "quant_type", false, "NOQUANT, BIN, Q8", o.NoQuant, o.Bin, o.Q8)
+	if o.NoQuant {
+		x.arg("NOQUANT")
+	}
+	if o.Bin {
+		x.arg("BIN")
+	}
+	if o.Q8 {
+		x.arg("Q8")
+	}
+	if o.EF != nil {
+		x.arg("EF")
+		x.argInt(*o.EF)
+	}
+	if o.SetAttr != "" {
+		x.arg("SETATTR")
+		x.arg(o.SetAttr)
+	}
+	if o.M != nil {
+		x.arg("M")
+		x.argInt(*o.M)
+	}
+}
+
+// VAdd add one or more elements to a vector set, or update its vector if it already exists.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VAdd(ctx context.Context, key string, vector Vector, element string, opts *VAddOptions) (bool, error) {
+	x := c.newCmd(&cmdVADD)
+	argsVAdd(x, key, vector, element, opts)
 	return execBool(ctx, c, x, decBool)
 }
 
-// VCard runs VCARD.
+// VCard return the number of elements in a vector set.
 //
-// The spec does not describe the arguments of VCARD (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VCard(ctx context.Context, key string, args ...string) (int64, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VCard(ctx context.Context, key string) (int64, error) {
 	x := c.newCmd(&cmdVCARD)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return execInt(ctx, c, x, decInt)
 }
 
-// VDim runs VDIM.
+// VDim return the dimension of vectors in the vector set.
 //
-// The spec does not describe the arguments of VDIM (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VDim(ctx context.Context, key string, args ...string) (int64, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VDim(ctx context.Context, key string) (int64, error) {
 	x := c.newCmd(&cmdVDIM)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return execInt(ctx, c, x, decInt)
 }
 
-// VEmb runs VEMB.
+// VEmb return the vector associated with an element.
 //
-// The spec does not describe the arguments of VEMB (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VEmb(ctx context.Context, key string, args ...string) ([]float64, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VEmb(ctx context.Context, key string, element string) ([]float64, error) {
 	x := c.newCmd(&cmdVEMB)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execAny[[]float64](ctx, c, x, decListFloatNull)
 }
 
-// VGetAttr runs VGETATTR.
+func argsVEmbRaw(x *cmd, key string, element string) {
+	x.argKey(key)
+	x.arg(element)
+	x.arg("RAW")
+}
+
+// VEmbRaw return the vector associated with an element.
 //
-// The spec does not describe the arguments of VGETATTR (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
+// This form sends RAW, which changes the reply; VEmb is the form without.
 //
-// Only on redis-8.0.2.
-func (c *Client) VGetAttr(ctx context.Context, key string, args ...string) (string, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VEmbRaw(ctx context.Context, key string, element string) (VectorRaw, error) {
+	x := c.newCmd(&cmdVEMB)
+	argsVEmbRaw(x, key, element)
+	return execAny[VectorRaw](ctx, c, x, decVectorRawNull)
+}
+
+// VGetAttr retrieve the JSON attributes of elements.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VGetAttr(ctx context.Context, key string, element string) (string, error) {
 	x := c.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execStr(ctx, c, x, decStrNull)
 }
 
 // VGetAttrLease is VGetAttr for hot paths: the reply comes in a pooled Lease instead of a new string,
 // so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A null
 // reply gives a nil Lease and Nil.
-func (c *Client) VGetAttrLease(ctx context.Context, key string, args ...string) (*Lease, error) {
+func (c *Client) VGetAttrLease(ctx context.Context, key string, element string) (*Lease, error) {
 	x := c.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execLease(ctx, c, x, decLeaseNull)
 }
 
 // VGetAttrAppend is VGetAttr for hot paths: the reply is appended to dst, which it returns, so that
 // the call does not allocate when dst has room. The bytes are copied on the calling goroutine, never
 // after the call returned. A null reply gives dst unchanged and Nil.
-func (c *Client) VGetAttrAppend(ctx context.Context, dst []byte, key string, args ...string) ([]byte, error) {
+func (c *Client) VGetAttrAppend(ctx context.Context, dst []byte, key string, element string) ([]byte, error) {
 	x := c.newCmd(&cmdVGETATTR)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
-// VInfo runs VINFO.
+// VInfo return information about a vector set.
 //
-// The spec does not describe the arguments of VINFO (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VInfo(ctx context.Context, key string, args ...string) (VectorSetInfo, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VInfo(ctx context.Context, key string) (VectorSetInfo, error) {
 	x := c.newCmd(&cmdVINFO)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return execAny[VectorSetInfo](ctx, c, x, decVectorSetInfoNull)
 }
 
-// VIsMember runs VISMEMBER.
+// VIsMember check if an element exists in a vector set.
 //
-// The spec does not describe the arguments of VISMEMBER (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VIsMember(ctx context.Context, key string, args ...string) (bool, error) {
+// Since 8.2.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VIsMember(ctx context.Context, key string, element string) (bool, error) {
 	x := c.newCmd(&cmdVISMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execBool(ctx, c, x, decBool)
 }
 
-// VLinks runs VLINKS.
+// VLinks return the neighbors of an element at each layer in the HNSW graph.
 //
-// The spec does not describe the arguments of VLINKS (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VLinks(ctx context.Context, key string, args ...string) ([][]string, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VLinks(ctx context.Context, key string, element string) ([][]string, error) {
 	x := c.newCmd(&cmdVLINKS)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execAny[[][]string](ctx, c, x, decListListStrNull)
 }
 
-// VRandMember runs VRANDMEMBER.
+func argsVLinksWithScores(x *cmd, key string, element string) {
+	x.argKey(key)
+	x.arg(element)
+	x.arg("WITHSCORES")
+}
+
+// VLinksWithScores return the neighbors of an element at each layer in the HNSW graph.
 //
-// The spec does not describe the arguments of VRANDMEMBER (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
+// This form sends WITHSCORES, which changes the reply; VLinks is the form without.
 //
-// Only on redis-8.0.2.
-func (c *Client) VRandMember(ctx context.Context, key string, args ...string) (string, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VLinksWithScores(ctx context.Context, key string, element string) ([][]ScoredMember, error) {
+	x := c.newCmd(&cmdVLINKS)
+	argsVLinksWithScores(x, key, element)
+	return execAny[[][]ScoredMember](ctx, c, x, decListListScoredMemberNull)
+}
+
+// VRandMember return one or multiple random members from a vector set.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VRandMember(ctx context.Context, key string) (string, error) {
 	x := c.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return execStr(ctx, c, x, decStrNull)
 }
 
 // VRandMemberLease is VRandMember for hot paths: the reply comes in a pooled Lease instead of a new
 // string, so that the call does not allocate. Release the Lease once done with its bytes; see Lease. A
 // null reply gives a nil Lease and Nil.
-func (c *Client) VRandMemberLease(ctx context.Context, key string, args ...string) (*Lease, error) {
+func (c *Client) VRandMemberLease(ctx context.Context, key string) (*Lease, error) {
 	x := c.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return execLease(ctx, c, x, decLeaseNull)
 }
 
 // VRandMemberAppend is VRandMember for hot paths: the reply is appended to dst, which it returns, so
 // that the call does not allocate when dst has room. The bytes are copied on the calling goroutine,
 // never after the call returned. A null reply gives dst unchanged and Nil.
-func (c *Client) VRandMemberAppend(ctx context.Context, dst []byte, key string, args ...string) ([]byte, error) {
+func (c *Client) VRandMemberAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
 	x := c.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
 	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
-// VRem runs VREM.
+// VRandMemberCount return one or multiple random members from a vector set.
 //
-// The spec does not describe the arguments of VREM (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
+// This form sends the count argument, which changes the reply; VRandMember is the form without.
 //
-// Only on redis-8.0.2.
-func (c *Client) VRem(ctx context.Context, key string, args ...string) (bool, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VRandMemberCount(ctx context.Context, key string, count int64) ([]string, error) {
+	x := c.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	x.argInt(count)
+	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+func argsVRange(x *cmd, key string, start string, end string, opts *VRangeOptions) {
+	var o VRangeOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(start)
+	x.arg(end)
+	if o.Count != nil {
+		x.argInt(*o.Count)
+	}
+}
+
+// VRange return vector set elements in a lex range.
+//
+// Since 8.4.0. Only on redis-8.6.3.
+func (c *Client) VRange(ctx context.Context, key string, start string, end string, opts *VRangeOptions) ([]string, error) {
+	x := c.newCmd(&cmdVRANGE)
+	argsVRange(x, key, start, end, opts)
+	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// VRem remove an element from a vector set.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VRem(ctx context.Context, key string, element string) (bool, error) {
 	x := c.newCmd(&cmdVREM)
 	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	x.arg(element)
 	return execBool(ctx, c, x, decBool)
 }
 
-// VSetAttr runs VSETATTR.
+func argsVSetAttr(x *cmd, key string, element string, json string) {
+	x.argKey(key)
+	x.arg(element)
+	x.arg(json)
+}
+
+// VSetAttr associate or remove the JSON attributes of elements.
 //
-// The spec does not describe the arguments of VSETATTR (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VSetAttr(ctx context.Context, key string, args ...string) (bool, error) {
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VSetAttr(ctx context.Context, key string, element string, json string) (bool, error) {
 	x := c.newCmd(&cmdVSETATTR)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
-	}
+	argsVSetAttr(x, key, element, json)
 	return execBool(ctx, c, x, decBool)
 }
 
-// VSim runs VSIM.
-//
-// The spec does not describe the arguments of VSIM (COMMAND DOCS lists none), so they are
-// passed as they are, after the key when the command has one.
-//
-// Only on redis-8.0.2.
-func (c *Client) VSim(ctx context.Context, key string, args ...string) ([]string, error) {
-	x := c.newCmd(&cmdVSIM)
-	x.argKey(key)
-	for _, e := range args {
-		x.arg(e)
+func argsVSim(x *cmd, key string, query Query, opts *VSimOptions) {
+	var o VSimOptions
+	if opts != nil {
+		o = *opts
 	}
+	x.argKey(key)
+	query.args(x, true)
+	if o.Count != nil {
+		x.arg("COUNT")
+		x.argInt(*o.Count)
+	}
+	if o.Epsilon != nil {
+		x.arg("EPSILON")
+		argDouble(x, "max_distance", *o.Epsilon)
+	}
+	if o.EF != nil {
+		x.arg("EF")
+		x.argInt(*o.EF)
+	}
+	if o.Filter != "" {
+		x.arg("FILTER")
+		x.arg(o.Filter)
+	}
+	if o.FilterEF != nil {
+		x.arg("FILTER-EF")
+		x.argInt(*o.FilterEF)
+	}
+	if o.Truth {
+		x.arg("TRUTH")
+	}
+	if o.Nothread {
+		x.arg("NOTHREAD")
+	}
+}
+
+// VSim return elements by vector similarity.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VSim(ctx context.Context, key string, query Query, opts *VSimOptions) ([]string, error) {
+	x := c.newCmd(&cmdVSIM)
+	argsVSim(x, key, query, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+func argsVSimWithScores(x *cmd, key string, query Query, opts *VSimOptions) {
+	var o VSimOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	query.args(x, true)
+	x.arg("WITHSCORES")
+	if o.Count != nil {
+		x.arg("COUNT")
+		x.argInt(*o.Count)
+	}
+	if o.Epsilon != nil {
+		x.arg("EPSILON")
+		argDouble(x, "max_distance", *o.Epsilon)
+	}
+	if o.EF != nil {
+		x.arg("EF")
+		x.argInt(*o.EF)
+	}
+	if o.Filter != "" {
+		x.arg("FILTER")
+		x.arg(o.Filter)
+	}
+	if o.FilterEF != nil {
+		x.arg("FILTER-EF")
+		x.argInt(*o.FilterEF)
+	}
+	if o.Truth {
+		x.arg("TRUTH")
+	}
+	if o.Nothread {
+		x.arg("NOTHREAD")
+	}
+}
+
+// VSimWithScores return elements by vector similarity.
+//
+// This form sends WITHSCORES, which changes the reply; VSim is the form without.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VSimWithScores(ctx context.Context, key string, query Query, opts *VSimOptions) ([]ScoredMember, error) {
+	x := c.newCmd(&cmdVSIM)
+	argsVSimWithScores(x, key, query, opts)
+	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
+}
+
+func argsVSimWithAttribs(x *cmd, key string, query Query, opts *VSimOptions) {
+	var o VSimOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	query.args(x, true)
+	x.needs("WITHATTRIBS", serverRedis86)
+	x.arg("WITHATTRIBS")
+	if o.Count != nil {
+		x.arg("COUNT")
+		x.argInt(*o.Count)
+	}
+	if o.Epsilon != nil {
+		x.arg("EPSILON")
+		argDouble(x, "max_distance", *o.Epsilon)
+	}
+	if o.EF != nil {
+		x.arg("EF")
+		x.argInt(*o.EF)
+	}
+	if o.Filter != "" {
+		x.arg("FILTER")
+		x.arg(o.Filter)
+	}
+	if o.FilterEF != nil {
+		x.arg("FILTER-EF")
+		x.argInt(*o.FilterEF)
+	}
+	if o.Truth {
+		x.arg("TRUTH")
+	}
+	if o.Nothread {
+		x.arg("NOTHREAD")
+	}
+}
+
+// VSimWithAttribs return elements by vector similarity.
+//
+// This form sends WITHATTRIBS, which changes the reply; VSim is the form without.
+//
+// Since 8.0.0. Only on redis-8.0.2, redis-8.6.3.
+func (c *Client) VSimWithAttribs(ctx context.Context, key string, query Query, opts *VSimOptions) ([]MemberAttributes, error) {
+	x := c.newCmd(&cmdVSIM)
+	argsVSimWithAttribs(x, key, query, opts)
+	return execAny[[]MemberAttributes](ctx, c, x, decListMemberAttributes)
 }
 
 // Wait blocks until the asynchronous replication of all preceding write commands sent by the
@@ -6812,7 +7590,7 @@ func argsWaitAOF(x *cmd, numLocal int64, numReplicas int64, timeout int64) {
 // WaitAOF blocks until all of the preceding write commands sent by the connection are written to the
 // append-only file of the master and/or replicas.
 //
-// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, valkey-8.1.1.
+// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
 func (c *Client) WaitAOF(ctx context.Context, numLocal int64, numReplicas int64, timeout int64) (AofAck, error) {
 	x := c.newCmd(&cmdWAITAOF)
 	argsWaitAOF(x, numLocal, numReplicas, timeout)
@@ -6838,12 +7616,84 @@ func (c *Client) XAck(ctx context.Context, key string, group string, ids ...stri
 	return execInt(ctx, c, x, decInt)
 }
 
+func argsXAckDel(x *cmd, key string, group string, ids []string, opts *XAckDelOptions) {
+	var o XAckDelOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(group)
+	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
+	if o.KeepRef {
+		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.arg("DELREF")
+	}
+	if o.Acked {
+		x.arg("ACKED")
+	}
+	x.arg("IDS")
+	x.argInt(int64(len(ids)))
+	needOne(x, "id", len(ids))
+	for _, e := range ids {
+		x.arg(e)
+	}
+}
+
+// XAckDel acknowledges and deletes one or multiple messages for a stream consumer group.
+//
+// Since 8.2.0. Complexity: O(1) for each message ID processed. Only on redis-8.6.3.
+func (c *Client) XAckDel(ctx context.Context, key string, group string, ids []string, opts *XAckDelOptions) ([]int64, error) {
+	x := c.newCmd(&cmdXACKDEL)
+	argsXAckDel(x, key, group, ids, opts)
+	return execAny[[]int64](ctx, c, x, decListInt)
+}
+
 func argsXAdd(x *cmd, key string, id string, data []FieldValue, opts *XAddOptions) {
 	var o XAddOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
+	if o.KeepRef || o.DelRef || o.Acked {
+		x.needs("condition", serverRedis86)
+	}
+	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
+	if o.KeepRef {
+		x.needs("KEEPREF", serverRedis86)
+	}
+	if o.KeepRef {
+		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.needs("DELREF", serverRedis86)
+	}
+	if o.DelRef {
+		x.arg("DELREF")
+	}
+	if o.Acked {
+		x.needs("ACKED", serverRedis86)
+	}
+	if o.Acked {
+		x.arg("ACKED")
+	}
+	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+		x.needs("idmp", serverRedis86)
+	}
+	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
+	if o.IDMPAutoWithPid != nil {
+		x.needs("idmpauto-with-pid", serverRedis86)
+	}
+	if o.IDMPAutoWithPid != nil {
+		o.IDMPAutoWithPid.args(x)
+	}
+	if o.IDMPWithPidIid != nil {
+		x.needs("idmp-with-pid-iid", serverRedis86)
+	}
+	if o.IDMPWithPidIid != nil {
+		o.IDMPWithPidIid.args(x)
+	}
 	if o.Trim != nil {
 		o.Trim.args(x)
 	}
@@ -6894,6 +7744,44 @@ func argsXAddNoMkStream(x *cmd, key string, id string, data []FieldValue, opts *
 	}
 	x.argKey(key)
 	x.arg("NOMKSTREAM")
+	if o.KeepRef || o.DelRef || o.Acked {
+		x.needs("condition", serverRedis86)
+	}
+	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
+	if o.KeepRef {
+		x.needs("KEEPREF", serverRedis86)
+	}
+	if o.KeepRef {
+		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.needs("DELREF", serverRedis86)
+	}
+	if o.DelRef {
+		x.arg("DELREF")
+	}
+	if o.Acked {
+		x.needs("ACKED", serverRedis86)
+	}
+	if o.Acked {
+		x.arg("ACKED")
+	}
+	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+		x.needs("idmp", serverRedis86)
+	}
+	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
+	if o.IDMPAutoWithPid != nil {
+		x.needs("idmpauto-with-pid", serverRedis86)
+	}
+	if o.IDMPAutoWithPid != nil {
+		o.IDMPAutoWithPid.args(x)
+	}
+	if o.IDMPWithPidIid != nil {
+		x.needs("idmp-with-pid-iid", serverRedis86)
+	}
+	if o.IDMPWithPidIid != nil {
+		o.IDMPWithPidIid.args(x)
+	}
 	if o.Trim != nil {
 		o.Trim.args(x)
 	}
@@ -6993,6 +7881,29 @@ func (c *Client) XAutoClaimJustID(ctx context.Context, key string, group string,
 	x := c.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
 	return execAny[XAutoClaimIDs](ctx, c, x, decXAutoClaimIDs)
+}
+
+func argsXCfgSet(x *cmd, key string, opts *XCfgSetOptions) {
+	var o XCfgSetOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	if o.IDMPDurationBlock != nil {
+		o.IDMPDurationBlock.args(x)
+	}
+	if o.IDMPMaxSizeBlock != nil {
+		o.IDMPMaxSizeBlock.args(x)
+	}
+}
+
+// XCfgSet sets the IDMP configuration parameters for a stream.
+//
+// Since 8.6.0. Complexity: O(1). Only on redis-8.6.3.
+func (c *Client) XCfgSet(ctx context.Context, key string, opts *XCfgSetOptions) error {
+	x := c.newCmd(&cmdXCFGSET)
+	argsXCfgSet(x, key, opts)
+	return execOK(ctx, c, x, decOK)
 }
 
 func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) {
@@ -7106,6 +8017,40 @@ func (c *Client) XDel(ctx context.Context, key string, ids ...string) (int64, er
 	return execInt(ctx, c, x, decInt)
 }
 
+func argsXDelEx(x *cmd, key string, ids []string, opts *XDelExOptions) {
+	var o XDelExOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
+	if o.KeepRef {
+		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.arg("DELREF")
+	}
+	if o.Acked {
+		x.arg("ACKED")
+	}
+	x.arg("IDS")
+	x.argInt(int64(len(ids)))
+	needOne(x, "id", len(ids))
+	for _, e := range ids {
+		x.arg(e)
+	}
+}
+
+// XDelEx deletes one or multiple entries from the stream.
+//
+// Since 8.2.0. Complexity: O(1) for each single item to delete in the stream, regardless of the stream
+// size. Only on redis-8.6.3.
+func (c *Client) XDelEx(ctx context.Context, key string, ids []string, opts *XDelExOptions) ([]int64, error) {
+	x := c.newCmd(&cmdXDELEX)
+	argsXDelEx(x, key, ids, opts)
+	return execAny[[]int64](ctx, c, x, decListInt)
+}
+
 func argsXGroupCreate(x *cmd, key string, group string, id string, opts *XGroupCreateOptions) {
 	var o XGroupCreateOptions
 	if opts != nil {
@@ -7213,6 +8158,22 @@ func argsXGroupSetID(x *cmd, key string, group string, id string, opts *XGroupSe
 func (c *Client) XGroupSetID(ctx context.Context, key string, group string, id string, opts *XGroupSetIDOptions) error {
 	x := c.newCmd(&cmdXGROUP_SETID)
 	argsXGroupSetID(x, key, group, id, opts)
+	return execOK(ctx, c, x, decOK)
+}
+
+func argsXIDMPRecord(x *cmd, key string, pid string, iid string, streamID string) {
+	x.argKey(key)
+	x.arg(pid)
+	x.arg(iid)
+	x.arg(streamID)
+}
+
+// XIDMPRecord an internal command for setting IDMP metadata on an existing stream message.
+//
+// Since 8.6.2. Complexity: O(1). Only on redis-8.6.3.
+func (c *Client) XIDMPRecord(ctx context.Context, key string, pid string, iid string, streamID string) error {
+	x := c.newCmd(&cmdXIDMPRECORD)
+	argsXIDMPRecord(x, key, pid, iid, streamID)
 	return execOK(ctx, c, x, decOK)
 }
 
@@ -7419,6 +8380,13 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 		x.arg("BLOCK")
 		argMillis(x, "milliseconds", *o.Block)
 	}
+	if o.Claim != nil {
+		x.needs("CLAIM", serverRedis86)
+	}
+	if o.Claim != nil {
+		x.arg("CLAIM")
+		x.argInt(*o.Claim)
+	}
 	if o.NoAck {
 		x.arg("NOACK")
 	}
@@ -7521,6 +8489,28 @@ func argsXTrim(x *cmd, key string, strategy TrimStrategy, threshold string, opts
 	if o.Limit != nil {
 		x.arg("LIMIT")
 		x.argInt(*o.Limit)
+	}
+	if o.KeepRef || o.DelRef || o.Acked {
+		x.needs("condition", serverRedis86)
+	}
+	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
+	if o.KeepRef {
+		x.needs("KEEPREF", serverRedis86)
+	}
+	if o.KeepRef {
+		x.arg("KEEPREF")
+	}
+	if o.DelRef {
+		x.needs("DELREF", serverRedis86)
+	}
+	if o.DelRef {
+		x.arg("DELREF")
+	}
+	if o.Acked {
+		x.needs("ACKED", serverRedis86)
+	}
+	if o.Acked {
+		x.arg("ACKED")
 	}
 }
 
@@ -8278,6 +9268,7 @@ func (v Cached) ZRank(ctx context.Context, key string, member string) (int64, er
 func argsZRankWithScore(x *cmd, key string, member string) {
 	x.argKey(key)
 	x.arg(member)
+	x.needs("WITHSCORE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("WITHSCORE")
 }
 
@@ -8549,6 +9540,7 @@ func (v Cached) ZRevRank(ctx context.Context, key string, member string) (int64,
 func argsZRevRankWithScore(x *cmd, key string, member string) {
 	x.argKey(key)
 	x.arg(member)
+	x.needs("WITHSCORE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("WITHSCORE")
 }
 
@@ -8612,6 +9604,7 @@ func argsZScanNoScores(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("COUNT")
 		x.argInt(*o.Count)
 	}
+	x.needs("NOSCORES", serverValkey81|serverValkey91)
 	x.arg("NOSCORES")
 }
 

@@ -6,30 +6,35 @@ import "github.com/respire-go/respire/transport/resp"
 
 // Decoders of the composite replies; the scalar ones are in decode.go.
 var (
-	decAclUserNull               = decodeNullWith(rdAclUser)
+	decACLUserNull               = decodeNullWith(rdACLUser)
 	decAofAck                    = decodeWith(rdAofAck)
 	decClientTrackingInfo        = decodeWith(rdClientTrackingInfo)
+	decClusterScanPage           = decodeWith(rdClusterScanPage)
 	decFunctionStats             = decodeWith(rdFunctionStats)
 	decHScanPage                 = decodeWith(rdHScanPage)
 	decKeyElementNull            = decodeNullWith(rdKeyElement)
 	decKeyElementsNull           = decodeNullWith(rdKeyElements)
 	decKeyScoredMemberNull       = decodeNullWith(rdKeyScoredMember)
 	decKeyScoredMembersNull      = decodeNullWith(rdKeyScoredMembers)
-	decLcsIdx                    = decodeWith(rdLcsIdx)
-	decListAclLogEntry           = decodeWith(rdListAclLogEntry)
+	decLCSIdx                    = decodeWith(rdLCSIdx)
+	decListACLLogEntry           = decodeWith(rdListACLLogEntry)
 	decListBool                  = decodeWith(rdListBool)
 	decListClusterLink           = decodeWith(rdListClusterLink)
 	decListClusterShard          = decodeWith(rdListClusterShard)
-	decListCommandlogEntry       = decodeWith(rdListCommandlogEntry)
+	decListCommandLogEntry       = decodeWith(rdListCommandLogEntry)
 	decListFieldValue            = decodeWith(rdListFieldValue)
 	decListFloatNull             = decodeNullWith(rdListFloat)
 	decListFunctionLibrary       = decodeWith(rdListFunctionLibrary)
 	decListGeoLocation           = decodeWith(rdListGeoLocation)
+	decListHotkeysReportNull     = decodeNullWith(rdListHotkeysReport)
 	decListInt                   = decodeWith(rdListInt)
 	decListKeyFlags              = decodeWith(rdListKeyFlags)
 	decListLatencyEvent          = decodeWith(rdListLatencyEvent)
 	decListLatencySample         = decodeWith(rdListLatencySample)
+	decListListScoredMemberNull  = decodeNullWith(rdListListScoredMember)
 	decListListStrNull           = decodeNullWith(rdListListStr)
+	decListMapStrReply           = decodeWith(rdListMapStrReply)
+	decListMemberAttributes      = decodeWith(rdListMemberAttributes)
 	decListModuleInfo            = decodeWith(rdListModuleInfo)
 	decListNullFloat             = decodeWith(rdListNullFloat)
 	decListNullInt               = decodeWith(rdListNullInt)
@@ -38,7 +43,7 @@ var (
 	decListReply                 = decodeWith(rdListReply)
 	decListScoredMember          = decodeWith(rdListScoredMember)
 	decListSlotStats             = decodeWith(rdListSlotStats)
-	decListSlowlogEntry          = decodeWith(rdListSlowlogEntry)
+	decListSlowLogEntry          = decodeWith(rdListSlowLogEntry)
 	decListStr                   = decodeWith(rdListStr)
 	decListStrNull               = decodeNullWith(rdListStr)
 	decListStreamEntry           = decodeWith(rdListStreamEntry)
@@ -53,6 +58,7 @@ var (
 	decRankScoreNull             = decodeNullWith(rdRankScore)
 	decScanPage                  = decodeWith(rdScanPage)
 	decServerTime                = decodeWith(rdServerTime)
+	decVectorRawNull             = decodeNullWith(rdVectorRaw)
 	decVectorSetInfoNull         = decodeNullWith(rdVectorSetInfo)
 	decXAutoClaim                = decodeWith(rdXAutoClaim)
 	decXAutoClaimIDs             = decodeWith(rdXAutoClaimIDs)
@@ -62,11 +68,11 @@ var (
 	decZScanPage                 = decodeWith(rdZScanPage)
 )
 
-func rdAclLogEntry(m resp.Msg, i int) (AclLogEntry, int, error) {
-	return readRecord(m, i, fieldsAclLogEntry)
+func rdACLLogEntry(m resp.Msg, i int) (ACLLogEntry, int, error) {
+	return readRecord(m, i, fieldsACLLogEntry)
 }
 
-func fieldsAclLogEntry(r *record, v *AclLogEntry) {
+func fieldsACLLogEntry(r *record, v *ACLLogEntry) {
 	switch string(r.key()) {
 	case "count":
 		v.Count = r.int()
@@ -93,11 +99,11 @@ func fieldsAclLogEntry(r *record, v *AclLogEntry) {
 	}
 }
 
-func rdAclSelector(m resp.Msg, i int) (AclSelector, int, error) {
-	return readRecord(m, i, fieldsAclSelector)
+func rdACLSelector(m resp.Msg, i int) (ACLSelector, int, error) {
+	return readRecord(m, i, fieldsACLSelector)
 }
 
-func fieldsAclSelector(r *record, v *AclSelector) {
+func fieldsACLSelector(r *record, v *ACLSelector) {
 	switch string(r.key()) {
 	case "commands":
 		v.Commands = r.str()
@@ -110,11 +116,11 @@ func fieldsAclSelector(r *record, v *AclSelector) {
 	}
 }
 
-func rdAclUser(m resp.Msg, i int) (AclUser, int, error) {
-	return readRecord(m, i, fieldsAclUser)
+func rdACLUser(m resp.Msg, i int) (ACLUser, int, error) {
+	return readRecord(m, i, fieldsACLUser)
 }
 
-func fieldsAclUser(r *record, v *AclUser) {
+func fieldsACLUser(r *record, v *ACLUser) {
 	switch string(r.key()) {
 	case "flags":
 		v.Flags = recField(r, rdListStr)
@@ -127,7 +133,7 @@ func fieldsAclUser(r *record, v *AclUser) {
 	case "channels":
 		v.Channels = r.str()
 	case "selectors":
-		v.Selectors = recField(r, rdListAclSelector)
+		v.Selectors = recField(r, rdListACLSelector)
 	default:
 		r.skip()
 	}
@@ -183,6 +189,16 @@ func fieldsClusterLink(r *record, v *ClusterLink) {
 	}
 }
 
+func rdClusterScanPage(m resp.Msg, i int) (ClusterScanPage, int, error) {
+	return readTuple(m, i, fieldsClusterScanPage)
+}
+
+func fieldsClusterScanPage(t *tuple) (v ClusterScanPage) {
+	v.Cursor = t.str()
+	v.Keys = field(t, rdListStr)
+	return
+}
+
 func rdClusterShard(m resp.Msg, i int) (ClusterShard, int, error) {
 	return readRecord(m, i, fieldsClusterShard)
 }
@@ -227,11 +243,11 @@ func fieldsClusterShardNode(r *record, v *ClusterShardNode) {
 	}
 }
 
-func rdCommandlogEntry(m resp.Msg, i int) (CommandlogEntry, int, error) {
-	return readTuple(m, i, fieldsCommandlogEntry)
+func rdCommandLogEntry(m resp.Msg, i int) (CommandLogEntry, int, error) {
+	return readTuple(m, i, fieldsCommandLogEntry)
 }
 
-func fieldsCommandlogEntry(t *tuple) (v CommandlogEntry) {
+func fieldsCommandLogEntry(t *tuple) (v CommandLogEntry) {
 	v.ID = t.int()
 	v.Timestamp = t.int()
 	v.Value = t.int()
@@ -349,6 +365,51 @@ func fieldsHScanPage(t *tuple) (v HScanPage) {
 	return
 }
 
+func rdHotKey(m resp.Msg, i int) (HotKey, int, error) {
+	return readTuple(m, i, fieldsHotKey)
+}
+
+func fieldsHotKey(t *tuple) (v HotKey) {
+	v.Key = t.str()
+	v.Value = t.int()
+	return
+}
+
+func rdHotkeysReport(m resp.Msg, i int) (HotkeysReport, int, error) {
+	return readRecord(m, i, fieldsHotkeysReport)
+}
+
+func fieldsHotkeysReport(r *record, v *HotkeysReport) {
+	switch string(r.key()) {
+	case "tracking-active":
+		v.TrackingActive = r.bool()
+	case "sample-ratio":
+		v.SampleRatio = r.int()
+	case "selected-slots":
+		v.SelectedSlots = recField(r, rdListSlotRange)
+	case "all-commands-all-slots-us":
+		v.AllCommandsAllSlotsUs = r.int()
+	case "net-bytes-all-commands-all-slots":
+		v.NetBytesAllCommandsAllSlots = r.int()
+	case "collection-start-time-unix-ms":
+		v.CollectionStartTimeUnixMs = r.int()
+	case "collection-duration-ms":
+		v.CollectionDurationMs = r.int()
+	case "total-cpu-time-user-ms":
+		v.TotalCPUTimeUserMs = r.int()
+	case "total-cpu-time-sys-ms":
+		v.TotalCPUTimeSysMs = r.int()
+	case "total-net-bytes":
+		v.TotalNetBytes = r.int()
+	case "by-cpu-time-us":
+		v.ByCPUTimeUs = recField(r, rdListHotKey)
+	case "by-net-bytes":
+		v.ByNetBytes = recField(r, rdListHotKey)
+	default:
+		r.skip()
+	}
+}
+
 func rdKeyElement(m resp.Msg, i int) (KeyElement, int, error) {
 	return readTuple(m, i, fieldsKeyElement)
 }
@@ -400,6 +461,42 @@ func fieldsKeyScoredMembers(t *tuple) (v KeyScoredMembers) {
 	return
 }
 
+func rdLCSIdx(m resp.Msg, i int) (LCSIdx, int, error) {
+	return readRecord(m, i, fieldsLCSIdx)
+}
+
+func fieldsLCSIdx(r *record, v *LCSIdx) {
+	switch string(r.key()) {
+	case "matches":
+		v.Matches = recField(r, rdListLCSMatch)
+	case "len":
+		v.Len = r.int()
+	default:
+		r.skip()
+	}
+}
+
+func rdLCSMatch(m resp.Msg, i int) (LCSMatch, int, error) {
+	return readTuple(m, i, fieldsLCSMatch)
+}
+
+func fieldsLCSMatch(t *tuple) (v LCSMatch) {
+	v.A = field(t, rdLCSRange)
+	v.B = field(t, rdLCSRange)
+	v.Len = t.int()
+	return
+}
+
+func rdLCSRange(m resp.Msg, i int) (LCSRange, int, error) {
+	return readTuple(m, i, fieldsLCSRange)
+}
+
+func fieldsLCSRange(t *tuple) (v LCSRange) {
+	v.Start = t.int()
+	v.End = t.int()
+	return
+}
+
 func rdLatencyEvent(m resp.Msg, i int) (LatencyEvent, int, error) {
 	return readTuple(m, i, fieldsLatencyEvent)
 }
@@ -439,48 +536,12 @@ func fieldsLatencySample(t *tuple) (v LatencySample) {
 	return
 }
 
-func rdLcsIdx(m resp.Msg, i int) (LcsIdx, int, error) {
-	return readRecord(m, i, fieldsLcsIdx)
+func rdListACLLogEntry(m resp.Msg, i int) ([]ACLLogEntry, int, error) {
+	return readList(m, i, rdACLLogEntry)
 }
 
-func fieldsLcsIdx(r *record, v *LcsIdx) {
-	switch string(r.key()) {
-	case "matches":
-		v.Matches = recField(r, rdListLcsMatch)
-	case "len":
-		v.Len = r.int()
-	default:
-		r.skip()
-	}
-}
-
-func rdLcsMatch(m resp.Msg, i int) (LcsMatch, int, error) {
-	return readTuple(m, i, fieldsLcsMatch)
-}
-
-func fieldsLcsMatch(t *tuple) (v LcsMatch) {
-	v.A = field(t, rdLcsRange)
-	v.B = field(t, rdLcsRange)
-	v.Len = t.int()
-	return
-}
-
-func rdLcsRange(m resp.Msg, i int) (LcsRange, int, error) {
-	return readTuple(m, i, fieldsLcsRange)
-}
-
-func fieldsLcsRange(t *tuple) (v LcsRange) {
-	v.Start = t.int()
-	v.End = t.int()
-	return
-}
-
-func rdListAclLogEntry(m resp.Msg, i int) ([]AclLogEntry, int, error) {
-	return readList(m, i, rdAclLogEntry)
-}
-
-func rdListAclSelector(m resp.Msg, i int) ([]AclSelector, int, error) {
-	return readList(m, i, rdAclSelector)
+func rdListACLSelector(m resp.Msg, i int) ([]ACLSelector, int, error) {
+	return readList(m, i, rdACLSelector)
 }
 
 func rdListBool(m resp.Msg, i int) ([]bool, int, error) {
@@ -499,8 +560,8 @@ func rdListClusterShardNode(m resp.Msg, i int) ([]ClusterShardNode, int, error) 
 	return readList(m, i, rdClusterShardNode)
 }
 
-func rdListCommandlogEntry(m resp.Msg, i int) ([]CommandlogEntry, int, error) {
-	return readList(m, i, rdCommandlogEntry)
+func rdListCommandLogEntry(m resp.Msg, i int) ([]CommandLogEntry, int, error) {
+	return readList(m, i, rdCommandLogEntry)
 }
 
 func rdListFieldValue(m resp.Msg, i int) ([]FieldValue, int, error) {
@@ -523,12 +584,24 @@ func rdListGeoLocation(m resp.Msg, i int) ([]GeoLocation, int, error) {
 	return readList(m, i, rdGeoLocation)
 }
 
+func rdListHotKey(m resp.Msg, i int) ([]HotKey, int, error) {
+	return readTupleList(m, i, 2, fieldsHotKey)
+}
+
+func rdListHotkeysReport(m resp.Msg, i int) ([]HotkeysReport, int, error) {
+	return readList(m, i, rdHotkeysReport)
+}
+
 func rdListInt(m resp.Msg, i int) ([]int64, int, error) {
 	return readList(m, i, readInt)
 }
 
 func rdListKeyFlags(m resp.Msg, i int) ([]KeyFlags, int, error) {
 	return readList(m, i, rdKeyFlags)
+}
+
+func rdListLCSMatch(m resp.Msg, i int) ([]LCSMatch, int, error) {
+	return readList(m, i, rdLCSMatch)
 }
 
 func rdListLatencyEvent(m resp.Msg, i int) ([]LatencyEvent, int, error) {
@@ -539,12 +612,20 @@ func rdListLatencySample(m resp.Msg, i int) ([]LatencySample, int, error) {
 	return readTupleList(m, i, 2, fieldsLatencySample)
 }
 
-func rdListLcsMatch(m resp.Msg, i int) ([]LcsMatch, int, error) {
-	return readList(m, i, rdLcsMatch)
+func rdListListScoredMember(m resp.Msg, i int) ([][]ScoredMember, int, error) {
+	return readList(m, i, rdListScoredMember)
 }
 
 func rdListListStr(m resp.Msg, i int) ([][]string, int, error) {
 	return readList(m, i, rdListStr)
+}
+
+func rdListMapStrReply(m resp.Msg, i int) ([]map[string]Reply, int, error) {
+	return readList(m, i, rdMapStrReply)
+}
+
+func rdListMemberAttributes(m resp.Msg, i int) ([]MemberAttributes, int, error) {
+	return readTupleList(m, i, 2, fieldsMemberAttributes)
 }
 
 func rdListModuleInfo(m resp.Msg, i int) ([]ModuleInfo, int, error) {
@@ -583,8 +664,8 @@ func rdListSlotStats(m resp.Msg, i int) ([]SlotStats, int, error) {
 	return readList(m, i, rdSlotStats)
 }
 
-func rdListSlowlogEntry(m resp.Msg, i int) ([]SlowlogEntry, int, error) {
-	return readList(m, i, rdSlowlogEntry)
+func rdListSlowLogEntry(m resp.Msg, i int) ([]SlowLogEntry, int, error) {
+	return readList(m, i, rdSlowLogEntry)
 }
 
 func rdListStr(m resp.Msg, i int) ([]string, int, error) {
@@ -653,6 +734,16 @@ func rdMapStrReply(m resp.Msg, i int) (map[string]Reply, int, error) {
 
 func rdMapStrStr(m resp.Msg, i int) (map[string]string, int, error) {
 	return readMap(m, i, readStr, readStr)
+}
+
+func rdMemberAttributes(m resp.Msg, i int) (MemberAttributes, int, error) {
+	return readTuple(m, i, fieldsMemberAttributes)
+}
+
+func fieldsMemberAttributes(t *tuple) (v MemberAttributes) {
+	v.Member = t.str()
+	v.Attributes = field(t, rdNullStr)
+	return
 }
 
 func rdModuleInfo(m resp.Msg, i int) (ModuleInfo, int, error) {
@@ -775,11 +866,11 @@ func fieldsSlotStats(t *tuple) (v SlotStats) {
 	return
 }
 
-func rdSlowlogEntry(m resp.Msg, i int) (SlowlogEntry, int, error) {
-	return readTuple(m, i, fieldsSlowlogEntry)
+func rdSlowLogEntry(m resp.Msg, i int) (SlowLogEntry, int, error) {
+	return readTuple(m, i, fieldsSlowLogEntry)
 }
 
-func fieldsSlowlogEntry(t *tuple) (v SlowlogEntry) {
+func fieldsSlowLogEntry(t *tuple) (v SlowLogEntry) {
 	v.ID = t.int()
 	v.Timestamp = t.int()
 	v.Duration = t.int()
@@ -796,6 +887,18 @@ func rdStreamEntry(m resp.Msg, i int) (StreamEntry, int, error) {
 func fieldsStreamEntry(t *tuple) (v StreamEntry) {
 	v.ID = t.str()
 	v.Fields = field(t, rdListFieldValue)
+	return
+}
+
+func rdVectorRaw(m resp.Msg, i int) (VectorRaw, int, error) {
+	return readTuple(m, i, fieldsVectorRaw)
+}
+
+func fieldsVectorRaw(t *tuple) (v VectorRaw) {
+	v.Quantization = t.str()
+	v.Data = t.str()
+	v.Norm = t.float()
+	v.Range = t.float()
 	return
 }
 

@@ -16,14 +16,8 @@ type ACLGenPassOptions struct {
 	Bits *int64
 }
 
-// ACLLogOptions are the optional arguments of ACLLog. The zero value sends none of them.
-type ACLLogOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
-}
-
-// AclLogEntry is a reply: <count:int, reason:str, context:str, object:str, username:str, age-seconds:float, client-info:str, entry-id:int, timestamp-created:int, timestamp-last-updated:int>.
-type AclLogEntry struct {
+// ACLLogEntry is a reply: <count:int, reason:str, context:str, object:str, username:str, age-seconds:float, client-info:str, entry-id:int, timestamp-created:int, timestamp-last-updated:int>.
+type ACLLogEntry struct {
 	Count                int64
 	Reason               string
 	Context              string
@@ -36,21 +30,40 @@ type AclLogEntry struct {
 	TimestampLastUpdated int64   // timestamp-last-updated
 }
 
-// AclSelector is a reply: <commands:str, keys:str, channels:str>.
-type AclSelector struct {
+// ACLLogOptions are the optional arguments of ACLLog. The zero value sends none of them.
+type ACLLogOptions struct {
+	// Count sends count; nil sends nothing.
+	Count *int64
+}
+
+// ACLSelector is a reply: <commands:str, keys:str, channels:str>.
+type ACLSelector struct {
 	Commands string
 	Keys     string
 	Channels string
 }
 
-// AclUser is a reply: <flags:[str], passwords:[str], commands:str, keys:str, channels:str, selectors:[AclSelector]>.
-type AclUser struct {
+// ACLUser is a reply: <flags:[str], passwords:[str], commands:str, keys:str, channels:str, selectors:[ACLSelector]>.
+type ACLUser struct {
 	Flags     []string
 	Passwords []string
 	Commands  string
 	Keys      string
 	Channels  string
-	Selectors []AclSelector
+	Selectors []ACLSelector
+}
+
+// Ack is the argument ACK state offset (used by ClusterSyncSlots).
+type Ack struct {
+	// State sends state.
+	State string
+	// Offset sends offset.
+	Offset int64
+}
+
+func (v Ack) args(x *cmd) {
+	x.arg(v.State)
+	x.argInt(v.Offset)
 }
 
 // Aggregate is one of the tokens SUM, MIN, MAX.
@@ -210,14 +223,18 @@ func (v BitFieldWriteOp) args(x *cmd, required bool) {
 	}
 }
 
-// BitOpOperation is one of the tokens AND, OR, XOR, NOT.
+// BitOpOperation is one of the tokens AND, OR, XOR, NOT, DIFF, DIFF1, ANDOR, ONE.
 type BitOpOperation string
 
 const (
-	BitOpOperationAnd BitOpOperation = "AND"
-	BitOpOperationOr  BitOpOperation = "OR"
-	BitOpOperationXOr BitOpOperation = "XOR"
-	BitOpOperationNot BitOpOperation = "NOT"
+	BitOpOperationAnd   BitOpOperation = "AND"
+	BitOpOperationOr    BitOpOperation = "OR"
+	BitOpOperationXOr   BitOpOperation = "XOR"
+	BitOpOperationNot   BitOpOperation = "NOT"
+	BitOpOperationDiff  BitOpOperation = "DIFF"
+	BitOpOperationDiff1 BitOpOperation = "DIFF1"
+	BitOpOperationAndOr BitOpOperation = "ANDOR"
+	BitOpOperationOne   BitOpOperation = "ONE"
 )
 
 // BitPosOptions are the optional arguments of BitPos. The zero value sends none of them.
@@ -262,6 +279,29 @@ func (v BitRangeEnd) args(x *cmd) {
 	}
 }
 
+// Cancel is the argument CANCEL ID task-id|ALL (used by ClusterMigration): set exactly one field.
+type Cancel struct {
+	// ID sends ID task-id; "" sends nothing.
+	ID string
+	// All sends ALL.
+	All bool
+}
+
+func (v Cancel) args(x *cmd, required bool) {
+	oneOf(x, "cancel", required, "ID, ALL", v.ID != "", v.All)
+	if v.ID != "" {
+		x.arg("ID")
+		x.arg(v.ID)
+	}
+	if v.All {
+		x.arg("ALL")
+	}
+}
+
+func (v Cancel) set() bool {
+	return v.ID != "" || v.All
+}
+
 // ClientKillClientType is one of the tokens NORMAL, MASTER, PRIMARY, SLAVE, REPLICA, PUBSUB.
 type ClientKillClientType string
 
@@ -274,7 +314,7 @@ const (
 	ClientKillClientTypePubSub  ClientKillClientType = "PUBSUB"
 )
 
-// ClientKillFilter is the argument ID client-id|TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|USER username|ADDR addr|LADDR laddr|SKIPME YES|NO|MAXAGE maxage ... (used by ClientKill): set exactly one field.
+// ClientKillFilter is the argument ID client-id|TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|USER username|ADDR addr|LADDR laddr|SKIPME YES|NO|MAXAGE maxage|NAME name|IDLE idle|FLAGS flags|LIB-NAME lib-name|LIB-VER lib-ver|DB db|CAPA capa|IP ip|NOT-TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|NOT-ID not-client-id ...|NOT-USER not-username|NOT-ADDR not-addr|NOT-LADDR not-laddr|NOT-NAME not-name|NOT-FLAGS not-flags|NOT-LIB-NAME not-lib-name|NOT-LIB-VER not-lib-ver|NOT-DB not-db|NOT-CAPA not-capa|NOT-IP not-ip ... (used by ClientKill): set exactly one field.
 type ClientKillFilter struct {
 	// ID sends ID client-id; nil sends nothing. Since 2.8.12.
 	ID *int64
@@ -289,15 +329,60 @@ type ClientKillFilter struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 7.4.0. Only on redis-8.0.2, valkey-8.1.1.
+	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 7.4.0. Only on redis-8.0.2, redis-8.6.3,
+	// valkey-8.1.1, valkey-9.1.2.
 	MaxAge *int64
+	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Name string
+	// Idle sends IDLE idle; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle *int64
+	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Flags string
+	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	LibName string
+	// LibVer sends LIB-VER lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	LibVer string
+	// DB sends DB db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	DB *int64
+	// Capa sends CAPA capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Capa string
+	// IP sends IP ip; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	IP string
+	// NotType sends NOT-TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB; the zero value sends nothing.
+	// Since 9.0.0. Only on valkey-9.1.2.
+	NotType ClientKillClientType
+	// NotID sends NOT-ID not-client-id ...; empty sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotID []int64
+	// NotUser sends NOT-USER not-username; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotUser string
+	// NotAddr sends NOT-ADDR not-addr; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotAddr string
+	// NotLAddr sends NOT-LADDR not-laddr; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotLAddr string
+	// NotName sends NOT-NAME not-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotName string
+	// NotFlags sends NOT-FLAGS not-flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotFlags string
+	// NotLibName sends NOT-LIB-NAME not-lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotLibName string
+	// NotLibVer sends NOT-LIB-VER not-lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotLibVer string
+	// NotDB sends NOT-DB not-db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotDB *int64
+	// NotCapa sends NOT-CAPA not-capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotCapa string
+	// NotIP sends NOT-IP not-ip; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotIP string
 }
 
 func (v ClientKillFilter) args(x *cmd, required bool) {
-	oneOf(x, "new-format", required, "ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE", v.ID != nil, v.Type != "", v.User != "", v.Addr != "", v.LAddr != "", v.SkipMe != nil, v.MaxAge != nil)
+	oneOf(x, "new-format", required, "ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE, NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, IP, NOT-TYPE, NOT-ID, NOT-USER, NOT-ADDR, NOT-LADDR, NOT-NAME, NOT-FLAGS, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP", v.ID != nil, v.Type != "", v.User != "", v.Addr != "", v.LAddr != "", v.SkipMe != nil, v.MaxAge != nil, v.Name != "", v.Idle != nil, v.Flags != "", v.LibName != "", v.LibVer != "", v.DB != nil, v.Capa != "", v.IP != "", v.NotType != "", len(v.NotID) > 0, v.NotUser != "", v.NotAddr != "", v.NotLAddr != "", v.NotName != "", v.NotFlags != "", v.NotLibName != "", v.NotLibVer != "", v.NotDB != nil, v.NotCapa != "", v.NotIP != "")
 	if v.ID != nil {
 		x.arg("ID")
 		x.argInt(*v.ID)
+	}
+	if v.Type == "PRIMARY" {
+		x.needs("PRIMARY", serverValkey81|serverValkey91)
 	}
 	if v.Type != "" {
 		x.arg("TYPE")
@@ -320,8 +405,171 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		argBoolToken(x, *v.SkipMe, "YES", "NO")
 	}
 	if v.MaxAge != nil {
+		x.needs("MAXAGE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
+	}
+	if v.MaxAge != nil {
 		x.arg("MAXAGE")
 		x.argInt(*v.MaxAge)
+	}
+	if v.Name != "" {
+		x.needs("NAME", serverValkey91)
+	}
+	if v.Name != "" {
+		x.arg("NAME")
+		x.arg(v.Name)
+	}
+	if v.Idle != nil {
+		x.needs("IDLE", serverValkey91)
+	}
+	if v.Idle != nil {
+		x.arg("IDLE")
+		x.argInt(*v.Idle)
+	}
+	if v.Flags != "" {
+		x.needs("FLAGS", serverValkey91)
+	}
+	if v.Flags != "" {
+		x.arg("FLAGS")
+		x.arg(v.Flags)
+	}
+	if v.LibName != "" {
+		x.needs("LIB-NAME", serverValkey91)
+	}
+	if v.LibName != "" {
+		x.arg("LIB-NAME")
+		x.arg(v.LibName)
+	}
+	if v.LibVer != "" {
+		x.needs("LIB-VER", serverValkey91)
+	}
+	if v.LibVer != "" {
+		x.arg("LIB-VER")
+		x.arg(v.LibVer)
+	}
+	if v.DB != nil {
+		x.needs("DB", serverValkey91)
+	}
+	if v.DB != nil {
+		x.arg("DB")
+		x.argInt(*v.DB)
+	}
+	if v.Capa != "" {
+		x.needs("CAPA", serverValkey91)
+	}
+	if v.Capa != "" {
+		x.arg("CAPA")
+		x.arg(v.Capa)
+	}
+	if v.IP != "" {
+		x.needs("IP", serverValkey91)
+	}
+	if v.IP != "" {
+		x.arg("IP")
+		x.arg(v.IP)
+	}
+	if v.NotType != "" {
+		x.needs("NOT-TYPE", serverValkey91)
+	}
+	if v.NotType == "NORMAL" {
+		x.needs("NORMAL", serverValkey91)
+	}
+	if v.NotType == "MASTER" {
+		x.needs("MASTER", serverValkey91)
+	}
+	if v.NotType == "PRIMARY" {
+		x.needs("PRIMARY", serverValkey91)
+	}
+	if v.NotType == "SLAVE" {
+		x.needs("SLAVE", serverValkey91)
+	}
+	if v.NotType == "REPLICA" {
+		x.needs("REPLICA", serverValkey91)
+	}
+	if v.NotType == "PUBSUB" {
+		x.needs("PUBSUB", serverValkey91)
+	}
+	if v.NotType != "" {
+		x.arg("NOT-TYPE")
+		x.arg(string(v.NotType))
+	}
+	if len(v.NotID) > 0 {
+		x.needs("NOT-ID", serverValkey91)
+	}
+	if len(v.NotID) > 0 {
+		x.arg("NOT-ID")
+	}
+	for _, e := range v.NotID {
+		x.argInt(e)
+	}
+	if v.NotUser != "" {
+		x.needs("NOT-USER", serverValkey91)
+	}
+	if v.NotUser != "" {
+		x.arg("NOT-USER")
+		x.arg(v.NotUser)
+	}
+	if v.NotAddr != "" {
+		x.needs("NOT-ADDR", serverValkey91)
+	}
+	if v.NotAddr != "" {
+		x.arg("NOT-ADDR")
+		x.arg(v.NotAddr)
+	}
+	if v.NotLAddr != "" {
+		x.needs("NOT-LADDR", serverValkey91)
+	}
+	if v.NotLAddr != "" {
+		x.arg("NOT-LADDR")
+		x.arg(v.NotLAddr)
+	}
+	if v.NotName != "" {
+		x.needs("NOT-NAME", serverValkey91)
+	}
+	if v.NotName != "" {
+		x.arg("NOT-NAME")
+		x.arg(v.NotName)
+	}
+	if v.NotFlags != "" {
+		x.needs("NOT-FLAGS", serverValkey91)
+	}
+	if v.NotFlags != "" {
+		x.arg("NOT-FLAGS")
+		x.arg(v.NotFlags)
+	}
+	if v.NotLibName != "" {
+		x.needs("NOT-LIB-NAME", serverValkey91)
+	}
+	if v.NotLibName != "" {
+		x.arg("NOT-LIB-NAME")
+		x.arg(v.NotLibName)
+	}
+	if v.NotLibVer != "" {
+		x.needs("NOT-LIB-VER", serverValkey91)
+	}
+	if v.NotLibVer != "" {
+		x.arg("NOT-LIB-VER")
+		x.arg(v.NotLibVer)
+	}
+	if v.NotDB != nil {
+		x.needs("NOT-DB", serverValkey91)
+	}
+	if v.NotDB != nil {
+		x.arg("NOT-DB")
+		x.argInt(*v.NotDB)
+	}
+	if v.NotCapa != "" {
+		x.needs("NOT-CAPA", serverValkey91)
+	}
+	if v.NotCapa != "" {
+		x.arg("NOT-CAPA")
+		x.arg(v.NotCapa)
+	}
+	if v.NotIP != "" {
+		x.needs("NOT-IP", serverValkey91)
+	}
+	if v.NotIP != "" {
+		x.arg("NOT-IP")
+		x.arg(v.NotIP)
 	}
 }
 
@@ -341,16 +589,57 @@ type ClientListOptions struct {
 	Type ClientListClientType
 	// ID sends ID client-id ...; empty sends nothing. Since 6.2.0.
 	ID []int64
-	// User sends USER username; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1.
+	// User sends USER username; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	User string
-	// Addr sends ADDR addr; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1.
+	// Addr sends ADDR addr; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	Addr string
-	// LAddr sends LADDR laddr; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1.
+	// LAddr sends LADDR laddr; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	LAddr string
-	// SkipMe sends SKIPME YES|NO; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1.
+	// SkipMe sends SKIPME YES|NO; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1.
+	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	MaxAge *int64
+	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Name string
+	// Idle sends IDLE idle; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle *int64
+	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Flags string
+	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	LibName string
+	// LibVer sends LIB-VER lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	LibVer string
+	// DB sends DB db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	DB *int64
+	// Capa sends CAPA capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Capa string
+	// IP sends IP ip; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	IP string
+	// NotType sends NOT-TYPE NORMAL|MASTER|REPLICA|PUBSUB; the zero value sends nothing. Since 9.0.0. Only
+	// on valkey-9.1.2.
+	NotType ClientListClientType
+	// NotID sends NOT-ID not-client-id ...; empty sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotID []int64
+	// NotUser sends NOT-USER not-username; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotUser string
+	// NotAddr sends NOT-ADDR not-addr; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotAddr string
+	// NotLAddr sends NOT-LADDR not-laddr; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotLAddr string
+	// NotName sends NOT-NAME not-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotName string
+	// NotFlags sends NOT-FLAGS not-flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotFlags string
+	// NotLibName sends NOT-LIB-NAME not-lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotLibName string
+	// NotLibVer sends NOT-LIB-VER not-lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotLibVer string
+	// NotDB sends NOT-DB not-db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotDB *int64
+	// NotCapa sends NOT-CAPA not-capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotCapa string
+	// NotIP sends NOT-IP not-ip; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	NotIP string
 }
 
 // ClientPauseOptions are the optional arguments of ClientPause. The zero value sends none of them.
@@ -404,6 +693,14 @@ type ClusterFailoverOptions struct {
 	Takeover bool
 }
 
+// ClusterFlushSlotOptions are the optional arguments of ClusterFlushSlot. The zero value sends none of them.
+type ClusterFlushSlotOptions struct {
+	// Async sends ASYNC.
+	Async bool
+	// Sync sends SYNC.
+	Sync bool
+}
+
 // ClusterLink is a reply: <direction:str, node:str, create-time:int, events:str, send-buffer-allocated:int, send-buffer-used:int>.
 type ClusterLink struct {
 	Direction           string
@@ -420,6 +717,57 @@ type ClusterMeetOptions struct {
 	ClusterBusPort *int64
 }
 
+// ClusterMigrationStatus is the argument STATUS ID task-id|ALL (used by ClusterMigration): set exactly one field.
+type ClusterMigrationStatus struct {
+	// ID sends ID task-id; "" sends nothing.
+	ID string
+	// All sends ALL.
+	All bool
+}
+
+func (v ClusterMigrationStatus) args(x *cmd, required bool) {
+	oneOf(x, "status", required, "ID, ALL", v.ID != "", v.All)
+	if v.ID != "" {
+		x.arg("ID")
+		x.arg(v.ID)
+	}
+	if v.All {
+		x.arg("ALL")
+	}
+}
+
+func (v ClusterMigrationStatus) set() bool {
+	return v.ID != "" || v.All
+}
+
+// ClusterMigrationSubCommand is the argument IMPORT start-slot end-slot ...|CANCEL ID task-id|ALL|STATUS ID task-id|ALL (used by ClusterMigration): set exactly one field.
+type ClusterMigrationSubCommand struct {
+	// Import sends IMPORT start-slot end-slot ...; empty sends nothing.
+	Import []SlotsRange
+	// Cancel sends CANCEL ID task-id|ALL; the zero value sends nothing.
+	Cancel Cancel
+	// Status sends STATUS ID task-id|ALL; the zero value sends nothing.
+	Status ClusterMigrationStatus
+}
+
+func (v ClusterMigrationSubCommand) args(x *cmd, required bool) {
+	oneOf(x, "subcommand", required, "IMPORT, CANCEL, STATUS", len(v.Import) > 0, v.Cancel.set(), v.Status.set())
+	if len(v.Import) > 0 {
+		x.arg("IMPORT")
+	}
+	for _, e := range v.Import {
+		e.args(x)
+	}
+	if v.Cancel.set() {
+		x.arg("CANCEL")
+		v.Cancel.args(x, false)
+	}
+	if v.Status.set() {
+		x.arg("STATUS")
+		v.Status.args(x, false)
+	}
+}
+
 // ClusterResetOptions are the optional arguments of ClusterReset. The zero value sends none of them.
 type ClusterResetOptions struct {
 	// Hard sends HARD.
@@ -428,9 +776,27 @@ type ClusterResetOptions struct {
 	Soft bool
 }
 
+// ClusterScanOptions are the optional arguments of ClusterScan. The zero value sends none of them.
+type ClusterScanOptions struct {
+	// Match sends MATCH match-pattern; "" sends nothing.
+	Match string
+	// Count sends COUNT count; nil sends nothing.
+	Count *int64
+	// Type sends TYPE type; "" sends nothing.
+	Type string
+	// Slot sends SLOT slot; nil sends nothing.
+	Slot *int64
+}
+
+// ClusterScanPage is a reply: (cursor:str, keys:[str]).
+type ClusterScanPage struct {
+	Cursor string
+	Keys   []string
+}
+
 // ClusterSetSlotOptions are the optional arguments of ClusterSetSlot. The zero value sends none of them.
 type ClusterSetSlotOptions struct {
-	// Timeout sends TIMEOUT timeout; nil sends nothing. Since 8.0.0. Only on valkey-8.1.1.
+	// Timeout sends TIMEOUT timeout; nil sends nothing. Since 8.0.0. Only on valkey-8.1.1, valkey-9.1.2.
 	Timeout *int64
 }
 
@@ -504,6 +870,54 @@ func (v ClusterSlotStatsFilter) args(x *cmd, required bool) {
 	}
 }
 
+// ClusterSyncSlotsSubCommand is the argument SYNC task-id start-slot end-slot ...|RDBCHANNEL task-id|SNAPSHOT-EOF|STREAM-EOF|ACK state offset|FAIL error|CONF option ... value ... (used by ClusterSyncSlots): set exactly one field.
+type ClusterSyncSlotsSubCommand struct {
+	// Sync sends SYNC task-id start-slot end-slot ...; nil sends nothing.
+	Sync *Sync
+	// RDBChannel sends RDBCHANNEL task-id; "" sends nothing.
+	RDBChannel string
+	// SnapshotEof sends SNAPSHOT-EOF.
+	SnapshotEof bool
+	// StreamEof sends STREAM-EOF.
+	StreamEof bool
+	// Ack sends ACK state offset; nil sends nothing.
+	Ack *Ack
+	// Fail sends FAIL error; "" sends nothing.
+	Fail string
+	// Conf sends CONF option ... value ...; nil sends nothing.
+	Conf *Conf
+}
+
+func (v ClusterSyncSlotsSubCommand) args(x *cmd, required bool) {
+	oneOf(x, "subcommand", required, "SYNC, RDBCHANNEL, SNAPSHOT-EOF, STREAM-EOF, ACK, FAIL, CONF", v.Sync != nil, v.RDBChannel != "", v.SnapshotEof, v.StreamEof, v.Ack != nil, v.Fail != "", v.Conf != nil)
+	if v.Sync != nil {
+		x.arg("SYNC")
+		v.Sync.args(x)
+	}
+	if v.RDBChannel != "" {
+		x.arg("RDBCHANNEL")
+		x.arg(v.RDBChannel)
+	}
+	if v.SnapshotEof {
+		x.arg("SNAPSHOT-EOF")
+	}
+	if v.StreamEof {
+		x.arg("STREAM-EOF")
+	}
+	if v.Ack != nil {
+		x.arg("ACK")
+		v.Ack.args(x)
+	}
+	if v.Fail != "" {
+		x.arg("FAIL")
+		x.arg(v.Fail)
+	}
+	if v.Conf != nil {
+		x.arg("CONF")
+		v.Conf.args(x)
+	}
+}
+
 // CommandListOptions are the optional arguments of CommandList. The zero value sends none of them.
 type CommandListOptions struct {
 	// FilterBy sends FILTERBY MODULE module-name|ACLCAT category|PATTERN pattern; the zero value sends
@@ -511,37 +925,42 @@ type CommandListOptions struct {
 	FilterBy FilterBy
 }
 
-// CommandLogGetType is the argument slow|large-request|large-reply (used by CommandLogGet, CommandLogLen, CommandLogReset): set exactly one field.
-type CommandLogGetType struct {
-	// Slow sends slow; "" sends nothing.
-	Slow string
-	// LargeRequest sends large-request; "" sends nothing.
-	LargeRequest string
-	// LargeReply sends large-reply; "" sends nothing.
-	LargeReply string
-}
-
-func (v CommandLogGetType) args(x *cmd, required bool) {
-	oneOf(x, "type", required, "slow, large-request, large-reply", v.Slow != "", v.LargeRequest != "", v.LargeReply != "")
-	if v.Slow != "" {
-		x.arg(v.Slow)
-	}
-	if v.LargeRequest != "" {
-		x.arg(v.LargeRequest)
-	}
-	if v.LargeReply != "" {
-		x.arg(v.LargeReply)
-	}
-}
-
-// CommandlogEntry is a reply: (id:int, timestamp:int, value:int, args:[str], client:str, client_name:str).
-type CommandlogEntry struct {
+// CommandLogEntry is a reply: (id:int, timestamp:int, value:int, args:[str], client:str, client_name:str).
+type CommandLogEntry struct {
 	ID         int64
 	Timestamp  int64
 	Value      int64
 	Args       []string
 	Client     string
 	ClientName string
+}
+
+// CommandLogGetType is one of the tokens SLOW, LARGE-REQUEST, LARGE-REPLY.
+type CommandLogGetType string
+
+const (
+	CommandLogGetTypeSlow         CommandLogGetType = "SLOW"
+	CommandLogGetTypeLargeRequest CommandLogGetType = "LARGE-REQUEST"
+	CommandLogGetTypeLargeReply   CommandLogGetType = "LARGE-REPLY"
+)
+
+// Conf is the argument CONF option ... value ... (used by ClusterSyncSlots).
+type Conf struct {
+	// Option sends option ....
+	Option []string
+	// Value sends value ....
+	Value []string
+}
+
+func (v Conf) args(x *cmd) {
+	needOne(x, "option", len(v.Option))
+	for _, e := range v.Option {
+		x.arg(e)
+	}
+	needOne(x, "value", len(v.Value))
+	for _, e := range v.Value {
+		x.arg(e)
+	}
 }
 
 // ConfigParam is the argument parameter value ... (used by ConfigSet).
@@ -576,6 +995,18 @@ type CopyOptions struct {
 	DB *int64
 	// Replace sends REPLACE.
 	Replace bool
+}
+
+// DelExOptions are the optional arguments of DelEx. The zero value sends none of them.
+type DelExOptions struct {
+	// IfEq sends IFEQ ifeq-value; "" sends nothing.
+	IfEq string
+	// IfNe sends IFNE ifne-value; "" sends nothing.
+	IfNe string
+	// IfDEq sends IFDEQ ifdeq-digest; "" sends nothing.
+	IfDEq string
+	// IfDNe sends IFDNE ifdne-digest; "" sends nothing.
+	IfDNe string
 }
 
 // ExpireAtOptions are the optional arguments of ExpireAt. The zero value sends none of them.
@@ -882,16 +1313,19 @@ type GeoRadiusROOptions struct {
 	Desc bool
 }
 
-// GeoSearchBy is the argument BYRADIUS radius M|KM|FT|MI|BYBOX width height M|KM|FT|MI (used by GeoSearch, GeoSearchLocations, GeoSearchStore): set exactly one field.
+// GeoSearchBy is the argument BYRADIUS radius M|KM|FT|MI|BYBOX width height M|KM|FT|MI|BYPOLYGON num-vertices longitude latitude ... (used by GeoSearch, GeoSearchLocations, GeoSearchStore): set exactly one field.
 type GeoSearchBy struct {
 	// ByRadius sends BYRADIUS radius M|KM|FT|MI; nil sends nothing.
 	ByRadius *GeoCircle
 	// ByBox sends BYBOX width height M|KM|FT|MI; nil sends nothing.
 	ByBox *GeoBox
+	// Bypolygon sends BYPOLYGON num-vertices longitude latitude ...; nil sends nothing. Since 9.0.0. Only
+	// on valkey-9.1.2.
+	Bypolygon *Polygon
 }
 
 func (v GeoSearchBy) args(x *cmd, required bool) {
-	oneOf(x, "by", required, "BYRADIUS, BYBOX", v.ByRadius != nil, v.ByBox != nil)
+	oneOf(x, "by", required, "BYRADIUS, BYBOX, BYPOLYGON", v.ByRadius != nil, v.ByBox != nil, v.Bypolygon != nil)
 	if v.ByRadius != nil {
 		x.arg("BYRADIUS")
 		v.ByRadius.args(x)
@@ -899,6 +1333,13 @@ func (v GeoSearchBy) args(x *cmd, required bool) {
 	if v.ByBox != nil {
 		x.arg("BYBOX")
 		v.ByBox.args(x)
+	}
+	if v.Bypolygon != nil {
+		x.needs("BYPOLYGON", serverValkey91)
+	}
+	if v.Bypolygon != nil {
+		x.arg("BYPOLYGON")
+		v.Bypolygon.args(x)
 	}
 }
 
@@ -1038,6 +1479,10 @@ type HScanPage struct {
 
 // HSetExOptions are the optional arguments of HSetEx. The zero value sends none of them.
 type HSetExOptions struct {
+	// NX sends NX. Only on valkey-9.1.2.
+	NX bool
+	// XX sends XX. Only on valkey-9.1.2.
+	XX bool
 	// FNX sends FNX.
 	FNX bool
 	// FXX sends FXX.
@@ -1066,6 +1511,109 @@ type HostPort struct {
 func (v HostPort) args(x *cmd) {
 	x.arg(v.Host)
 	x.argInt(v.Port)
+}
+
+// HotKey is a reply: (key:str, value:int).
+type HotKey struct {
+	Key   string
+	Value int64
+}
+
+// HotkeysReport is a reply: <tracking-active:bool, sample-ratio:int, selected-slots:[SlotRange], all-commands-all-slots-us:int, net-bytes-all-commands-all-slots:int, collection-start-time-unix-ms:int, collection-duration-ms:int, total-cpu-time-user-ms:int, total-cpu-time-sys-ms:int, total-net-bytes:int, by-cpu-time-us:[HotKey], by-net-bytes:[HotKey]>.
+type HotkeysReport struct {
+	TrackingActive              bool        // tracking-active
+	SampleRatio                 int64       // sample-ratio
+	SelectedSlots               []SlotRange // selected-slots
+	AllCommandsAllSlotsUs       int64       // all-commands-all-slots-us
+	NetBytesAllCommandsAllSlots int64       // net-bytes-all-commands-all-slots
+	CollectionStartTimeUnixMs   int64       // collection-start-time-unix-ms
+	CollectionDurationMs        int64       // collection-duration-ms
+	TotalCPUTimeUserMs          int64       // total-cpu-time-user-ms
+	TotalCPUTimeSysMs           int64       // total-cpu-time-sys-ms
+	TotalNetBytes               int64       // total-net-bytes
+	ByCPUTimeUs                 []HotKey    // by-cpu-time-us
+	ByNetBytes                  []HotKey    // by-net-bytes
+}
+
+// HotkeysStartOptions are the optional arguments of HotkeysStart. The zero value sends none of them.
+type HotkeysStartOptions struct {
+	// CPU sends CPU.
+	CPU bool
+	// Net sends NET.
+	Net bool
+	// Count sends COUNT k; nil sends nothing.
+	Count *int64
+	// Duration sends DURATION seconds, in whole seconds; nil sends nothing.
+	Duration *time.Duration
+	// Sample sends SAMPLE ratio; nil sends nothing.
+	Sample *int64
+	// Slots sends SLOTS count slot ...; nil sends nothing.
+	Slots *HotkeysStartSlots
+}
+
+// HotkeysStartSlots is the argument SLOTS count slot ... (used by HotkeysStart).
+type HotkeysStartSlots struct {
+	// Count sends count.
+	Count int64
+	// Slot sends slot ....
+	Slot []int64
+}
+
+func (v HotkeysStartSlots) args(x *cmd) {
+	x.argInt(v.Count)
+	needOne(x, "slot", len(v.Slot))
+	for _, e := range v.Slot {
+		x.argInt(e)
+	}
+}
+
+// IDMPAutoWithPid is the argument IDMPAUTO pid (used by XAdd, XAddNoMkStream).
+type IDMPAutoWithPid struct {
+	// Pid sends pid. Only on redis-8.6.3.
+	Pid string
+}
+
+func (v IDMPAutoWithPid) args(x *cmd) {
+	x.needs("IDMPAUTO", serverRedis86)
+	x.arg("IDMPAUTO")
+	x.arg(v.Pid)
+}
+
+// IDMPDuration is the argument IDMP-DURATION duration (used by XCfgSet).
+type IDMPDuration struct {
+	// Duration sends duration.
+	Duration int64
+}
+
+func (v IDMPDuration) args(x *cmd) {
+	x.arg("IDMP-DURATION")
+	x.argInt(v.Duration)
+}
+
+// IDMPMaxSize is the argument IDMP-MAXSIZE maxsize (used by XCfgSet).
+type IDMPMaxSize struct {
+	// MaxSize sends maxsize.
+	MaxSize int64
+}
+
+func (v IDMPMaxSize) args(x *cmd) {
+	x.arg("IDMP-MAXSIZE")
+	x.argInt(v.MaxSize)
+}
+
+// IDMPWithPidIid is the argument IDMP pid iid (used by XAdd, XAddNoMkStream).
+type IDMPWithPidIid struct {
+	// Pid sends pid. Only on redis-8.6.3.
+	Pid string
+	// Iid sends iid. Only on redis-8.6.3.
+	Iid string
+}
+
+func (v IDMPWithPidIid) args(x *cmd) {
+	x.needs("IDMP", serverRedis86)
+	x.arg("IDMP")
+	x.arg(v.Pid)
+	x.arg(v.Iid)
 }
 
 // KeyElement is a reply: (key:str, element:str).
@@ -1099,7 +1647,7 @@ type KeyScoredMembers struct {
 	Members []ScoredMember
 }
 
-// KeyValue is the argument key value ... (used by MSet, MSetNX).
+// KeyValue is the argument key value ... (used by MSet, MSetEx, MSetNX).
 type KeyValue struct {
 	// Key sends key.
 	Key string
@@ -1112,12 +1660,31 @@ func (v KeyValue) args(x *cmd) {
 	x.arg(v.Value)
 }
 
+// LCSIdx is a reply: <matches:[LCSMatch], len:int>.
+type LCSIdx struct {
+	Matches []LCSMatch
+	Len     int64
+}
+
+// LCSMatch is a reply: (a:LCSRange, b:LCSRange, len:int).
+type LCSMatch struct {
+	A   LCSRange
+	B   LCSRange
+	Len int64
+}
+
 // LCSOptions are the optional arguments of LCS and LCSLen and LCSIdx. The zero value sends none of them.
 type LCSOptions struct {
 	// MinMatchLen sends MINMATCHLEN min-match-len; nil sends nothing.
 	MinMatchLen *int64
 	// WithMatchLen sends WITHMATCHLEN.
 	WithMatchLen bool
+}
+
+// LCSRange is a reply: (start:int, end:int).
+type LCSRange struct {
+	Start int64
+	End   int64
 }
 
 // LMPopOptions are the optional arguments of LMPop. The zero value sends none of them.
@@ -1156,25 +1723,6 @@ type LatencySample struct {
 	Latency   int64
 }
 
-// LcsIdx is a reply: <matches:[LcsMatch], len:int>.
-type LcsIdx struct {
-	Matches []LcsMatch
-	Len     int64
-}
-
-// LcsMatch is a reply: (a:LcsRange, b:LcsRange, len:int).
-type LcsMatch struct {
-	A   LcsRange
-	B   LcsRange
-	Len int64
-}
-
-// LcsRange is a reply: (start:int, end:int).
-type LcsRange struct {
-	Start int64
-	End   int64
-}
-
 // Limit is the argument LIMIT offset count (used by Sort, SortStore, SortRO, ZRange, ZRangeWithScores, ZRangeByLex, ZRangeByScore, ZRangeByScoreWithScores, ZRangeStore, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores).
 type Limit struct {
 	// Offset sends offset.
@@ -1205,6 +1753,31 @@ type LonLat struct {
 func (v LonLat) args(x *cmd) {
 	argDouble(x, "longitude", v.Longitude)
 	argDouble(x, "latitude", v.Latitude)
+}
+
+// MSetExOptions are the optional arguments of MSetEx. The zero value sends none of them.
+type MSetExOptions struct {
+	// NX sends NX.
+	NX bool
+	// XX sends XX.
+	XX bool
+	// EX sends EX seconds, in whole seconds; nil sends nothing.
+	EX *time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
+	PX *time.Duration
+	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
+	EXAT time.Time
+	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
+	// nothing.
+	PXAT time.Time
+	// KeepTTL sends KEEPTTL.
+	KeepTTL bool
+}
+
+// MemberAttributes is a reply: (member:str, attributes:str?).
+type MemberAttributes struct {
+	Member     string
+	Attributes Null[string]
 }
 
 // MemoryUsageOptions are the optional arguments of MemoryUsage. The zero value sends none of them.
@@ -1238,6 +1811,24 @@ type MigrateOptions struct {
 	Auth2 *MigrateAuth
 	// Keys sends KEYS keys ...; empty sends nothing. Since 3.0.6.
 	Keys []string
+}
+
+// MigrationGroup is the argument SLOTSRANGE start-slot end-slot ... NODE node-id ... (used by ClusterMigrateSlots).
+type MigrationGroup struct {
+	// Range sends start-slot end-slot ....
+	Range []SlotsRange
+	// NodeID sends node-id.
+	NodeID string
+}
+
+func (v MigrationGroup) args(x *cmd) {
+	x.arg("SLOTSRANGE")
+	needOne(x, "range", len(v.Range))
+	for _, e := range v.Range {
+		e.args(x)
+	}
+	x.arg("NODE")
+	x.arg(v.NodeID)
 }
 
 // ModuleInfo is a reply: <name:str, ver:int, path:str, args:[str]>.
@@ -1280,6 +1871,22 @@ type PExpireOptions struct {
 	LT bool
 }
 
+// Polygon is the argument BYPOLYGON num-vertices longitude latitude ... (used by GeoSearch).
+type Polygon struct {
+	// NumVertices sends num-vertices. Only on valkey-9.1.2.
+	NumVertices int64
+	// Vertices sends longitude latitude .... Only on valkey-9.1.2.
+	Vertices []LonLat
+}
+
+func (v Polygon) args(x *cmd) {
+	x.argInt(v.NumVertices)
+	needOne(x, "vertices", len(v.Vertices))
+	for _, e := range v.Vertices {
+		e.args(x)
+	}
+}
+
 // Position is one of the tokens BEFORE, AFTER.
 type Position string
 
@@ -1300,10 +1907,46 @@ type PubSubShardChannelsOptions struct {
 	Pattern string
 }
 
+// Query is the argument ELE element|FP32 fp32|VALUES num value ... (used by VSim, VSimWithScores, VSimWithAttribs): set exactly one field.
+type Query struct {
+	// Ele sends ELE element; "" sends nothing.
+	Ele string
+	// FP32 sends FP32 fp32; "" sends nothing.
+	FP32 string
+	// Values sends VALUES num value ...; nil sends nothing.
+	Values *Values
+}
+
+func (v Query) args(x *cmd, required bool) {
+	oneOf(x, "query", required, "ELE, FP32, VALUES", v.Ele != "", v.FP32 != "", v.Values != nil)
+	if v.Ele != "" {
+		x.arg("ELE")
+		x.arg(v.Ele)
+	}
+	if v.FP32 != "" {
+		x.arg("FP32")
+		x.arg(v.FP32)
+	}
+	if v.Values != nil {
+		x.arg("VALUES")
+		v.Values.args(x)
+	}
+}
+
 // RankScore is a reply: (rank:int, score:float).
 type RankScore struct {
 	Rank  int64
 	Score float64
+}
+
+// Reduce is the argument REDUCE dim (used by VAdd).
+type Reduce struct {
+	// Dim sends dim.
+	Dim int64
+}
+
+func (v Reduce) args(x *cmd) {
+	x.argInt(v.Dim)
 }
 
 // ReplicaOfArgs is the argument host port|NO ONE (used by ReplicaOf, SlaveOf): set exactly one field.
@@ -1418,14 +2061,63 @@ type ServerTime struct {
 	Microseconds int64
 }
 
-// SetOptions are the optional arguments of Set and SetGet. The zero value sends none of them.
-type SetOptions struct {
+// SetIfCondition is the argument NX|XX|IFEQ ifeq-value|IFNE ifne-value|IFDEQ ifdeq-digest|IFDNE ifdne-digest (used by SetIf): set exactly one field.
+type SetIfCondition struct {
 	// NX sends NX.
 	NX bool
 	// XX sends XX.
 	XX bool
-	// IfEq sends IFEQ comparison-value; "" sends nothing. Since 8.1.0. Only on valkey-8.1.1.
+	// IfEq sends IFEQ ifeq-value; "" sends nothing. Since 8.4.0. Only on redis-8.6.3, valkey-8.1.1,
+	// valkey-9.1.2.
 	IfEq string
+	// IfNe sends IFNE ifne-value; "" sends nothing. Since 8.4.0. Only on redis-8.6.3.
+	IfNe string
+	// IfDEq sends IFDEQ ifdeq-digest; "" sends nothing. Only on redis-8.6.3.
+	IfDEq string
+	// IfDNe sends IFDNE ifdne-digest; "" sends nothing. Only on redis-8.6.3.
+	IfDNe string
+}
+
+func (v SetIfCondition) args(x *cmd, required bool) {
+	oneOf(x, "condition", required, "NX, XX, IFEQ, IFNE, IFDEQ, IFDNE", v.NX, v.XX, v.IfEq != "", v.IfNe != "", v.IfDEq != "", v.IfDNe != "")
+	if v.NX {
+		x.arg("NX")
+	}
+	if v.XX {
+		x.arg("XX")
+	}
+	if v.IfEq != "" {
+		x.needs("IFEQ", serverRedis86|serverValkey81|serverValkey91)
+	}
+	if v.IfEq != "" {
+		x.arg("IFEQ")
+		x.arg(v.IfEq)
+	}
+	if v.IfNe != "" {
+		x.needs("IFNE", serverRedis86)
+	}
+	if v.IfNe != "" {
+		x.arg("IFNE")
+		x.arg(v.IfNe)
+	}
+	if v.IfDEq != "" {
+		x.needs("IFDEQ", serverRedis86)
+	}
+	if v.IfDEq != "" {
+		x.arg("IFDEQ")
+		x.arg(v.IfDEq)
+	}
+	if v.IfDNe != "" {
+		x.needs("IFDNE", serverRedis86)
+	}
+	if v.IfDNe != "" {
+		x.arg("IFDNE")
+		x.arg(v.IfDNe)
+	}
+}
+
+// SetOptions are the optional arguments of Set and SetIf and SetGet. The zero value sends none of them.
+type SetOptions struct {
 	// EX sends EX seconds, in whole seconds; nil sends nothing. Since 2.6.12.
 	EX *time.Duration
 	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing. Since 2.6.12.
@@ -1442,13 +2134,13 @@ type SetOptions struct {
 
 // ShutdownOptions are the optional arguments of Shutdown. The zero value sends none of them.
 type ShutdownOptions struct {
-	// SaveSelectorBlock sends [NOSAVE|SAVE] [NOW] [FORCE]; nil sends nothing.
+	// SaveSelectorBlock sends [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER]; nil sends nothing.
 	SaveSelectorBlock *ShutdownSave
 	// Abort sends ABORT. Since 7.0.0.
 	Abort bool
 }
 
-// ShutdownSave is the argument [NOSAVE|SAVE] [NOW] [FORCE] (used by Shutdown).
+// ShutdownSave is the argument [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER] (used by Shutdown).
 type ShutdownSave struct {
 	// NoSave sends NOSAVE.
 	NoSave bool
@@ -1458,6 +2150,10 @@ type ShutdownSave struct {
 	Now bool
 	// Force sends FORCE. Since 7.0.0.
 	Force bool
+	// Safe sends SAFE. Since 9.0.0. Only on valkey-9.1.2.
+	Safe bool
+	// Failover sends FAILOVER. Since 9.0.0. Only on valkey-9.1.2.
+	Failover bool
 }
 
 func (v ShutdownSave) args(x *cmd) {
@@ -1473,6 +2169,18 @@ func (v ShutdownSave) args(x *cmd) {
 	}
 	if v.Force {
 		x.arg("FORCE")
+	}
+	if v.Safe {
+		x.needs("SAFE", serverValkey91)
+	}
+	if v.Safe {
+		x.arg("SAFE")
+	}
+	if v.Failover {
+		x.needs("FAILOVER", serverValkey91)
+	}
+	if v.Failover {
+		x.arg("FAILOVER")
 	}
 }
 
@@ -1523,7 +2231,7 @@ func (v SlotStatsOrderBy) args(x *cmd) {
 	}
 }
 
-// SlotsRange is the argument start-slot end-slot ... (used by ClusterAddSlotsRange, ClusterDelSlotsRange, ClusterSlotStats).
+// SlotsRange is the argument start-slot end-slot ... (used by ClusterAddSlotsRange, ClusterDelSlotsRange, ClusterMigrateSlots, ClusterMigration, ClusterSlotStats, ClusterSyncSlots).
 type SlotsRange struct {
 	// StartSlot sends start-slot.
 	StartSlot int64
@@ -1536,20 +2244,20 @@ func (v SlotsRange) args(x *cmd) {
 	x.argInt(v.EndSlot)
 }
 
-// SlowLogGetOptions are the optional arguments of SlowLogGet. The zero value sends none of them.
-type SlowLogGetOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
-}
-
-// SlowlogEntry is a reply: (id:int, timestamp:int, duration:int, args:[str], client:str, client_name:str).
-type SlowlogEntry struct {
+// SlowLogEntry is a reply: (id:int, timestamp:int, duration:int, args:[str], client:str, client_name:str).
+type SlowLogEntry struct {
 	ID         int64
 	Timestamp  int64
 	Duration   int64
 	Args       []string
 	Client     string
 	ClientName string
+}
+
+// SlowLogGetOptions are the optional arguments of SlowLogGet. The zero value sends none of them.
+type SlowLogGetOptions struct {
+	// Count sends count; nil sends nothing.
+	Count *int64
 }
 
 // SortOptions are the optional arguments of Sort and SortStore. The zero value sends none of them.
@@ -1590,6 +2298,22 @@ type StreamEntry struct {
 	Fields []FieldValue
 }
 
+// Sync is the argument SYNC task-id start-slot end-slot ... (used by ClusterSyncSlots).
+type Sync struct {
+	// TaskID sends task-id.
+	TaskID string
+	// SlotRange sends start-slot end-slot ....
+	SlotRange []SlotsRange
+}
+
+func (v Sync) args(x *cmd) {
+	x.arg(v.TaskID)
+	needOne(x, "slot-range", len(v.SlotRange))
+	for _, e := range v.SlotRange {
+		e.args(x)
+	}
+}
+
 // Trim is the argument MAXLEN|MINID [=|~] threshold [LIMIT count] (used by XAdd, XAddNoMkStream).
 type Trim struct {
 	// Strategy sends MAXLEN|MINID.
@@ -1620,6 +2344,19 @@ func (v Trim) args(x *cmd) {
 	}
 }
 
+// TrimSlotsSlots is the argument startslot endslot ... (used by TrimSlots).
+type TrimSlotsSlots struct {
+	// StartSlot sends startslot.
+	StartSlot int64
+	// EndSlot sends endslot.
+	EndSlot int64
+}
+
+func (v TrimSlotsSlots) args(x *cmd) {
+	x.argInt(v.StartSlot)
+	x.argInt(v.EndSlot)
+}
+
 // TrimStrategy is one of the tokens MAXLEN, MINID.
 type TrimStrategy string
 
@@ -1638,6 +2375,92 @@ const (
 	UnitMI Unit = "MI"
 )
 
+// VAddOptions are the optional arguments of VAdd. The zero value sends none of them.
+type VAddOptions struct {
+	// Reduce sends REDUCE dim; nil sends nothing.
+	Reduce *Reduce
+	// CAS sends CAS.
+	CAS bool
+	// NoQuant sends NOQUANT.
+	NoQuant bool
+	// Bin sends BIN.
+	Bin bool
+	// Q8 sends Q8.
+	Q8 bool
+	// EF sends EF build-exploration-factor; nil sends nothing.
+	EF *int64
+	// SetAttr sends SETATTR attributes; "" sends nothing.
+	SetAttr string
+	// M sends M numlinks; nil sends nothing.
+	M *int64
+}
+
+// VRangeOptions are the optional arguments of VRange. The zero value sends none of them.
+type VRangeOptions struct {
+	// Count sends count; nil sends nothing.
+	Count *int64
+}
+
+// VSimOptions are the optional arguments of VSim and VSimWithScores and VSimWithAttribs. The zero value sends none of them.
+type VSimOptions struct {
+	// Count sends COUNT count; nil sends nothing.
+	Count *int64
+	// Epsilon sends EPSILON max_distance; nil sends nothing.
+	Epsilon *float64
+	// EF sends EF search-exploration-factor; nil sends nothing.
+	EF *int64
+	// Filter sends FILTER expression; "" sends nothing.
+	Filter string
+	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing.
+	FilterEF *int64
+	// Truth sends TRUTH.
+	Truth bool
+	// Nothread sends NOTHREAD.
+	Nothread bool
+}
+
+// Values is the argument VALUES num value ... (used by VAdd, VSim).
+type Values struct {
+	// Value sends value ....
+	Value []float64
+}
+
+func (v Values) args(x *cmd) {
+	x.argInt(int64(len(v.Value)))
+	needOne(x, "value", len(v.Value))
+	for _, e := range v.Value {
+		argDouble(x, "value", e)
+	}
+}
+
+// Vector is the argument FP32 fp32|VALUES num value ... (used by VAdd): set exactly one field.
+type Vector struct {
+	// FP32 sends FP32 fp32; "" sends nothing.
+	FP32 string
+	// Values sends VALUES num value ...; nil sends nothing.
+	Values *Values
+}
+
+func (v Vector) args(x *cmd, required bool) {
+	oneOf(x, "vector", required, "FP32, VALUES", v.FP32 != "", v.Values != nil)
+	if v.FP32 != "" {
+		x.arg("FP32")
+		x.arg(v.FP32)
+	}
+	if v.Values != nil {
+		x.arg("VALUES")
+		v.Values.args(x)
+	}
+}
+
+// VectorRaw is a reply: (quantization:str, data:str, norm:float, range:float).
+type VectorRaw struct {
+	Quantization string
+	Data         string
+	Norm         float64
+	Range        float64
+}
+
 // VectorSetInfo is a reply: <quant-type:str, hnsw-m:int, vector-dim:int, projection-input-dim:int, size:int, max-level:int, attributes-count:int, vset-uid:int, hnsw-max-node-uid:int>.
 type VectorSetInfo struct {
 	QuantType          string // quant-type
@@ -1651,8 +2474,28 @@ type VectorSetInfo struct {
 	HnswMaxNodeUid     int64 // hnsw-max-node-uid
 }
 
+// XAckDelOptions are the optional arguments of XAckDel. The zero value sends none of them.
+type XAckDelOptions struct {
+	// KeepRef sends KEEPREF.
+	KeepRef bool
+	// DelRef sends DELREF.
+	DelRef bool
+	// Acked sends ACKED.
+	Acked bool
+}
+
 // XAddOptions are the optional arguments of XAdd and XAddNoMkStream. The zero value sends none of them.
 type XAddOptions struct {
+	// KeepRef sends KEEPREF. Only on redis-8.6.3.
+	KeepRef bool
+	// DelRef sends DELREF. Only on redis-8.6.3.
+	DelRef bool
+	// Acked sends ACKED. Only on redis-8.6.3.
+	Acked bool
+	// IDMPAutoWithPid sends IDMPAUTO pid; nil sends nothing. Only on redis-8.6.3.
+	IDMPAutoWithPid *IDMPAutoWithPid
+	// IDMPWithPidIid sends IDMP pid iid; nil sends nothing. Only on redis-8.6.3.
+	IDMPWithPidIid *IDMPWithPidIid
 	// Trim sends MAXLEN|MINID [=|~] threshold [LIMIT count]; nil sends nothing.
 	Trim *Trim
 }
@@ -1677,6 +2520,14 @@ type XAutoClaimOptions struct {
 	Count *int64
 }
 
+// XCfgSetOptions are the optional arguments of XCfgSet. The zero value sends none of them.
+type XCfgSetOptions struct {
+	// IDMPDurationBlock sends IDMP-DURATION duration; nil sends nothing.
+	IDMPDurationBlock *IDMPDuration
+	// IDMPMaxSizeBlock sends IDMP-MAXSIZE maxsize; nil sends nothing.
+	IDMPMaxSizeBlock *IDMPMaxSize
+}
+
 // XClaimOptions are the optional arguments of XClaim and XClaimJustID. The zero value sends none of them.
 type XClaimOptions struct {
 	// Idle sends IDLE ms, in whole milliseconds; nil sends nothing.
@@ -1690,6 +2541,16 @@ type XClaimOptions struct {
 	Force bool
 	// LastID sends LASTID lastid; "" sends nothing.
 	LastID string
+}
+
+// XDelExOptions are the optional arguments of XDelEx. The zero value sends none of them.
+type XDelExOptions struct {
+	// KeepRef sends KEEPREF.
+	KeepRef bool
+	// DelRef sends DELREF.
+	DelRef bool
+	// Acked sends ACKED.
+	Acked bool
 }
 
 // XGroupCreateOptions are the optional arguments of XGroupCreate. The zero value sends none of them.
@@ -1834,6 +2695,8 @@ type XReadGroupOptions struct {
 	Count *int64
 	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing.
 	Block *time.Duration
+	// Claim sends CLAIM min-idle-time; nil sends nothing. Only on redis-8.6.3.
+	Claim *int64
 	// NoAck sends NOACK.
 	NoAck bool
 }
@@ -1868,6 +2731,12 @@ type XTrimOptions struct {
 	Approximately bool
 	// Limit sends LIMIT count; nil sends nothing. Since 6.2.0.
 	Limit *int64
+	// KeepRef sends KEEPREF. Only on redis-8.6.3.
+	KeepRef bool
+	// DelRef sends DELREF. Only on redis-8.6.3.
+	DelRef bool
+	// Acked sends ACKED. Only on redis-8.6.3.
+	Acked bool
 }
 
 // ZAddOptions are the optional arguments of ZAdd and ZAddIncr. The zero value sends none of them.

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Installs the three server builds the integration tests run against, under
-# .servers/ at the repository root (git-ignored):
+# Installs the five server builds the integration tests run against, under
+# .servers/ at the repository root (git-ignored), or under the directory
+# RESPIRE_SERVERS_DIR names (the harness looks there too):
 #
 #   .servers/bin/redis-7.0-server   Redis 7.0.15  (Debian bookworm's redis-server)
 #   .servers/bin/redis-8.0-server   Redis 8.0.2   (Debian trixie's redis-tools)
 #   .servers/bin/valkey-8.1-server  Valkey 8.1.1  (Debian trixie's valkey-tools)
+#   .servers/bin/redis-8.6-server   Redis 8.6.3   (Debian experimental's redis-tools)
+#   .servers/bin/valkey-9.1-server  Valkey 9.1.2  (Debian sid's valkey-tools)
 #
-# The trixie builds need trixie's C/C++ runtime, which a bookworm host lacks.
+# The trixie builds need trixie's C/C++ runtime, which a bookworm host lacks;
+# the experimental and sid builds run on that same runtime.
 # We fetch the packages with apt-get under a private, temporary apt
 # configuration (the host's /etc/apt is never touched), unpack them with
 # dpkg -x and run each binary through trixie's own dynamic loader with a
@@ -17,19 +21,23 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SERVERS="$ROOT/.servers"
+SERVERS="${RESPIRE_SERVERS_DIR:-$ROOT/.servers}"
 BIN="$SERVERS/bin"
 TRIXIE="$SERVERS/trixie"
 
 REDIS70_VERSION=7.0.15
 REDIS80_VERSION=8.0.2
 VALKEY81_VERSION=8.1.1
+REDIS86_VERSION=8.6.3
+VALKEY91_VERSION=9.1.2
 
 # Debian package versions, matched as prefixes of what the archive offers so
 # that a security rebuild (+deb13uN) is picked up without editing this file.
 REDIS70_DEB=5:7.0.15-
 REDIS80_DEB=5:8.0.2-
 VALKEY81_DEB=8.1.1+dfsg1-
+REDIS86_DEB=5:8.6.3-
+VALKEY91_DEB=9.1.2
 
 # The runtime the trixie binaries need, beyond the server packages
 # themselves. Checked afterwards with the loader's --list: any library the
@@ -186,6 +194,44 @@ install_trixie() {
   log "valkey-8.1-server ok"
 }
 
+# ---------------------------------------------------------------- newer suites
+# install_newer NAME VERSION SUITE PACKAGE DEB_PREFIX EXE: one server package
+# from a suite newer than trixie (experimental, sid), unpacked alone under
+# .servers/SUITE and run through trixie's loader with trixie's runtime; a
+# library the package needs beyond that runtime fails the script.
+install_newer() {
+  local name=$1 version=$2 suite=$3 pkg=$4 prefix=$5 exe=$6
+  local w="$BIN/$name-server"
+  if [[ -z "${FORCE:-}" ]] && has_version "$w" "$version"; then
+    log "$name-server ok"; return
+  fi
+  cleanup; apt_setup "$suite"
+  local v
+  v=$(apt_version "$pkg" "$prefix")
+  log "$suite: $pkg $v"
+  local dir="$SERVERS/$suite" new="$SERVERS/$suite.new"
+  rm -rf "$new"; mkdir -p "$new/debs" "$new/root"
+  apt_fetch "$new/debs" "$pkg=$v"
+  for d in "$new"/debs/*.deb; do dpkg -x "$d" "$new/root"; done
+  rm -rf "$new/debs"
+  ln -sf "${exe%-server}-check-rdb" "$new/root/usr/bin/$exe"
+  local tlib="$TRIXIE/root/usr/lib/x86_64-linux-gnu"
+  local missing
+  missing=$("$tlib/ld-linux-x86-64.so.2" --inhibit-cache --library-path "$new/root/usr/lib/x86_64-linux-gnu:$tlib" \
+    --list "$new/root/usr/bin/$exe" | grep 'not found' || true)
+  [[ -z "$missing" ]] || die "$exe of $suite: libraries missing from trixie's runtime: $missing"
+  rm -rf "$dir.old"
+  [[ -e "$dir" ]] && mv "$dir" "$dir.old"
+  mv "$new" "$dir"
+  rm -rf "$dir.old"
+  write_wrapper "$w" \
+    'b=$(cd "$(dirname "$0")/.." && pwd)' \
+    'l="$b/trixie/root/usr/lib/x86_64-linux-gnu"' \
+    "exec \"\$l/ld-linux-x86-64.so.2\" --inhibit-cache --library-path \"\$b/$suite/root/usr/lib/x86_64-linux-gnu:\$l\" \"\$b/$suite/root/usr/bin/$exe\" \"\$@\""
+  has_version "$w" "$version" || die "$name-server does not report $version: $("$w" --version 2>&1)"
+  log "$name-server ok"
+}
+
 # write_wrapper PATH LINE...: a small sh script that execs a server.
 write_wrapper() {
   local path=$1; shift
@@ -204,6 +250,8 @@ arch=$(dpkg --print-architecture 2>/dev/null || true)
 mkdir -p "$BIN"
 install_redis70
 install_trixie
-for w in redis-7.0 redis-8.0 valkey-8.1; do
+install_newer redis-8.6 "$REDIS86_VERSION" experimental redis-tools "$REDIS86_DEB" redis-server
+install_newer valkey-9.1 "$VALKEY91_VERSION" sid valkey-tools "$VALKEY91_DEB" valkey-server
+for w in redis-7.0 redis-8.0 valkey-8.1 redis-8.6 valkey-9.1; do
   printf '%s-server: %s\n' "$w" "$("$BIN/$w-server" --version)"
 done

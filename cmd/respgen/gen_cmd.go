@@ -20,6 +20,7 @@ func runGen(args []string) error {
 	specPath := fs.String("spec", filepath.Join("spec", "commands.json"), "the command spec `file`")
 	repliesPath := fs.String("replies", filepath.Join("spec", "replies.txt"), "the reply notation `file`")
 	out := fs.String("out", "respire", "output `directory`")
+	supplementPath := fs.String("supplement", "", "our `file` of facts the servers' COMMAND DOCS lack (spec/supplement.json); none when empty")
 	allowMissing := fs.Bool("allow-missing", false, "skip commands without a reply entry (for bringing up a new spec; never commit its output)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: respgen gen --spec spec/commands.json --replies spec/replies.txt --out respire/\n\n"+
@@ -41,13 +42,22 @@ func runGen(args []string) error {
 	if err != nil {
 		return fmt.Errorf("gen: %w", err)
 	}
-	o, err := gen.Generate(gen.Config{Spec: s, Replies: r, AllowMissing: *allowMissing})
+	var sup *gen.Supplement
+	if *supplementPath != "" {
+		if sup, err = gen.LoadSupplement(*supplementPath); err != nil {
+			return fmt.Errorf("gen: %w", err)
+		}
+	}
+	o, err := gen.Generate(gen.Config{Spec: s, Replies: r, Supplement: sup, AllowMissing: *allowMissing})
 	if err != nil {
 		var missing *gen.MissingError
 		if errors.As(err, &missing) {
 			return fmt.Errorf("gen: %w\n(run with --allow-missing to generate the others meanwhile)", err)
 		}
 		return fmt.Errorf("gen: %w", err)
+	}
+	for _, n := range o.Notes {
+		fmt.Fprintf(os.Stderr, "respgen gen: note: %s\n", n)
 	}
 	for _, c := range o.Skipped {
 		fmt.Fprintf(os.Stderr, "respgen gen: skipped %s: no reply entry\n", c)

@@ -103,25 +103,26 @@ func init() {
 			Run: func(e *Env) {
 				k, missing := e.Key("k"), e.Key("missing")
 				e.Do("SET", k, "v")
-				for _, f := range []func() (int64, error){
-					func() (int64, error) { return e.C.TTL(e.Ctx, k) },
-					func() (int64, error) { return e.C.PTTL(e.Ctx, k) },
-					func() (int64, error) { return e.C.ExpireTime(e.Ctx, k) },
-					func() (int64, error) { return e.C.PExpireTime(e.Ctx, k) },
+				// No expiry: NoExpiry and the zero time; no key: Nil.
+				for _, f := range []func(string) (time.Duration, error){
+					func(k string) (time.Duration, error) { return e.C.TTL(e.Ctx, k) },
+					func(k string) (time.Duration, error) { return e.C.PTTL(e.Ctx, k) },
 				} {
-					n, err := f()
+					d, err := f(k)
 					require.NoError(e, err)
-					require.Equal(e, int64(-1), n, "no expiry")
+					require.Equal(e, respire.NoExpiry, d, "no expiry")
+					_, err = f(missing)
+					caNil(e, err)
 				}
-				for _, f := range []func() (int64, error){
-					func() (int64, error) { return e.C.TTL(e.Ctx, missing) },
-					func() (int64, error) { return e.C.PTTL(e.Ctx, missing) },
-					func() (int64, error) { return e.C.ExpireTime(e.Ctx, missing) },
-					func() (int64, error) { return e.C.PExpireTime(e.Ctx, missing) },
+				for _, f := range []func(string) (time.Time, error){
+					func(k string) (time.Time, error) { return e.C.ExpireTime(e.Ctx, k) },
+					func(k string) (time.Time, error) { return e.C.PExpireTime(e.Ctx, k) },
 				} {
-					n, err := f()
+					at, err := f(k)
 					require.NoError(e, err)
-					require.Equal(e, int64(-2), n, "missing key")
+					require.True(e, at.IsZero(), "no expiry: %v", at)
+					_, err = f(missing)
+					caNil(e, err)
 				}
 
 				ok, err := e.C.Expire(e.Ctx, k, 100*time.Second, &respire.ExpireOptions{XX: true})
@@ -132,7 +133,7 @@ func init() {
 				require.True(e, ok)
 				ttl, err := e.C.TTL(e.Ctx, k)
 				require.NoError(e, err)
-				require.True(e, ttl > 90 && ttl <= 100, "ttl %d", ttl)
+				require.True(e, ttl > 90*time.Second && ttl <= 100*time.Second, "ttl %v", ttl)
 				ok, err = e.C.Expire(e.Ctx, k, 50*time.Second, &respire.ExpireOptions{GT: true})
 				require.NoError(e, err)
 				require.False(e, ok)
@@ -151,7 +152,7 @@ func init() {
 				require.True(e, ok)
 				pttl, err := e.C.PTTL(e.Ctx, k)
 				require.NoError(e, err)
-				require.True(e, pttl > 140000 && pttl <= 150000, "pttl %d", pttl)
+				require.True(e, pttl > 140*time.Second && pttl <= 150*time.Second, "pttl %v", pttl)
 				ok, err = e.C.PExpire(e.Ctx, missing, time.Second, nil)
 				require.NoError(e, err)
 				require.False(e, ok)
@@ -162,7 +163,8 @@ func init() {
 				require.True(e, ok)
 				et, err := e.C.ExpireTime(e.Ctx, k)
 				require.NoError(e, err)
-				require.Equal(e, at.Unix(), et)
+				require.Equal(e, at.Unix(), et.Unix())
+				require.Zero(e, et.Nanosecond(), "whole seconds")
 				ok, err = e.C.ExpireAt(e.Ctx, k, at.Add(-500*time.Second), &respire.ExpireAtOptions{GT: true})
 				require.NoError(e, err)
 				require.False(e, ok)
@@ -176,13 +178,13 @@ func init() {
 				require.True(e, ok)
 				pet, err := e.C.PExpireTime(e.Ctx, k)
 				require.NoError(e, err)
-				require.Equal(e, at.UnixMilli(), pet)
+				require.Equal(e, at.UnixMilli(), pet.UnixMilli())
 				et, err = e.C.ExpireTime(e.Ctx, k)
 				require.NoError(e, err)
-				require.InDelta(e, at.UnixMilli()/1000, et, 1) // rounded to the nearest second
+				require.InDelta(e, at.UnixMilli()/1000, et.Unix(), 1) // rounded to the nearest second
 				ttl, err = e.C.TTL(e.Ctx, k)
 				require.NoError(e, err)
-				require.True(e, ttl > 1990 && ttl <= 2000, "ttl %d", ttl)
+				require.True(e, ttl > 1990*time.Second && ttl <= 2000*time.Second, "ttl %v", ttl)
 
 				ok, err = e.C.Persist(e.Ctx, k)
 				require.NoError(e, err)
@@ -192,7 +194,7 @@ func init() {
 				require.False(e, ok)
 				ttl, err = e.C.TTL(e.Ctx, k)
 				require.NoError(e, err)
-				require.Equal(e, int64(-1), ttl)
+				require.Equal(e, respire.NoExpiry, ttl)
 
 				// An expiry in the past deletes the key.
 				ok, err = e.C.PExpireAt(e.Ctx, k, time.Unix(1, 0), nil)
@@ -223,19 +225,19 @@ func init() {
 				require.Equal(e, "hello", v)
 				ttl, err := e.C.TTL(e.Ctx, r)
 				require.NoError(e, err)
-				require.Equal(e, int64(-1), ttl)
+				require.Equal(e, respire.NoExpiry, ttl)
 				e.ServerError(e.C.Restore(e.Ctx, r, 0, payload, nil), "BUSYKEY")
 
 				require.NoError(e, e.C.Restore(e.Ctx, r, 100000, payload, &respire.RestoreOptions{Replace: true}))
 				pttl, err := e.C.PTTL(e.Ctx, r)
 				require.NoError(e, err)
-				require.True(e, pttl > 90000 && pttl <= 100000, "pttl %d", pttl)
+				require.True(e, pttl > 90*time.Second && pttl <= 100*time.Second, "pttl %v", pttl)
 
 				at := time.Now().Add(500 * time.Second).UnixMilli()
 				require.NoError(e, e.C.Restore(e.Ctx, r, at, payload, &respire.RestoreOptions{Replace: true, AbsTTL: true}))
 				pet, err := e.C.PExpireTime(e.Ctx, r)
 				require.NoError(e, err)
-				require.Equal(e, at, pet)
+				require.Equal(e, at, pet.UnixMilli())
 
 				require.NoError(e, e.C.Restore(e.Ctx, e.Key("idle"), 0, payload, &respire.RestoreOptions{IdleTime: caPtr(1000 * time.Second)}))
 				idle, err := e.C.ObjectIdleTime(e.Ctx, e.Key("idle"))

@@ -141,7 +141,7 @@ func init() {
 				require.NoError(e, e.C.SetEx(e.Ctx, e.Key("ex"), 100*time.Second, "v"))
 				ttl, err := e.C.TTL(e.Ctx, e.Key("ex"))
 				require.NoError(e, err)
-				require.True(e, ttl > 90 && ttl <= 100, "ttl %d", ttl)
+				require.True(e, ttl > 90*time.Second && ttl <= 100*time.Second, "ttl %v", ttl)
 				v, err = e.C.Get(e.Ctx, e.Key("ex"))
 				require.NoError(e, err)
 				require.Equal(e, "v", v)
@@ -153,7 +153,7 @@ func init() {
 				require.NoError(e, e.C.PSetEx(e.Ctx, e.Key("px"), 50*time.Second, "w"))
 				pttl, err := e.C.PTTL(e.Ctx, e.Key("px"))
 				require.NoError(e, err)
-				require.True(e, pttl > 40000 && pttl <= 50000, "pttl %d", pttl)
+				require.True(e, pttl > 40*time.Second && pttl <= 50*time.Second, "pttl %v", pttl)
 				v, err = e.C.Get(e.Ctx, e.Key("px"))
 				require.NoError(e, err)
 				require.Equal(e, "w", v)
@@ -166,21 +166,21 @@ func init() {
 				require.Equal(e, "val", s)
 				ttl, err = e.C.TTL(e.Ctx, g)
 				require.NoError(e, err)
-				require.Equal(e, int64(-1), ttl)
+				require.Equal(e, respire.NoExpiry, ttl)
 
 				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{EX: caPtr(100 * time.Second)})
 				require.NoError(e, err)
 				require.Equal(e, "val", s)
 				ttl, err = e.C.TTL(e.Ctx, g)
 				require.NoError(e, err)
-				require.True(e, ttl > 90 && ttl <= 100, "ttl %d", ttl)
+				require.True(e, ttl > 90*time.Second && ttl <= 100*time.Second, "ttl %v", ttl)
 
 				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{PX: caPtr(20 * time.Second)})
 				require.NoError(e, err)
 				require.Equal(e, "val", s)
 				pttl, err = e.C.PTTL(e.Ctx, g)
 				require.NoError(e, err)
-				require.True(e, pttl > 10000 && pttl <= 20000, "pttl %d", pttl)
+				require.True(e, pttl > 10*time.Second && pttl <= 20*time.Second, "pttl %v", pttl)
 
 				at := time.Now().Add(300 * time.Second)
 				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{EXAT: at})
@@ -188,7 +188,7 @@ func init() {
 				require.Equal(e, "val", s)
 				et, err := e.C.ExpireTime(e.Ctx, g)
 				require.NoError(e, err)
-				require.Equal(e, at.Unix(), et)
+				require.Equal(e, at.Unix(), et.Unix())
 
 				at = time.Now().Add(400 * time.Second)
 				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{PXAT: at})
@@ -196,14 +196,14 @@ func init() {
 				require.Equal(e, "val", s)
 				pet, err := e.C.PExpireTime(e.Ctx, g)
 				require.NoError(e, err)
-				require.Equal(e, at.UnixMilli(), pet)
+				require.Equal(e, at.UnixMilli(), pet.UnixMilli())
 
 				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{Persist: true})
 				require.NoError(e, err)
 				require.Equal(e, "val", s)
 				ttl, err = e.C.TTL(e.Ctx, g)
 				require.NoError(e, err)
-				require.Equal(e, int64(-1), ttl)
+				require.Equal(e, respire.NoExpiry, ttl)
 
 				_, err = e.C.GetEx(e.Ctx, e.Key("missing"), &respire.GetExOptions{Persist: true})
 				caNil(e, err)
@@ -251,19 +251,19 @@ func init() {
 
 				idx, err := e.C.LCSIdx(e.Ctx, a, b, nil)
 				require.NoError(e, err)
-				require.Equal(e, respire.LcsIdx{
-					Matches: []respire.LcsMatch{
-						{A: respire.LcsRange{Start: 4, End: 7}, B: respire.LcsRange{Start: 5, End: 8}},
-						{A: respire.LcsRange{Start: 2, End: 3}, B: respire.LcsRange{Start: 0, End: 1}},
+				require.Equal(e, respire.LCSIdx{
+					Matches: []respire.LCSMatch{
+						{A: respire.LCSRange{Start: 4, End: 7}, B: respire.LCSRange{Start: 5, End: 8}},
+						{A: respire.LCSRange{Start: 2, End: 3}, B: respire.LCSRange{Start: 0, End: 1}},
 					},
 					Len: 6,
 				}, idx)
 
 				idx, err = e.C.LCSIdx(e.Ctx, a, b, &respire.LCSOptions{MinMatchLen: caPtr(int64(4)), WithMatchLen: true})
 				require.NoError(e, err)
-				require.Equal(e, respire.LcsIdx{
-					Matches: []respire.LcsMatch{
-						{A: respire.LcsRange{Start: 4, End: 7}, B: respire.LcsRange{Start: 5, End: 8}, Len: 4},
+				require.Equal(e, respire.LCSIdx{
+					Matches: []respire.LCSMatch{
+						{A: respire.LCSRange{Start: 4, End: 7}, B: respire.LCSRange{Start: 5, End: 8}, Len: 4},
 					},
 					Len: 6,
 				}, idx)

@@ -386,7 +386,7 @@ func init() {
 			page, err := e.C.ZScan(e.Ctx, k, 0, &respire.ZScanOptions{Match: "*", Count: i64(10)})
 			require.NoError(e, err)
 			require.Len(e, page.Items, 3)
-			if e.Flavor != harness.Valkey81 {
+			if !dValkey(e) {
 				return
 			}
 			// NOSCORES (Valkey) gives members only: its own method.

@@ -12,9 +12,9 @@ import (
 // back to their defaults.
 
 var (
-	cLogSlow    = respire.CommandLogGetType{Slow: "slow"}
-	cLogRequest = respire.CommandLogGetType{LargeRequest: "large-request"}
-	cLogReply   = respire.CommandLogGetType{LargeReply: "large-reply"}
+	cLogSlow    = respire.CommandLogGetTypeSlow
+	cLogRequest = respire.CommandLogGetTypeLargeRequest
+	cLogReply   = respire.CommandLogGetTypeLargeReply
 )
 
 func init() {
@@ -49,7 +49,7 @@ func init() {
 			entries, err = e.C.CommandLogGet(e.Ctx, 5, cLogRequest)
 			require.NoError(e, err)
 			require.Empty(e, entries)
-			_, err = e.C.CommandLogGet(e.Ctx, 1, respire.CommandLogGetType{Slow: "no-such-type"})
+			_, err = e.C.CommandLogGet(e.Ctx, 1, respire.CommandLogGetType("no-such-type"))
 			e.ServerError(err, "ERR")
 		},
 	}, Case{

@@ -118,7 +118,7 @@ func init() {
 			// CANCEL came with Valkey 8.1 (nothing to cancel here).
 			_, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Cancel: true})
 			e.ServerError(err, "ERR")
-			if e.Flavor == harness.Valkey81 {
+			if dValkey(e) {
 				require.Contains(e, err.Error(), "not in progress")
 			} else {
 				require.Contains(e, err.Error(), "syntax error")
@@ -189,7 +189,7 @@ func init() {
 			entries, err := e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: cInt(-1)})
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, len(entries), int(n)) // SLOWLOG LEN is logged too
-			var found *respire.SlowlogEntry
+			var found *respire.SlowLogEntry
 			for i := range entries {
 				if len(entries[i].Args) == 2 && entries[i].Args[1] == "slow-marker" {
 					found = &entries[i]
@@ -255,7 +255,7 @@ func init() {
 			require.GreaterOrEqual(e, ev.Latest, int64(20))
 			require.GreaterOrEqual(e, ev.Max, ev.Latest)
 			require.InDelta(e, time.Now().Unix(), ev.Timestamp, 5)
-			if e.Flavor == harness.Valkey81 {
+			if dValkey(e) {
 				// Valkey 8.1 adds the total and count of the samples.
 				require.GreaterOrEqual(e, ev.Sum, ev.Latest)
 				require.GreaterOrEqual(e, ev.Count, int64(1))
@@ -356,13 +356,19 @@ func init() {
 		Run: func(e *Env) {
 			mods, err := e.C.ModuleList(e.Ctx)
 			require.NoError(e, err)
-			if e.Flavor == harness.Redis80 {
+			switch {
+			case e.Flavor == harness.Redis80 || e.Flavor == harness.Redis86:
 				// Redis 8 ships vector sets as a built-in module.
 				require.Len(e, mods, 1)
 				require.Equal(e, "vectorset", mods[0].Name)
 				require.Equal(e, int64(1), mods[0].Ver)
 				require.Empty(e, mods[0].Args)
-			} else {
+			case e.Flavor == harness.Valkey91:
+				// Valkey 9 lists its Lua engine as a module.
+				require.Len(e, mods, 1)
+				require.Equal(e, "lua", mods[0].Name)
+				require.Empty(e, mods[0].Args)
+			default:
 				require.Empty(e, mods)
 			}
 			help, err := e.C.ModuleHelp(e.Ctx)

@@ -113,10 +113,20 @@ func repoFile(t *testing.T, rel string) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", rel)
 }
 
-var specServerOf = map[harness.Flavor]string{
-	harness.Redis70:  "redis-7.0.15",
-	harness.Redis80:  "redis-8.0.2",
-	harness.Valkey81: "valkey-8.1.1",
+// specServerOf finds the spec server a flavor runs: "redis-8.6" runs
+// "redis-8.6.3". Every flavor must have one, and each its own.
+func specServerOf(t *testing.T, sp *spec.Spec) map[harness.Flavor]string {
+	out := map[harness.Flavor]string{}
+	for _, f := range harness.AllFlavors {
+		for _, id := range sp.Servers {
+			if strings.HasPrefix(id, string(f)+".") {
+				require.Empty(t, out[f], "flavor %s matches spec servers %s and %s", f, out[f], id)
+				out[f] = id
+			}
+		}
+		require.NotEmpty(t, out[f], "flavor %s has no server in the spec (%v): run respgen spec against it", f, sp.Servers)
+	}
+	return out
 }
 
 // servers lazily starts the special servers of one flavor.
@@ -132,6 +142,7 @@ func TestConformance(t *testing.T) {
 	reps, err := gen.LoadReplies(repoFile(t, "spec/replies.txt"))
 	require.NoError(t, err)
 
+	serverOf := specServerOf(t, sp)
 	generated := map[string]bool{}
 	excluded := 0
 	for _, c := range sp.Commands {
@@ -147,7 +158,7 @@ func TestConformance(t *testing.T) {
 			return false
 		}
 		for _, s := range c.Servers {
-			if s == specServerOf[f] {
+			if s == serverOf[f] {
 				return true
 			}
 		}

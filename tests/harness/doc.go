@@ -21,12 +21,13 @@
 //
 //  1. the environment variable RESPIRE_SERVER_<FLAVOR> (for example
 //     RESPIRE_SERVER_REDIS_8_0), naming an executable;
-//  2. .servers/bin/<flavor>-server at the repository root, which
-//     `make servers` installs;
+//  2. .servers/bin/<flavor>-server at the repository root (or under the
+//     directory RESPIRE_SERVERS_DIR names), which `make servers` installs;
 //  3. for Redis 7.0 only, redis-server on PATH.
 //
 // If none exists and a Docker engine is reachable, the server runs in a
-// container (images redis:7.0.15, redis:8.0.2, valkey/valkey:8.1.1).
+// container (images redis:7.0.15, redis:8.0.2, valkey/valkey:8.1.1, redis:8.6.3,
+// valkey/valkey:9.1.2).
 // Otherwise the test fails with instructions; it is never skipped silently.
 //
 // When REDIS_ADDR is set, Start with a plain Config (no TLS, password, users,

@@ -22,6 +22,8 @@ var dockerImages = map[Flavor]struct{ repo, tag, command string }{
 	Redis70:  {"redis", "7.0.15", "redis-server"},
 	Redis80:  {"redis", "8.0.2", "redis-server"},
 	Valkey81: {"valkey/valkey", "8.1.1", "valkey-server"},
+	Redis86:  {"redis", "8.6.3", "redis-server"},
+	Valkey91: {"valkey/valkey", "9.1.2", "valkey-server"},
 }
 
 // dockerPool returns a pool for a Docker engine that answers a ping, or nil.

@@ -16,14 +16,19 @@ const (
 	Redis80 Flavor = "redis-8.0"
 	// Valkey81 is Valkey 8.1 (8.1.1, Debian trixie's build).
 	Valkey81 Flavor = "valkey-8.1"
+	// Redis86 is Redis 8.6 (8.6.3, Debian experimental's build).
+	Redis86 Flavor = "redis-8.6"
+	// Valkey91 is Valkey 9.1 (9.1.2, Debian sid's build).
+	Valkey91 Flavor = "valkey-9.1"
 )
 
 // DefaultFlavor is the flavor Start uses when Config.Flavor is empty and no
 // external server is in use.
 const DefaultFlavor = Redis70
 
-// AllFlavors lists the supported flavors, oldest first.
-var AllFlavors = []Flavor{Redis70, Redis80, Valkey81}
+// AllFlavors lists the supported flavors: the three older ones first, then
+// the two newest (kept in this order so that a test's output reads the same).
+var AllFlavors = []Flavor{Redis70, Redis80, Valkey81, Redis86, Valkey91}
 
 // String returns the flavor's name.
 func (f Flavor) String() string { return string(f) }

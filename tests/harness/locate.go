@@ -75,8 +75,8 @@ func findBinary(f Flavor) (string, error) {
 		}
 		return p, nil
 	}
-	if root := repoRoot(); root != "" {
-		p := filepath.Join(root, ".servers", "bin", string(f)+"-server")
+	if dir := serversDir(); dir != "" {
+		p := filepath.Join(dir, "bin", string(f)+"-server")
 		if isExecutable(p) {
 			return p, nil
 		}
@@ -87,6 +87,19 @@ func findBinary(f Flavor) (string, error) {
 		}
 	}
 	return "", errNoBinary
+}
+
+// serversDir is where `make servers` installs: RESPIRE_SERVERS_DIR when
+// set (as for scripts/servers.sh), else .servers at the repository root;
+// "" when neither is known.
+func serversDir() string {
+	if d := os.Getenv("RESPIRE_SERVERS_DIR"); d != "" {
+		return d
+	}
+	if root := repoRoot(); root != "" {
+		return filepath.Join(root, ".servers")
+	}
+	return ""
 }
 
 // isExecutable reports whether p is a regular file with an execute bit set.

@@ -27,7 +27,10 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 		cmd, arg string
 		err      error
 	}{
-		{"SET", "", c.Set(ctx, "k", "v", &respire.SetOptions{NX: true, XX: true})},
+		{"SET", "", func() error {
+			_, err := c.SetIf(ctx, "k", "v", respire.SetIfCondition{NX: true, XX: true}, nil)
+			return err
+		}()},
 		{"SET", "", c.Set(ctx, "k", "v", &respire.SetOptions{EX: &ex, KeepTTL: true})},
 		{"DEL", "key", func() error { _, err := c.Del(ctx); return err }()},
 		{"EXPIRE", "seconds", func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }()},

@@ -3,6 +3,7 @@ package integration
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/codec"
 	"github.com/respire-go/respire/codec/brotli"
@@ -70,14 +71,14 @@ func TestCodecStore(t *testing.T) {
 		_, err = users.Get(ctx, c, "user:7")
 		assert.ErrorIs(t, err, codec.ErrChecksum)
 
-		// SetOptions pass through to every Set: with NX an existing key
-		// keeps its value, and the client's error comes back unchanged.
-		users.SetOptions = &respire.SetOptions{NX: true}
-		assert.ErrorIs(t, users.Set(ctx, c, "user:42", small), respire.Nil)
+		// SetOptions pass through to every Set: with EX the key gets a
+		// time to live.
+		ex := time.Hour
+		users.SetOptions = &respire.SetOptions{EX: &ex}
 		require.NoError(t, users.Set(ctx, c, "user:new", small))
-		got, err = users.Get(ctx, c, "user:42")
+		ttl, err := c.TTL(ctx, "user:new")
 		require.NoError(t, err)
-		assert.Equal(t, big, got)
+		assert.InDelta(t, time.Hour.Seconds(), ttl.Seconds(), 5)
 	})
 }
 

@@ -1,0 +1,189 @@
+package gen
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/respire-go/respire/gen/spec"
+)
+
+// Supplement is what we add to the servers' own description of their
+// commands (spec/supplement.json): facts from the documentation, in our
+// words, where COMMAND DOCS says too little. The generator applies it to
+// the spec before generating and notes, for every entry, when the servers'
+// docs have come to cover it, so that the entry can go.
+type Supplement struct {
+	File     string              `json:"-"`
+	Commands []SupplementCommand `json:"commands"`
+}
+
+// SupplementCommand supplements one command.
+type SupplementCommand struct {
+	Name string `json:"name"`
+	// Why says, for a reader of the file, what COMMAND DOCS gets wrong.
+	Why string `json:"why"`
+	// Replace gives arguments in the spec's own format that stand in for
+	// the argument at a path ("format", "condition/ifdeq-digest"): the
+	// first replaces it, the others follow it.
+	Replace []SupplementReplace `json:"replace,omitempty"`
+	// Lacks names, for a server whose COMMAND DOCS describe none of the
+	// command's arguments, the arguments (token, else name) it does not
+	// have; it is taken to have all the others.
+	Lacks map[string][]string `json:"lacks,omitempty"`
+}
+
+// SupplementReplace is one replaced argument.
+type SupplementReplace struct {
+	Path string          `json:"path"`
+	With []spec.Argument `json:"with"`
+}
+
+// LoadSupplement reads a supplement file.
+func LoadSupplement(path string) (*Supplement, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Supplement
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.File = path
+	return &s, nil
+}
+
+// applySupplement returns a copy of sp with the supplement's replacements
+// made, the servers' lacks to apply after the arguments are built, and
+// notes on entries the servers' docs now cover.
+func applySupplement(sp *spec.Spec, sup *Supplement) (*spec.Spec, map[string]map[string][]string, []string, error) {
+	if sup == nil {
+		return sp, nil, nil, nil
+	}
+	out := *sp
+	out.Commands = slices.Clone(sp.Commands)
+	lacks := map[string]map[string][]string{}
+	var notes []string
+	var errs []error
+	seen := map[string]bool{}
+	for _, e := range sup.Commands {
+		fail := func(format string, a ...any) {
+			errs = append(errs, fmt.Errorf("%s: %s: %s", sup.File, e.Name, fmt.Sprintf(format, a...)))
+		}
+		if seen[e.Name] {
+			fail("a second entry")
+			continue
+		}
+		seen[e.Name] = true
+		i := slices.IndexFunc(out.Commands, func(c spec.Command) bool { return c.Name == e.Name })
+		if i < 0 {
+			fail("not a command of the spec")
+			continue
+		}
+		cmd := &out.Commands[i]
+		undoc := undocumentedServers(cmd)
+		for _, r := range e.Replace {
+			args, covered, err := replaceArgument(cmd.Arguments, strings.Split(r.Path, "/"), r.With)
+			if err != nil {
+				fail("replace %s: %v", r.Path, err)
+				continue
+			}
+			if covered {
+				notes = append(notes, fmt.Sprintf("%s: the servers' docs now describe %s of %s as the supplement does; remove the replacement", sup.File, r.Path, e.Name))
+			}
+			cmd.Arguments = args
+		}
+		if len(e.Replace) > 0 {
+			// The servers that described no arguments before the
+			// replacement still have the others.
+			cmd.Arguments = withUndocumented(cmd.Arguments, undoc, cmd.Servers)
+		}
+		for srv, names := range e.Lacks {
+			switch {
+			case !slices.Contains(cmd.Servers, srv):
+				fail("lacks: %s does not have the command", srv)
+			case !slices.Contains(undoc, srv):
+				notes = append(notes, fmt.Sprintf("%s: %s's docs now describe the arguments of %s; remove its lacks entry", sup.File, srv, e.Name))
+			default:
+				if lacks[e.Name] == nil {
+					lacks[e.Name] = map[string][]string{}
+				}
+				lacks[e.Name][srv] = names
+			}
+		}
+	}
+	return &out, lacks, notes, errors.Join(errs...)
+}
+
+// replaceArgument replaces the argument at path in list by with. covered
+// reports that the list already holds exactly with there.
+func replaceArgument(list []spec.Argument, path []string, with []spec.Argument) ([]spec.Argument, bool, error) {
+	i := slices.IndexFunc(list, func(a spec.Argument) bool { return a.Name == path[0] })
+	if i < 0 {
+		return nil, false, fmt.Errorf("no argument %q", path[0])
+	}
+	out := slices.Clone(list)
+	if len(path) > 1 {
+		sub, covered, err := replaceArgument(list[i].Arguments, path[1:], with)
+		if err != nil {
+			return nil, false, err
+		}
+		out[i].Arguments = sub
+		return out, covered, nil
+	}
+	covered := len(with) > 0 && i+len(with) <= len(list) && sameShape(list[i:i+len(with)], with)
+	out = slices.Replace(out, i, i+1, with...)
+	return out, covered, nil
+}
+
+// sameShape compares arguments by what is sent, not how they are shown.
+func sameShape(a, b []spec.Argument) bool {
+	strip := func(l []spec.Argument) []spec.Argument {
+		var f func([]spec.Argument) []spec.Argument
+		f = func(l []spec.Argument) []spec.Argument {
+			out := make([]spec.Argument, len(l))
+			for i, x := range l {
+				out[i] = spec.Argument{Name: x.Name, Type: x.Type, Token: x.Token, Optional: x.Optional,
+					Multiple: x.Multiple, MultipleToken: x.MultipleToken, Arguments: f(x.Arguments)}
+			}
+			return out
+		}
+		return f(l)
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+// applyLacks removes the servers that lack them from the arguments named
+// (by token, else by name), anywhere in the tree.
+func applyLacks(args []*arg, cmd *spec.Command, lacks map[string][]string) error {
+	for srv, names := range lacks {
+		for _, name := range names {
+			found := false
+			var walk func([]*arg)
+			walk = func(list []*arg) {
+				for _, a := range list {
+					if strings.EqualFold(a.Token, name) || (a.Token == "" && a.Name == name) {
+						found = true
+						have := a.Servers
+						if len(have) == 0 {
+							have = cmd.Servers
+						}
+						a.Servers = slices.DeleteFunc(slices.Clone(have), func(s string) bool { return s == srv })
+					}
+					walk(a.Children)
+				}
+			}
+			walk(args)
+			if !found {
+				return fmt.Errorf("lacks: %s has no argument %s", cmd.Name, name)
+			}
+		}
+	}
+	return nil
+}
