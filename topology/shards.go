@@ -111,7 +111,11 @@ func ParseShards(v resp.Value, tls bool, from string) (*View, error) {
 			}
 			n.Addr = net.JoinHostPort(host, strconv.FormatInt(port, 10))
 			switch {
-			case n.Primary && !havePrimary:
+			// A shard can list two masters: a failed one that its replica
+			// replaced (Valkey keeps it there, role master, health fail,
+			// until it comes back as a replica) and the new one. The
+			// healthy one is the primary.
+			case n.Primary && (!havePrimary || n.Healthy && !sh.Primary.Healthy):
 				sh.Primary, havePrimary = n, true
 			case !n.Primary && n.Healthy:
 				sh.Replicas = append(sh.Replicas, n)

@@ -56,6 +56,16 @@ func TestParseShards(t *testing.T) {
 			t.Errorf("resp3=%v: owners wrong", resp3)
 		}
 	}
+	// A failed master still listed before its promoted replica (Valkey).
+	shard := "%2\r\n+slots\r\n*2\r\n:0\r\n:99\r\n+nodes\r\n*2\r\n" +
+		node(true, "old", "7000", "master", "fail") + node(true, "new", "7001", "master", "online")
+	v, err := ParseShards(value(t, "*1\r\n"+shard), false, "127.0.0.1:7001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Shards) != 1 || v.Shards[0].Primary.ID != "new" {
+		t.Errorf("the healthy master must be the primary: %+v", v.Shards)
+	}
 	if _, err := ParseShards(value(t, "*1\r\n*4\r\n+slots\r\n*2\r\n:5\r\n:99999\r\n+nodes\r\n*0\r\n"), false, ""); err == nil {
 		t.Error("a slot out of range must be refused")
 	}
