@@ -48,6 +48,10 @@ type conn struct {
 	direct  bool
 	reading bool
 	rkick   chan struct{}
+	// roleWaiters counts the batch callers waiting for the read role (or
+	// their replies); roleFree passes the role to one of them.
+	roleWaiters atomic.Int32
+	roleFree    chan struct{}
 
 	inflight atomic.Int64
 	replies  atomic.Uint64
@@ -71,6 +75,7 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		kick:     make(chan struct{}, 1),
 		dead:     make(chan struct{}),
 		rkick:    make(chan struct{}, 1),
+		roleFree: make(chan struct{}, 1),
 		onBroken: onBroken,
 		direct:   !cfg.Filler && cfg.OnPush == nil && cfg.Tracking == nil && !cfg.NoDirectRead,
 	}
@@ -116,11 +121,12 @@ func (c *conn) send(rs ...*Request) error {
 		return nil
 	}
 	c.writing = true
-	if c.inflight.Load() > int64(len(rs)) {
+	if len(rs) == 1 && c.inflight.Load() > 1 {
 		// Others' requests are in flight, so other callers are likely
 		// runnable right now (woken by their replies) and about to send:
 		// let them queue behind this write before making it. One yield
-		// turns a write per command into a write per wave of callers.
+		// turns a write per command into a write per wave of callers. A
+		// batch is a full write already: it does not yield.
 		c.mu.Unlock()
 		runtime.Gosched()
 		c.mu.Lock()

@@ -42,7 +42,7 @@ func run() error {
 		warmup   = flag.Duration("warmup", 300*time.Millisecond, "unmeasured time per cell before measuring")
 		rounds   = flag.Int("rounds", 3, "rounds over every client and shape")
 		clist    = flag.String("clients", strings.Join(clients.Names, ","), "clients, comma-separated")
-		slist    = flag.String("shapes", shapeNames(), "shapes, comma-separated")
+		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", all), comma-separated")
 		jsonPath = flag.String("json", "load.json", "write the results as JSON here (empty: do not)")
 		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
 	)
@@ -59,18 +59,16 @@ func run() error {
 		Warmup:     warmup.String(),
 		Rounds:     *rounds,
 		Clients:    split(*clist),
-		Shapes:     split(*slist),
 	}}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		rep.Meta.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	var sel []shape
-	for _, name := range rep.Meta.Shapes {
-		s, err := shapeByName(name)
-		if err != nil {
-			return err
-		}
-		sel = append(sel, s)
+	sel, err := selectShapes(split(*slist))
+	if err != nil {
+		return err
+	}
+	for _, s := range sel {
+		rep.Meta.Shapes = append(rep.Meta.Shapes, s.Name)
 	}
 
 	ctx := context.Background()
@@ -87,6 +85,14 @@ func run() error {
 			return err
 		}
 		rep.Meta.Server = "server at " + *addr
+	}
+	for _, s := range sel {
+		if s.Cmd == "MIX" {
+			if err := server.SeedMix(*addr); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	obs, err := server.NewObserver(*addr)
 	if err != nil {
@@ -118,6 +124,9 @@ func run() error {
 				var m Measurement
 				var err error
 				if name == ceilingName {
+					if ceilingArgs(s) == nil {
+						continue // a shape redis-benchmark cannot run
+					}
 					m, err = redisBenchmark(ctx, *rbench, cfg, obs)
 				} else {
 					m, err = runCell(ctx, cfg, obs)
@@ -154,12 +163,4 @@ func split(s string) []string {
 		}
 	}
 	return out
-}
-
-func shapeNames() string {
-	names := make([]string, len(shapes))
-	for i, s := range shapes {
-		names[i] = s.Name
-	}
-	return strings.Join(names, ",")
 }
