@@ -28,11 +28,16 @@ type conn struct {
 	rd   *resp.Reader
 	info ConnInfo
 
-	mu      sync.Mutex
-	wbuf    []byte
-	spare   []byte
-	writing bool
-	pending fifo
+	mu    sync.Mutex
+	wbuf  []byte
+	spare []byte
+	// big holds the large payloads queued with wbuf (bigwrite.go),
+	// bigLen their bytes; bigSpare and iov are reused by writes.
+	big, bigSpare []bigSeg
+	bigLen        int
+	iov           [][]byte
+	writing       bool
+	pending       fifo
 	// unwritten counts the requests at the tail of pending whose bytes are
 	// still in wbuf, never handed to a write: if the connection breaks now,
 	// they certainly did not reach the server.
@@ -110,7 +115,7 @@ func (c *conn) send(rs ...*Request) error {
 		return err
 	}
 	for _, r := range rs {
-		c.wbuf = append(c.wbuf, r.payload...)
+		c.queuePayload(r.payload)
 		c.pending.push(r)
 	}
 	c.unwritten += len(rs)
@@ -141,7 +146,7 @@ func (c *conn) send(rs ...*Request) error {
 // goroutine instead.
 func (c *conn) flush(maxRounds int) {
 	for round := 0; ; round++ {
-		if len(c.wbuf) == 0 || c.err != nil {
+		if len(c.wbuf)+c.bigLen == 0 || c.err != nil {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -154,17 +159,20 @@ func (c *conn) flush(maxRounds int) {
 			}
 			return
 		}
-		buf := c.wbuf
+		buf, big := c.wbuf, c.big
 		c.unwritten = 0
 		c.wbuf = c.spare[:0]
 		c.spare = nil
+		c.big, c.bigSpare, c.bigLen = c.bigSpare[:0], nil, 0
 		c.mu.Unlock()
-		_, err := c.nc.Write(buf)
+		err := c.write(buf, big)
 		c.writes.Add(1)
 		c.mu.Lock()
 		if cap(buf) <= keepBuf {
 			c.spare = buf[:0]
 		}
+		clear(big) // let the payloads go
+		c.bigSpare = big[:0]
 		if err != nil {
 			c.writing = false
 			c.mu.Unlock()

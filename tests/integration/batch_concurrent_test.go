@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -190,4 +191,51 @@ func TestConcurrentBatchesConnectionCut(t *testing.T) {
 	}
 	t.Logf("%d batches succeeded, %d failed with the connection", done.Load(), failed.Load())
 	require.NoError(t, runBatch(ctx, c, keys, vals, 0), "after the cuts")
+}
+
+// TestLargePayloadsInterleaved: values of DirectPayload and more are
+// written from the command's own buffer between the small commands
+// buffered around them (transport/bigwrite.go); batches and lone calls
+// that mix both, from several goroutines, read back every value.
+func TestLargePayloadsInterleaved(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	c := connect(t, respire.Options{Addr: srv.Addr})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 8 {
+				big := fmt.Sprintf("%d:%d:", g, i) + strings.Repeat(string(rune('a'+g)), 64<<10+i*40000)
+				small := fmt.Sprintf("small-%d-%d", g, i)
+				kb, ks := fmt.Sprintf("%s:big:%d", t.Name(), g), fmt.Sprintf("%s:small:%d", t.Name(), g)
+				b := c.NewBatch()
+				b.Set(ks, small, nil)
+				b.Set(kb, big, nil)
+				gs := b.Get(ks)
+				gb := b.Get(kb)
+				if err := b.Exec(ctx); err != nil {
+					errs <- err
+					return
+				}
+				if gs.Val() != small || gb.Val() != big {
+					errs <- fmt.Errorf("goroutine %d round %d: values differ (%d, %d bytes)", g, i, len(gs.Val()), len(gb.Val()))
+					return
+				}
+				if err := c.Set(ctx, kb, big+"!", nil); err != nil {
+					errs <- err
+					return
+				}
+				if v, err := c.Get(ctx, kb); err != nil || v != big+"!" {
+					errs <- fmt.Errorf("goroutine %d round %d: GET after SET: %d bytes, %v", g, i, len(v), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -44,9 +45,21 @@ func run() error {
 		clist    = flag.String("clients", strings.Join(clients.Names, ","), "clients, comma-separated")
 		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", all), comma-separated")
 		jsonPath = flag.String("json", "load.json", "write the results as JSON here (empty: do not)")
+		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
+		svgPath  = flag.String("svg", "load.svg", "write a chart of ops/s per shape and client here (empty: do not)")
 		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
 	)
 	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	rep := &Report{Meta: Meta{
 		Started:    time.Now().UTC(),
@@ -151,6 +164,12 @@ func run() error {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "wrote", *jsonPath)
+	}
+	if *svgPath != "" {
+		if err := rep.writeSVG(*svgPath); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "wrote", *svgPath)
 	}
 	return failed
 }
