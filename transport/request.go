@@ -58,8 +58,10 @@ func (r *Request) Init(h Handler) {
 	r.done = make(chan struct{}, 1)
 }
 
-// SetPayload sets the encoded command bytes. They are copied when the
-// request is sent, so the buffer may be reused once Do returns.
+// SetPayload sets the encoded command bytes. Shorter than DirectPayload,
+// they are copied when the request is sent, so the buffer may be reused
+// once Do returns; from DirectPayload on they are written from b itself,
+// which must then not be written to again (drop it instead).
 func (r *Request) SetPayload(b []byte) { r.payload = b }
 
 // deliver hands the reply to the handler unless the caller left.
