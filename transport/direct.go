@@ -56,20 +56,25 @@ import (
 // reader serves everyone (it is kicked here if idle), which keeps replies
 // and writes batched under concurrency; a batch (own > 1) takes the role
 // anyway.
-func (c *conn) takeReadRole(own int) bool {
+//
+// lone reports that nothing but the caller's requests is pending: only
+// then does the caller poll (spin.go), since polling while other callers
+// wait for replies would keep a processor from them.
+func (c *conn) takeReadRole(own int) (ok, lone bool) {
 	c.mu.Lock()
 	if c.reading || c.err != nil {
 		c.mu.Unlock()
-		return false
+		return false, false
 	}
-	if c.pending.size > own && own == 1 {
+	lone = c.pending.size <= own
+	if !lone && own == 1 {
 		c.mu.Unlock()
 		c.kickReader()
-		return false
+		return false, false
 	}
 	c.reading = true
 	c.mu.Unlock()
-	return true
+	return true, lone
 }
 
 // releaseReadRole gives the role back, waking the background reader when
@@ -210,7 +215,8 @@ func (c *conn) backgroundReader() {
 // caller's) are pending. Its results are wait's.
 func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned bool, err error) {
 	for r.state.Load() == stateWaiting {
-		if !c.takeReadRole(own) {
+		ok, lone := c.takeReadRole(own)
+		if !ok {
 			if own == 1 {
 				return wait(ctx, r)
 			}
@@ -231,7 +237,7 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 			c.armDeadline(ctx)
 		}
 		if c.spin != nil {
-			c.spin.on = true
+			c.spin.on = lone
 		}
 		err := c.readFor(ctx, r)
 		if c.spin != nil {
