@@ -28,11 +28,16 @@ type conn struct {
 	rd   *resp.Reader
 	info ConnInfo
 
-	mu      sync.Mutex
-	wbuf    []byte
-	spare   []byte
-	writing bool
-	pending fifo
+	mu    sync.Mutex
+	wbuf  []byte
+	spare []byte
+	// big holds the large payloads queued with wbuf (bigwrite.go),
+	// bigLen their bytes; bigSpare and iov are reused by writes.
+	big, bigSpare []bigSeg
+	bigLen        int
+	iov           [][]byte
+	writing       bool
+	pending       fifo
 	// unwritten counts the requests at the tail of pending whose bytes are
 	// still in wbuf, never handed to a write: if the connection breaks now,
 	// they certainly did not reach the server.
@@ -48,6 +53,10 @@ type conn struct {
 	direct  bool
 	reading bool
 	rkick   chan struct{}
+	// roleWaiters counts the batch callers waiting for the read role (or
+	// their replies); roleFree passes the role to one of them.
+	roleWaiters atomic.Int32
+	roleFree    chan struct{}
 
 	inflight atomic.Int64
 	replies  atomic.Uint64
@@ -74,6 +83,7 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		kick:     make(chan struct{}, 1),
 		dead:     make(chan struct{}),
 		rkick:    make(chan struct{}, 1),
+		roleFree: make(chan struct{}, 1),
 		onBroken: onBroken,
 		direct:   !cfg.Filler && cfg.OnPush == nil && cfg.Tracking == nil && !cfg.NoDirectRead,
 	}
@@ -113,7 +123,7 @@ func (c *conn) send(rs ...*Request) error {
 		return err
 	}
 	for _, r := range rs {
-		c.wbuf = append(c.wbuf, r.payload...)
+		c.queuePayload(r.payload)
 		c.pending.push(r)
 	}
 	c.unwritten += len(rs)
@@ -124,11 +134,12 @@ func (c *conn) send(rs ...*Request) error {
 		return nil
 	}
 	c.writing = true
-	if c.inflight.Load() > int64(len(rs)) {
+	if len(rs) == 1 && c.inflight.Load() > 1 {
 		// Others' requests are in flight, so other callers are likely
 		// runnable right now (woken by their replies) and about to send:
 		// let them queue behind this write before making it. One yield
-		// turns a write per command into a write per wave of callers.
+		// turns a write per command into a write per wave of callers. A
+		// batch is a full write already: it does not yield.
 		c.mu.Unlock()
 		runtime.Gosched()
 		c.mu.Lock()
@@ -143,7 +154,7 @@ func (c *conn) send(rs ...*Request) error {
 // goroutine instead.
 func (c *conn) flush(maxRounds int) {
 	for round := 0; ; round++ {
-		if len(c.wbuf) == 0 || c.err != nil {
+		if len(c.wbuf)+c.bigLen == 0 || c.err != nil {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -156,17 +167,20 @@ func (c *conn) flush(maxRounds int) {
 			}
 			return
 		}
-		buf := c.wbuf
+		buf, big := c.wbuf, c.big
 		c.unwritten = 0
 		c.wbuf = c.spare[:0]
 		c.spare = nil
+		c.big, c.bigSpare, c.bigLen = c.bigSpare[:0], nil, 0
 		c.mu.Unlock()
-		_, err := c.nc.Write(buf)
+		err := c.write(buf, big)
 		c.writes.Add(1)
 		c.mu.Lock()
 		if cap(buf) <= keepBuf {
 			c.spare = buf[:0]
 		}
+		clear(big) // let the payloads go
+		c.bigSpare = big[:0]
 		if err != nil {
 			c.writing = false
 			c.mu.Unlock()

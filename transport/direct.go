@@ -33,25 +33,48 @@ import (
 // returns os.ErrDeadlineExceeded, and resp.Reader resumes the partly read
 // value on the next call.
 
+// Concurrent batches. A batch (DoMulti) takes the read role whenever it is
+// free, however much is pending, and reads until its own last reply,
+// answering the requests queued before it on the way. Batch callers that
+// find the role taken wait for their replies or for the role, whichever
+// comes first: a caller giving the role up while batches wait hands it to
+// one of them (roleFree) instead of waking the background reader, and the
+// background reader gives it up as soon as a batch waits. Each pipeline
+// then costs one wake-up (the role passed to its caller, who then reads
+// and polls for itself) instead of two (the background reader woken by
+// the network poller, then the caller by the reader).
+//
+// The hand-over keeps the invariant: the goroutine letting go of the role
+// clears c.reading before it looks at roleWaiters, and a waiter leaves
+// roleWaiters before it looks at c.reading (ensureReader), so either the
+// role is passed to a waiter that is still there, or the background
+// reader is kicked.
+
 // takeReadRole claims the read role for a caller whose own requests (own of
 // them: one for Do, the batch for DoMulti) are all that is pending: a lone
 // caller then reads its own replies. With more pending, the background
 // reader serves everyone (it is kicked here if idle), which keeps replies
-// and writes batched under concurrency.
-func (c *conn) takeReadRole(own int) bool {
+// and writes batched under concurrency; a batch (own > 1) takes the role
+// anyway.
+//
+// lone reports that nothing but the caller's requests is pending: only
+// then does the caller poll (spin.go), since polling while other callers
+// wait for replies would keep a processor from them.
+func (c *conn) takeReadRole(own int) (ok, lone bool) {
 	c.mu.Lock()
 	if c.reading || c.err != nil {
 		c.mu.Unlock()
-		return false
+		return false, false
 	}
-	if c.pending.size > own {
+	lone = c.pending.size <= own
+	if !lone && own == 1 {
 		c.mu.Unlock()
 		c.kickReader()
-		return false
+		return false, false
 	}
 	c.reading = true
 	c.mu.Unlock()
-	return true
+	return true, lone
 }
 
 // releaseReadRole gives the role back, waking the background reader when
@@ -69,7 +92,47 @@ func (c *conn) releaseReadRole() {
 		return
 	}
 	if owed {
-		c.kickReader()
+		c.passRole()
+	}
+}
+
+// passRole wakes whoever should take the read role, given up (c.reading
+// cleared) with replies still owed: a waiting batch caller, or else the
+// background reader.
+func (c *conn) passRole() {
+	if c.roleWaiters.Load() > 0 {
+		select {
+		case c.roleFree <- struct{}{}:
+		default:
+		}
+		return
+	}
+	c.kickReader()
+}
+
+// waitRole waits, for a batch whose last request is r, until r is answered
+// or failed, or the read role may be free (role true: try to take it), or
+// ctx ends. Its other results are wait's.
+func (c *conn) waitRole(ctx context.Context, r *Request) (role, abandoned bool, err error) {
+	c.roleWaiters.Add(1)
+	select {
+	case <-r.done:
+		c.roleWaiters.Add(-1)
+		c.ensureReader()
+		r.state.Store(stateIdle)
+		return false, false, r.err
+	case <-c.roleFree:
+		c.roleWaiters.Add(-1)
+		return true, false, nil
+	case <-ctx.Done():
+		c.roleWaiters.Add(-1)
+		c.ensureReader()
+		if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
+			return false, true, fmt.Errorf("waiting for reply: %w", ctx.Err())
+		}
+		<-r.done
+		r.state.Store(stateIdle)
+		return false, false, r.err
 	}
 }
 
@@ -125,6 +188,13 @@ func (c *conn) backgroundReader() {
 				return
 			}
 			c.mu.Lock()
+			if c.pending.size > 0 && c.roleWaiters.Load() > 0 {
+				// A batch waits: it reads for itself from here.
+				c.reading = false
+				c.mu.Unlock()
+				c.passRole()
+				break
+			}
 			if c.pending.size == 0 {
 				c.reading = false
 				stray := c.rd.Buffered() > 0
@@ -145,8 +215,16 @@ func (c *conn) backgroundReader() {
 // caller's) are pending. Its results are wait's.
 func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned bool, err error) {
 	for r.state.Load() == stateWaiting {
-		if !c.takeReadRole(own) {
-			return wait(ctx, r)
+		ok, lone := c.takeReadRole(own)
+		if !ok {
+			if own == 1 {
+				return wait(ctx, r)
+			}
+			role, abandoned, err := c.waitRole(ctx, r)
+			if role {
+				continue
+			}
+			return abandoned, err
 		}
 		if r.state.Load() != stateWaiting {
 			// The previous reader answered r between the check above
@@ -159,7 +237,7 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 			c.armDeadline(ctx)
 		}
 		if c.spin != nil {
-			c.spin.on = true
+			c.spin.on = lone
 		}
 		err := c.readFor(ctx, r)
 		if c.spin != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,7 @@ func (m *Mux) Do(ctx context.Context, r *Request) error {
 // as after Do.
 func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	r.err = nil
+	r.quiet = false
 	if err := ctx.Err(); err != nil {
 		return false, NotSent(err)
 	}
@@ -198,7 +200,9 @@ var errResend = errors.New("resend")
 func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
 	for _, r := range rs {
 		r.err = nil
+		r.quiet = true
 	}
+	rs[len(rs)-1].quiet = false
 	var c *conn
 	for {
 		var err error
@@ -240,9 +244,10 @@ func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
 		return err
 	}
 	// The connection answered or failed last, so it answered or failed all
-	// the others before it.
+	// the others before it (or is handing one its reply right now, when
+	// the connection failed meanwhile).
 	for _, r := range rest {
-		<-r.done
+		settled(r)
 		r.state.Store(stateIdle)
 	}
 	if err != nil {
@@ -278,12 +283,29 @@ func allUnsent(rs []*Request) bool {
 	return true
 }
 
+// settled waits until a request of a batch, whose last request is
+// answered or failed, is too: a reply handled (quietly) or a failure
+// (signalled). Only when the connection failed while a reader was handing
+// r its reply can r still be waiting here, for as long as that takes.
+func settled(r *Request) {
+	for {
+		switch r.state.Load() {
+		case stateDoneQuiet:
+			return
+		case stateDone:
+			<-r.done
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 // abandon gives up on r after another request of its batch failed.
 func abandon(r *Request) {
 	if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
 		return
 	}
-	<-r.done
+	settled(r)
 	r.state.Store(stateIdle)
 	r.handler.Recycle()
 }

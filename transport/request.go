@@ -24,6 +24,9 @@ const (
 	stateWaiting                 // sent or queued, caller waiting
 	stateDone                    // reply handled or failed, caller to be woken
 	stateAbandoned               // caller left; whoever finishes it recycles it
+	// stateDoneQuiet: a quiet request's reply was handled and nobody was
+	// signalled; the caller learns it from a later request of its batch.
+	stateDoneQuiet
 )
 
 // Request is one command in flight. Embed it in a pooled type, call Init
@@ -38,9 +41,14 @@ type Request struct {
 	// it only for commands that are safe to repeat (read-only ones).
 	Retries uint8
 	handler Handler
-	state   atomic.Uint32
-	done    chan struct{}
-	err     error
+	// quiet is set by DoMulti on every request of a batch but the last:
+	// a reply handled for it only sets its state, without waking anyone
+	// (two channel operations per command saved), because the caller
+	// waits for the last, which is answered after it.
+	quiet bool
+	state atomic.Uint32
+	done  chan struct{}
+	err   error
 }
 
 // Init binds the request to its handler. Call it once, when the pooled
@@ -50,8 +58,10 @@ func (r *Request) Init(h Handler) {
 	r.done = make(chan struct{}, 1)
 }
 
-// SetPayload sets the encoded command bytes. They are copied when the
-// request is sent, so the buffer may be reused once Do returns.
+// SetPayload sets the encoded command bytes. Shorter than DirectPayload,
+// they are copied when the request is sent, so the buffer may be reused
+// once Do returns; from DirectPayload on they are written from b itself,
+// which must then not be written to again (drop it instead).
 func (r *Request) SetPayload(b []byte) { r.payload = b }
 
 // deliver hands the reply to the handler unless the caller left.
@@ -61,6 +71,12 @@ func (r *Request) deliver(m resp.Msg) {
 		return
 	}
 	r.handler.HandleReply(m)
+	if r.quiet {
+		if !r.state.CompareAndSwap(stateWaiting, stateDoneQuiet) {
+			r.handler.Recycle() // abandoned meanwhile
+		}
+		return
+	}
 	r.finish()
 }
 

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,14 +25,45 @@ func TestHotPathAllocations(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	srv := harness.Start(t, harness.Config{})
-	for _, m := range modes {
+	for _, m := range allocModes() {
 		for _, cx := range allocContexts(t) {
 			t.Run(m.name+"/"+cx.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, Filler: m.filler, Protocol: m.protocol})
+				opts := m.opts
+				opts.Addr = srv.Addr
+				c := connect(t, opts)
 				hotPathAllocs(t, c, cx.ctx)
+				leaseFormAllocs(t, c, cx.ctx)
 			})
 		}
 	}
+}
+
+// allocModes are the transport modes of the allocation targets: each
+// read path. A lone caller reads its own reply, polling first (the
+// default on Linux) or not; the reader goroutine reads with the filler
+// and with NoDirectRead; TestConcurrentAllocations covers the background
+// reader that serves concurrent callers.
+func allocModes() []struct {
+	name string
+	opts respire.Options
+} {
+	var ms []struct {
+		name string
+		opts respire.Options
+	}
+	for _, m := range modes {
+		ms = append(ms, struct {
+			name string
+			opts respire.Options
+		}{m.name, respire.Options{Filler: m.filler, Protocol: m.protocol}})
+	}
+	return append(ms, struct {
+		name string
+		opts respire.Options
+	}{"resp3-nopoll", respire.Options{ReadSpin: -1}}, struct {
+		name string
+		opts respire.Options
+	}{"resp3-nodirect", respire.Options{NoDirectRead: true}})
 }
 
 // allocContexts are the contexts the targets hold for: Background, and
@@ -126,4 +159,68 @@ func hotPathAllocs(t *testing.T, c *respire.Client, ctx context.Context) {
 			f.Val().Release()
 		}
 	})
+}
+
+// TestConcurrentAllocations: the allocation targets hold when several
+// callers share the connection, so that the background reader (not the
+// caller) reads most replies, and when concurrent batches pass the read
+// role among themselves, with either kind of context. Counts come from
+// the process's allocation total over many calls: a little slack covers
+// the goroutines the test starts.
+func TestConcurrentAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	srv := harness.Start(t, harness.Config{})
+	const callers, calls, slack = 8, 400, 0.05
+	for _, cx := range allocContexts(t) {
+		t.Run(cx.name, func(t *testing.T) {
+			c := connect(t, respire.Options{Addr: srv.Addr})
+			ctx := cx.ctx
+			val := strings.Repeat("v", 1024)
+			require.NoError(t, c.Set(ctx, "allocs:k", val, nil))
+			perCall := func(name string, want float64, fn func() error) {
+				t.Helper()
+				var ms0, ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
+				var wg sync.WaitGroup
+				errs := make([]error, callers)
+				for g := range callers {
+					wg.Go(func() {
+						for range calls {
+							if err := fn(); err != nil {
+								errs[g] = err
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				runtime.ReadMemStats(&ms1)
+				for _, err := range errs {
+					require.NoError(t, err, name)
+				}
+				got := float64(ms1.Mallocs-ms0.Mallocs) / (callers * calls)
+				t.Logf("%s: %.3f allocs per call", name, got)
+				assert.LessOrEqual(t, got, want+slack, "%s: %.3f allocs per call", name, got)
+			}
+			perCall("SET", 0, func() error { return c.Set(ctx, "allocs:k", val, nil) })
+			perCall("INCR", 0, func() error { _, err := c.Incr(ctx, "allocs:n"); return err })
+			perCall("GET", 1, func() error { _, err := c.Get(ctx, "allocs:k"); return err })
+			perCall("GetLease", 0, func() error {
+				l, err := c.GetLease(ctx, "allocs:k")
+				l.Release()
+				return err
+			})
+			// Pools (batch lists, commands) miss now and then under
+			// concurrency and after a collection: one more per batch.
+			perCall("Batch of 32 GETs", 32+5, func() error {
+				b := c.NewBatch()
+				for range 32 {
+					b.Get("allocs:k")
+				}
+				return b.Exec(ctx)
+			})
+		})
+	}
 }

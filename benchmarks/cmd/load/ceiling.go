@@ -16,11 +16,31 @@ import (
 // ceilingName is the client name the redis-benchmark rows carry.
 const ceilingName = "redis-benchmark"
 
+// ceilingArgs returns the command redis-benchmark runs for s, or nil for
+// a shape it cannot run the same way (SET of a value too long for a
+// command line, the mixed workload). Keys of a keyset are drawn at random
+// (-r) instead of in turn.
+func ceilingArgs(s shape) []string {
+	switch {
+	case s.Cmd == "GET" && s.Keys != nil:
+		return []string{"-r", strconv.Itoa(s.Keys.N), "GET", s.Keys.Prefix + "__rand_int__"}
+	case s.Cmd == "GET" || s.Cmd == "INCR":
+		return []string{s.Cmd, s.Key}
+	case s.Cmd == "MGET":
+		args := []string{"MGET"}
+		for i := range s.Width {
+			args = append(args, s.Keys.Key(i))
+		}
+		return args
+	}
+	return nil
+}
+
 // redisBenchmark measures a shape with redis-benchmark (C, one event loop,
-// no reply checking) as the practical ceiling. Its conc64 shapes use 64
-// connections with one command in flight each, its pipe shapes one
-// connection with -P; it speaks RESP2. It runs a count, not a duration, so
-// a short calibration run sizes the measured one.
+// no reply checking) as the practical ceiling. Its concurrent shapes use a
+// connection per caller with one command in flight each, its pipe shapes a
+// connection per caller with -P; it speaks RESP2. It runs a count, not a
+// duration, so a short calibration run sizes the measured one.
 func redisBenchmark(ctx context.Context, bin string, cfg cellConfig, obs *server.Observer) (Measurement, error) {
 	var m Measurement
 	host, port, err := net.SplitHostPort(cfg.Addr)
@@ -28,17 +48,15 @@ func redisBenchmark(ctx context.Context, bin string, cfg cellConfig, obs *server
 		return m, err
 	}
 	s := cfg.Shape
-	clientsN, pipeline := 1, 1
-	switch s.Mode {
-	case modeConc:
-		clientsN = s.Width
-	case modePipe:
+	clientsN, pipeline := s.callers(), 1
+	if s.Mode == modePipe {
 		pipeline = s.Width
 	}
 	run := func(n int64) (*exec.Cmd, []string, error) {
-		cmd := exec.CommandContext(ctx, bin, "-h", host, "-p", port,
+		args := append([]string{"-h", host, "-p", port,
 			"-c", strconv.Itoa(clientsN), "-P", strconv.Itoa(pipeline),
-			"-n", strconv.FormatInt(n, 10), "--csv", s.Cmd, s.Key)
+			"-n", strconv.FormatInt(n, 10), "--csv"}, ceilingArgs(s)...)
+		cmd := exec.CommandContext(ctx, bin, args...)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		if err := cmd.Run(); err != nil {
@@ -54,6 +72,9 @@ func redisBenchmark(ctx context.Context, bin string, cfg cellConfig, obs *server
 	calib := int64(2000)
 	if s.Mode != modeSeq {
 		calib = 20000
+	}
+	if len(s.Value) >= 100<<10 {
+		calib = 200
 	}
 	_, row, err := run(calib)
 	if err != nil {

@@ -26,13 +26,13 @@ func TestCellSmoke(t *testing.T) {
 	defer obs.Close()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	rep := &Report{Meta: Meta{Shapes: []string{"get-1k-seq", "incr-conc64", "get-8k-pipe32"}, Rounds: 1}}
+	rep := &Report{Meta: Meta{Shapes: []string{"get-1k-seq", "incr-conc64", "get-8k-pipe32", "get-1k-pipe32x4", "mget-100-seq", "set-100k-conc16"}, Rounds: 1}}
 	for _, name := range rep.Meta.Shapes {
 		s, err := shapeByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := 70 * time.Millisecond // about 200ms in all
+		d := 40 * time.Millisecond // about 300ms in all
 		m, err := runCell(context.Background(), cellConfig{
 			Client: "respire-nofiller", Shape: s, Addr: srv.Addr, Duration: d, Warmup: 10 * time.Millisecond,
 		}, obs)

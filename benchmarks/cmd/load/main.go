@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -42,11 +43,23 @@ func run() error {
 		warmup   = flag.Duration("warmup", 300*time.Millisecond, "unmeasured time per cell before measuring")
 		rounds   = flag.Int("rounds", 3, "rounds over every client and shape")
 		clist    = flag.String("clients", strings.Join(clients.Names, ","), "clients, comma-separated")
-		slist    = flag.String("shapes", shapeNames(), "shapes, comma-separated")
+		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", all), comma-separated")
 		jsonPath = flag.String("json", "load.json", "write the results as JSON here (empty: do not)")
+		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
+		svgPath  = flag.String("svg", "load.svg", "write a chart of ops/s per shape and client here (empty: do not)")
 		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
 	)
 	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	rep := &Report{Meta: Meta{
 		Started:    time.Now().UTC(),
@@ -59,18 +72,16 @@ func run() error {
 		Warmup:     warmup.String(),
 		Rounds:     *rounds,
 		Clients:    split(*clist),
-		Shapes:     split(*slist),
 	}}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		rep.Meta.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	var sel []shape
-	for _, name := range rep.Meta.Shapes {
-		s, err := shapeByName(name)
-		if err != nil {
-			return err
-		}
-		sel = append(sel, s)
+	sel, err := selectShapes(split(*slist))
+	if err != nil {
+		return err
+	}
+	for _, s := range sel {
+		rep.Meta.Shapes = append(rep.Meta.Shapes, s.Name)
 	}
 
 	ctx := context.Background()
@@ -87,6 +98,14 @@ func run() error {
 			return err
 		}
 		rep.Meta.Server = "server at " + *addr
+	}
+	for _, s := range sel {
+		if s.Cmd == "MIX" {
+			if err := server.SeedMix(*addr); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	obs, err := server.NewObserver(*addr)
 	if err != nil {
@@ -118,6 +137,9 @@ func run() error {
 				var m Measurement
 				var err error
 				if name == ceilingName {
+					if ceilingArgs(s) == nil {
+						continue // a shape redis-benchmark cannot run
+					}
 					m, err = redisBenchmark(ctx, *rbench, cfg, obs)
 				} else {
 					m, err = runCell(ctx, cfg, obs)
@@ -143,6 +165,12 @@ func run() error {
 		}
 		fmt.Fprintln(os.Stderr, "wrote", *jsonPath)
 	}
+	if *svgPath != "" {
+		if err := rep.writeSVG(*svgPath); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "wrote", *svgPath)
+	}
 	return failed
 }
 
@@ -154,12 +182,4 @@ func split(s string) []string {
 		}
 	}
 	return out
-}
-
-func shapeNames() string {
-	names := make([]string, len(shapes))
-	for i, s := range shapes {
-		names[i] = s.Name
-	}
-	return strings.Join(names, ",")
 }

@@ -7,6 +7,7 @@ package clients
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -19,6 +20,9 @@ type Client interface {
 	// GetPipe sends one GET per key as one pipeline and stores the values
 	// in vals (len(vals) == len(keys)).
 	GetPipe(ctx context.Context, keys, vals []string) error
+	// MGet reads every key with one MGET and stores the values in vals;
+	// a missing key is an error.
+	MGet(ctx context.Context, keys, vals []string) error
 	Close() error
 }
 
@@ -30,8 +34,8 @@ type Checker interface {
 	// GetCheck reads key and returns an error unless its value is want.
 	GetCheck(ctx context.Context, key, want string) error
 	// GetPipeCheck reads every key in one pipeline and returns an error
-	// unless each value is want.
-	GetPipeCheck(ctx context.Context, keys []string, want string) error
+	// unless ok(i, value of keys[i]) holds for each.
+	GetPipeCheck(ctx context.Context, keys []string, ok func(i int, v []byte) bool) error
 }
 
 // IO counts what a client did on its sockets (Respire reports it).
@@ -87,3 +91,6 @@ func New(ctx context.Context, name, addr string) (Client, error) {
 	}
 	return nil, fmt.Errorf("unknown client %q (known: %s)", name, strings.Join(Names, ", "))
 }
+
+// ErrMissing is MGet's error for a key that holds no value.
+var ErrMissing = errors.New("key holds no value")

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -50,3 +51,18 @@ func (g *goRedis) GetPipe(ctx context.Context, keys, vals []string) error {
 }
 
 func (g *goRedis) Close() error { return g.c.Close() }
+
+func (g *goRedis) MGet(ctx context.Context, keys, vals []string) error {
+	vs, err := g.c.MGet(ctx, keys...).Result()
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("MGET %s: %w", keys[i], ErrMissing)
+		}
+		vals[i] = s
+	}
+	return nil
+}

@@ -76,3 +76,24 @@ func (r *redigoClient) GetPipe(ctx context.Context, keys, vals []string) error {
 }
 
 func (r *redigoClient) Close() error { return r.p.Close() }
+
+func (r *redigoClient) MGet(ctx context.Context, keys, vals []string) error {
+	c := r.p.Get()
+	defer c.Close()
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	vs, err := redis.Values(c.Do("MGET", args...))
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		b, ok := v.([]byte)
+		if !ok {
+			return fmt.Errorf("MGET %s: %w", keys[i], ErrMissing)
+		}
+		vals[i] = string(b)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/respire-go/respire/respire"
 )
@@ -60,6 +61,20 @@ func (r *respireClient) GetPipe(ctx context.Context, keys, vals []string) error 
 	return errors.Join(errs...)
 }
 
+func (r *respireClient) MGet(ctx context.Context, keys, vals []string) error {
+	vs, err := r.c.MGet(ctx, keys...)
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		if !v.Valid {
+			return fmt.Errorf("MGET %s: %w", keys[i], ErrMissing)
+		}
+		vals[i] = v.V
+	}
+	return nil
+}
+
 func (r *respireClient) Close() error { return r.c.Close() }
 
 func (r *respireClient) IOStats() IO {
@@ -76,7 +91,6 @@ func (r *respireClient) IOStats() IO {
 // released: no allocation per value.
 type respireLease struct {
 	*respireClient
-	futs []*respire.Future[*respire.Lease] // reused by GetPipeCheck (one goroutine)
 }
 
 func (r *respireLease) GetCheck(ctx context.Context, key, want string) error {
@@ -88,29 +102,44 @@ func (r *respireLease) GetCheck(ctx context.Context, key, want string) error {
 	return checkValue(key, l.Bytes(), want)
 }
 
-func (r *respireLease) GetPipeCheck(ctx context.Context, keys []string, want string) error {
+func (r *respireLease) GetPipeCheck(ctx context.Context, keys []string, ok func(int, []byte) bool) error {
+	futs := r.takeFuts()
+	defer r.putFuts(futs)
 	b := r.c.NewBatch()
-	futs := r.futs[:0]
 	for _, k := range keys {
-		futs = append(futs, b.GetLease(k))
+		*futs = append(*futs, b.GetLease(k))
 	}
-	r.futs = futs
 	if err := b.Exec(ctx); err != nil {
 		return err
 	}
 	var errs []error
-	for i, f := range futs {
+	for i, f := range *futs {
 		l, err := f.Result()
 		if err == nil {
-			err = checkValue(keys[i], l.Bytes(), want)
+			if !ok(i, l.Bytes()) {
+				err = fmt.Errorf("GET %s: %d bytes differ from the value written", keys[i], l.Len())
+			}
 			l.Release()
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
-		futs[i] = nil
 	}
 	return errors.Join(errs...)
+}
+
+// leaseFuts holds the future slices of GetPipeCheck, which several
+// goroutines may call at once.
+var leaseFuts = sync.Pool{New: func() any { return new([]*respire.Future[*respire.Lease]) }}
+
+func (r *respireLease) takeFuts() *[]*respire.Future[*respire.Lease] {
+	return leaseFuts.Get().(*[]*respire.Future[*respire.Lease])
+}
+
+func (r *respireLease) putFuts(f *[]*respire.Future[*respire.Lease]) {
+	clear(*f)
+	*f = (*f)[:0]
+	leaseFuts.Put(f)
 }
 
 // checkValue compares without converting v to a string on the heap.

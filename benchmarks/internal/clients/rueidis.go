@@ -2,6 +2,7 @@ package clients
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/redis/rueidis"
 )
@@ -50,3 +51,18 @@ func (r *rueidisClient) GetPipe(ctx context.Context, keys, vals []string) error 
 }
 
 func (r *rueidisClient) Close() error { r.c.Close(); return nil }
+
+func (r *rueidisClient) MGet(ctx context.Context, keys, vals []string) error {
+	vs, err := r.c.Do(ctx, r.c.B().Mget().Key(keys...).Build()).ToArray()
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		s, err := v.ToString()
+		if err != nil {
+			return fmt.Errorf("MGET %s: %w (%w)", keys[i], ErrMissing, err)
+		}
+		vals[i] = s
+	}
+	return nil
+}

@@ -76,12 +76,52 @@ func Seed(addr string) error {
 		{fixture.KeyGet8K, fixture.Value8K},
 		{fixture.KeySet1K, fixture.Value1K},
 		{fixture.KeyIncr, "0"},
+		{fixture.KeyGet100K, fixture.Value100K},
+		{fixture.KeyGet1M, fixture.Value1M},
 	} {
 		if _, err := c.Do("SET", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("seeding %s: %w", addr, err)
 		}
 	}
+	for _, ks := range []*fixture.Keyset{fixture.Pipe1K, fixture.Pipe8K, fixture.MGet} {
+		if err := SeedKeyset(c, ks); err != nil {
+			return fmt.Errorf("seeding %s: %w", addr, err)
+		}
+	}
 	return nil
+}
+
+// SeedKeyset writes every key of ks over c, pipelined.
+func SeedKeyset(c redis.Conn, ks *fixture.Keyset) error {
+	const chunk = 500
+	for i := 0; i < ks.N; i += chunk {
+		n := min(chunk, ks.N-i)
+		for j := i; j < i+n; j++ {
+			if err := c.Send("SET", ks.Key(j), ks.Value(j)); err != nil {
+				return err
+			}
+		}
+		if err := c.Flush(); err != nil {
+			return err
+		}
+		for range n {
+			if _, err := c.Receive(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// SeedMix writes the mixed workload's keys (fixture.Mix, about 100 MiB):
+// only when that shape runs.
+func SeedMix(addr string) error {
+	c, err := redis.Dial("tcp", addr, redis.DialConnectTimeout(5*time.Second))
+	if err != nil {
+		return fmt.Errorf("seeding %s: %w", addr, err)
+	}
+	defer c.Close()
+	return SeedKeyset(c, fixture.Mix)
 }
 
 // Counters are the server's totals from INFO stats.
