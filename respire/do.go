@@ -128,7 +128,6 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 	return x, name
 }
 
-
 // refuseConnState returns the *ArgError for a command that would change
 // the state of the connection it runs on, or nil.
 func refuseConnState(args []any) error {
