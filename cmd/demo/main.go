@@ -96,8 +96,15 @@ func run() error {
 	}
 	defer c.Close()
 
-	hello, err := c.Do(ctx, "HELLO")
-	if err != nil {
+	// HELLO reports the server and the protocol. Do refuses it (on a
+	// shared connection it would renegotiate the protocol under the other
+	// callers); WithConn lends a connection of the caller's own.
+	var hello respire.Reply
+	if err := c.WithConn(ctx, func(conn *respire.Conn) error {
+		var err error
+		hello, err = conn.Do(ctx, "HELLO")
+		return err
+	}); err != nil {
 		return err
 	}
 	info, _ := hello.Map()
