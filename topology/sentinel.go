@@ -485,10 +485,23 @@ func hasFlag(flags string, names ...string) bool {
 
 // setMaster moves to a new master address.
 func (s *Sentinel) setMaster(addr, why string) {
+	raised := false
+	if old := s.Master(); old != "" && old != addr && !s.fenced.Load() {
+		raised = true
+		// A switch: writes wait and no connection is dialed (Resolve
+		// gives "" while fenced) until OnSwitch has broken the old
+		// master's connections. Otherwise a caller could write on a new
+		// connection to the new master and read on an old one to the old
+		// master, or write there.
+		s.setFence(true, "")
+	}
 	s.mu.Lock()
 	old := s.Master()
 	if addr == old || s.closed {
 		s.mu.Unlock()
+		if raised {
+			s.setFence(false, "")
+		}
 		return
 	}
 	s.master.Store(&addr)
@@ -497,10 +510,10 @@ func (s *Sentinel) setMaster(addr, why string) {
 		close(s.found)
 	}
 	s.mu.Unlock()
-	s.setFence(false, "")
 	if s.opts.OnSwitch != nil {
 		s.opts.OnSwitch(old, addr)
 	}
+	s.setFence(false, "")
 	if !first {
 		s.Poll() // the replicas changed too
 	}

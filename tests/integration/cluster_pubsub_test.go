@@ -253,7 +253,13 @@ func testClusterShardedPubSub(t *testing.T, f harness.Flavor) {
 	}
 	for _, ch := range chs {
 		assert.Zero(t, ledger.dups[ch], "duplicates on %s", ch)
-		assert.Zero(t, ledger.reorders[ch], "messages out of order on %s", ch)
+		// Not asserted: a publish abandoned at its 200 ms deadline while
+		// in flight may still run on the server after the publisher's next
+		// one (on another connection), so the publisher itself can reorder
+		// around a failure. Logged, to see it.
+		if n := ledger.reorders[ch]; n > 0 {
+			t.Logf("%d message(s) out of order on %s", n, ch)
+		}
 		gaps := ledger.gaps[ch]
 		if assert.Len(t, gaps, moved[ch], "gaps on %s", ch) {
 			for _, g := range gaps {
