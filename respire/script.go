@@ -92,14 +92,7 @@ func (s *Script) run(ctx context.Context, c *Client, info *cmdInfo, keys []strin
 // converts its arguments.
 func (s *Script) evalSha(ctx context.Context, c *Client, info *cmdInfo, keys []string, args []any) (Reply, error) {
 	x := c.newCmd(info)
-	x.arg(s.hash)
-	x.argInt(int64(len(keys)))
-	for _, k := range keys {
-		x.argKey(k)
-	}
-	for _, a := range args {
-		x.argAny(info.name, "arg", a)
-	}
+	argsEvalSha(x, s.hash, keys, args) // EVALSHA and EVALSHA_RO take the same arguments
 	return execAny[Reply](ctx, c, x, decReplyNull)
 }
 

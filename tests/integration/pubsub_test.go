@@ -60,7 +60,11 @@ func TestPubSubInOrder(t *testing.T) {
 			t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
 				c := connect(t, respire.Options{Addr: srv.Addr, Protocol: proto})
 				ctx := ctxT(t)
-				sub := c.NewSubscription(&respire.SubscriptionOptions{Buffer: total + 1})
+				// Room for every message, by count and by bytes: this test
+				// is about order, and under -race on a busy machine the
+				// reader can fall the whole burst behind (the burst and
+				// slow-consumer tests cover the default bound).
+				sub := c.NewSubscription(&respire.SubscriptionOptions{Buffer: total + 1, BufferBytes: 256 << 20})
 				defer sub.Close()
 				require.NoError(t, sub.Subscribe(ctx, "order"))
 

@@ -42,7 +42,10 @@ func TestCellSmoke(t *testing.T) {
 		if m.Ops <= 0 || m.OpsPerSec <= 0 || m.P50us <= 0 || m.P99us < m.P50us {
 			t.Errorf("%s: implausible measurement %+v", name, m)
 		}
-		if m.SrvCmdsPerRead < 1 || m.ClientBytesPerRead <= 0 {
+		// A value larger than the server's read buffer (16 KiB) takes
+		// several reads per command, so fewer than one command per read is
+		// right for set-100k; zero means the counters were not read.
+		if m.SrvCmdsPerRead <= 0 || m.ClientBytesPerRead <= 0 {
 			t.Errorf("%s: no server or client read counts: %+v", name, m)
 		}
 		c := rep.cell("respire-nofiller", name)
