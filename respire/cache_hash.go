@@ -113,8 +113,8 @@ func (cc *clientCache) fieldTTLs(m *transport.Mux) bool {
 // fieldTTLFailed notes the error of an HPTTL: "unknown command" means the
 // server has no field TTLs.
 func (cc *clientCache) fieldTTLFailed(err error) {
-	var se *transport.ServerError
-	if !errors.As(err, &se) || !strings.Contains(strings.ToLower(se.Message), "unknown command") {
+	se, ok := serverError(err)
+	if !ok || !strings.Contains(strings.ToLower(se.Message), "unknown command") {
 		return
 	}
 	if st := cc.fieldTTL.Load(); st != nil && !st.none {

@@ -166,8 +166,9 @@ func redirectOf(err error, from string) (redirect, bool) {
 // parseRedirect is redirectOf for an error; kept apart so that the nil
 // case, every successful command's, allocates nothing.
 func parseRedirect(err error, from string) (redirect, bool) {
-	var se *Error
-	if !errors.As(err, &se) {
+	// A subscription's MOVED comes from the transport.
+	se, ok := serverError(err)
+	if !ok {
 		return redirect{}, false
 	}
 	switch se.Prefix {
@@ -231,7 +232,7 @@ type askingReq struct {
 
 func (a *askingReq) HandleReply(m resp.Msg) {
 	if n := m.Top(); n.IsError() {
-		a.err = newServerError(n)
+		a.err = newServerError("ASKING", n)
 	}
 }
 func (a *askingReq) Recycle() {}

@@ -72,6 +72,18 @@ type cmd struct {
 	dec      decoder
 	res      result
 	replyErr error
+	// verb is the first word of a raw command the spec does not know (a
+	// module's), for naming it in its error; "" otherwise.
+	verb string
+}
+
+// name is the command's name for errors: the spec's ("CLIENT KILL"), or
+// the first word of a raw command the spec does not know, in upper case.
+func (x *cmd) name() string {
+	if x.info.name != "" || x.verb == "" {
+		return x.info.name
+	}
+	return strings.ToUpper(x.verb)
 }
 
 var cmdPool = sync.Pool{New: func() any {
@@ -84,7 +96,7 @@ var cmdPool = sync.Pool{New: func() any {
 func (x *cmd) HandleReply(m resp.Msg) {
 	n := &m[m.Value(0)]
 	if n.IsError() {
-		x.replyErr = newServerError(n)
+		x.replyErr = newServerError(x.name(), n)
 		return
 	}
 	x.replyErr = x.dec(m, &x.res)
@@ -96,6 +108,7 @@ func (x *cmd) Recycle() {
 	x.argErr = nil
 	x.srv = nil
 	x.replyErr = nil
+	x.verb = ""
 	x.dec = nil
 	switch l := x.res.Any.(type) {
 	case *Lease:

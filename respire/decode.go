@@ -51,7 +51,7 @@ var errShortReply = &UnexpectedReplyError{Got: "end of reply", Want: "a value"}
 func want(m resp.Msg, j int, what string) error {
 	n := &m[j]
 	if n.IsError() {
-		return newServerError(n)
+		return newServerError("", n)
 	}
 	return errUnexpected("", n, what)
 }

@@ -116,6 +116,8 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 			if c.cl != nil {
 				clusterKeys(x, known, args)
 			}
+		} else {
+			x.verb = name
 		}
 	}
 	if c.conns > 1 {

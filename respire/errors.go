@@ -3,6 +3,7 @@ package respire
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
@@ -13,12 +14,55 @@ import (
 // errors.Is(err, respire.Nil).
 var Nil = errors.New("respire: nil reply")
 
-// Error is an error reply from the server. Prefix holds its first word
-// (ERR, WRONGTYPE, MOVED, ASK, NOSCRIPT, NOAUTH, WRONGPASS, ...):
+// Error is an error reply from the server. Command names the command the
+// server refused, Prefix holds the reply's first word (ERR, WRONGTYPE,
+// MOVED, ASK, NOSCRIPT, NOAUTH, WRONGPASS, ...) and Message the server's
+// text as it sent it:
 //
 //	var e *respire.Error
 //	if errors.As(err, &e) && e.Prefix == "WRONGTYPE" { ... }
-type Error = transport.ServerError
+//
+// Its Error method reads "respire: SET: WRONGTYPE Operation against a key
+// holding the wrong kind of value": the package, the command, the server's
+// message. An error reply refused by a handshake step (a wrong password)
+// or a subscription is found by errors.As the same way, with Command the
+// step ("AUTH", "HELLO") or "SUBSCRIBE". Command is "" only for an error
+// nested in a generic Reply, whose command Reply does not know.
+type Error struct {
+	Command string // "SET", "CLIENT KILL", "VADD"; upper case
+	Prefix  string // the first word of Message
+	Message string // the whole message, prefix included
+}
+
+func (e *Error) Error() string {
+	if e.Command == "" {
+		return "respire: " + e.Message
+	}
+	return "respire: " + e.Command + ": " + e.Message
+}
+
+// newError parses the text of command's error reply.
+func newError(command, msg string) *Error {
+	prefix := msg
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		prefix = msg[:i]
+	}
+	return &Error{Command: command, Prefix: prefix, Message: msg}
+}
+
+// serverError finds the server's error reply in err: an *Error, or one of
+// the transport's own (handshake, subscription, topology) as an *Error.
+func serverError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	var se *transport.ServerError
+	if !errors.As(err, &se) {
+		return nil, false
+	}
+	return &Error{Command: se.Command, Prefix: se.Prefix, Message: se.Message}, true
+}
 
 // Errors of the transport, re-exported so callers need not import it.
 var (
@@ -80,9 +124,9 @@ func newArgError(cmd, arg, msg string) error {
 	return &ArgError{Command: cmd, Argument: arg, Reason: msg}
 }
 
-// newServerError converts an error node.
-func newServerError(n *resp.Node) error {
-	return transport.NewServerError(string(n.Data))
+// newServerError converts command's error node.
+func newServerError(command string, n *resp.Node) error {
+	return newError(command, string(n.Data))
 }
 
 // UnexpectedReplyError reports a reply whose shape does not fit the command.
@@ -115,6 +159,21 @@ func (e *CommandError) Error() string {
 }
 
 func (e *CommandError) Unwrap() error { return e.Err }
+
+// As lets errors.As find the server's error reply behind a transport
+// failure (a wrong password refused at the handshake, a subscription
+// refused) as an *Error, the one type callers test for.
+func (e *CommandError) As(target any) bool {
+	t, ok := target.(**Error)
+	if !ok {
+		return false
+	}
+	se, ok := serverError(e.Err)
+	if ok {
+		*t = se
+	}
+	return ok
+}
 
 func (c *Client) wrapErr(name string, err error) error {
 	return &CommandError{Command: name, Err: err}

@@ -12,11 +12,16 @@ import (
 	"time"
 )
 
-// withCommand names the command in a decoding error, which the readers
-// cannot know.
+// withCommand names the command in a decoding error, or in an error reply
+// nested in its reply, which the readers cannot know.
 func withCommand(info *cmdInfo, err error) error {
 	if err == nil {
 		return nil
+	}
+	if e, ok := err.(*Error); ok && e.Command == "" {
+		c := *e
+		c.Command = info.name
+		return &c
 	}
 	var u *UnexpectedReplyError
 	if errors.As(err, &u) && u.Command == "" {

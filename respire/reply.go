@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
 )
 
@@ -30,7 +29,7 @@ func (r Reply) IsNull() bool { return r.v.Null || r.v.Type == resp.TypeNull }
 func (r Reply) Err() error {
 	switch {
 	case r.v.Type == resp.TypeSimpleError || r.v.Type == resp.TypeBulkError:
-		return transport.NewServerError(r.v.Str)
+		return newError("", r.v.Str)
 	case r.IsNull():
 		return Nil
 	}

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
 )
 
@@ -43,7 +42,7 @@ func plain(v resp.Value) any {
 	case resp.TypeDouble:
 		return v.Float
 	case resp.TypeSimpleError, resp.TypeBulkError:
-		return transport.NewServerError(v.Str)
+		return newError("", v.Str)
 	case resp.TypeArray, resp.TypeSet, resp.TypePush:
 		out := make([]any, len(v.Elems))
 		for i, e := range v.Elems {

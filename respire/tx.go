@@ -294,14 +294,14 @@ func (r *txReplies) handle(i int, m resp.Msg) {
 	switch {
 	case i == 0:
 		if n.IsError() {
-			r.multiErr = newServerError(n)
+			r.multiErr = newServerError("MULTI", n)
 		}
 	case i <= len(r.cmds):
 		if n.IsError() {
-			r.queueErr[i-1] = withCommand(r.cmds[i-1].info, newServerError(n))
+			r.queueErr[i-1] = newServerError(r.cmds[i-1].name(), n)
 		}
 	case n.IsError():
-		r.execErr = newServerError(n)
+		r.execErr = newServerError("EXEC", n)
 	case n.Null || n.Type == resp.TypeNull:
 		r.failed = true
 	case n.Type != resp.TypeArray || n.Int != int64(len(r.cmds)):

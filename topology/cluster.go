@@ -645,7 +645,9 @@ func (c *Cluster) ask(ctx context.Context, n *Node) (*View, error) {
 		return nil, err
 	}
 	if v.Type == resp.TypeSimpleError || v.Type == resp.TypeBulkError {
-		return nil, transport.NewServerError(v.Str)
+		se := transport.NewServerError(v.Str)
+		se.Command = "CLUSTER SLOTS"
+		return nil, se
 	}
 	return ParseSlots(v, n.Addr)
 }

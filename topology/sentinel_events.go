@@ -174,7 +174,9 @@ func (c *sentinelConn) do(ctx context.Context, cmds [][]string) ([]resp.Value, e
 	}
 	for i, v := range out {
 		if v.Type == resp.TypeSimpleError || v.Type == resp.TypeBulkError {
-			return nil, fmt.Errorf("%s: %w", strings.Join(cmds[i][:2], " "), transport.NewServerError(v.Str))
+			se := transport.NewServerError(v.Str)
+			se.Command = strings.Join(cmds[i][:2], " ")
+			return nil, fmt.Errorf("%s: %w", se.Command, se)
 		}
 	}
 	return out, nil

@@ -113,10 +113,10 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 				info.Protocol = 2
 			}
 			readHello(reply, &info)
-		case errors.As(reply.err(), &se) && proto != 3 && helloRefused(se):
+		case errors.As(reply.err("HELLO"), &se) && proto != 3 && helloRefused(se):
 			// An old server or a proxy: AUTH and CLIENT SETNAME below.
 		default:
-			if e := reply.err(); e != nil {
+			if e := reply.err("HELLO"); e != nil {
 				return info, &HandshakeError{Step: "HELLO", Err: e}
 			}
 			return info, &HandshakeError{Step: "HELLO", Err: errors.New("unexpected reply " + reply.Type.String())}
@@ -171,13 +171,13 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 			return info, &HandshakeError{Step: s.name, Err: err}
 		}
 		r := treeReply{m.Tree()}
-		if e := r.err(); e != nil && first == nil {
+		if e := r.err(s.name); e != nil && first == nil {
 			first = &HandshakeError{Step: s.name, Err: e}
 		}
-		if s.name == "CLUSTER MYID" && r.err() == nil && r.Str != cfg.NodeID && first == nil {
+		if s.name == "CLUSTER MYID" && r.err(s.name) == nil && r.Str != cfg.NodeID && first == nil {
 			first = &HandshakeError{Step: s.name, Err: fmt.Errorf("%w: %s answers as node %q, not %q", ErrWrongNode, cfg.Addr, r.Str, cfg.NodeID)}
 		}
-		if s.name == "ROLE" && r.err() == nil && first == nil {
+		if s.name == "ROLE" && r.err(s.name) == nil && first == nil {
 			if err := checkRole(r, cfg); err != nil {
 				first = &HandshakeError{Step: s.name, Err: err}
 			}
@@ -198,9 +198,12 @@ func helloRefused(se *ServerError) bool {
 
 type treeReply struct{ resp.Value }
 
-func (r treeReply) err() error {
+// err returns the error reply to command, or nil.
+func (r treeReply) err(command string) error {
 	if r.Type == resp.TypeSimpleError || r.Type == resp.TypeBulkError {
-		return NewServerError(r.Str)
+		se := NewServerError(r.Str)
+		se.Command = command
+		return se
 	}
 	return nil
 }

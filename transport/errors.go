@@ -68,12 +68,17 @@ func (e *ConnError) Error() string {
 
 func (e *ConnError) Unwrap() error { return e.Err }
 
-// ServerError is an error reply from the server (simple or bulk error). Its
-// Prefix is the first word of the message, such as ERR, WRONGTYPE, MOVED,
-// ASK, NOSCRIPT, NOAUTH or WRONGPASS.
+// ServerError is an error reply from the server (simple or bulk error) to
+// a command the transport sends itself: a handshake step, a subscription,
+// a topology query. Its Prefix is the first word of the message, such as
+// ERR, WRONGTYPE, MOVED, ASK, NOSCRIPT, NOAUTH or WRONGPASS. The respire
+// package turns it into its own *respire.Error for callers.
 type ServerError struct {
 	Prefix  string
 	Message string // the whole message, prefix included
+	// Command is the command the server refused ("AUTH", "SUBSCRIBE",
+	// "CLUSTER SLOTS"), or "" when not known.
+	Command string
 }
 
 // NewServerError parses an error reply's text.

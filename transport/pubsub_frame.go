@@ -194,6 +194,7 @@ func (h *PubSub) failed(c *psConn, err *ServerError) error {
 	if cmd.verb != psSub {
 		return nil
 	}
+	err.Command = kinds[cmd.kind].sub
 	for _, t := range cmd.topics[cmd.next:] {
 		if t.confirmed || t.err != nil {
 			continue

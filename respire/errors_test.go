@@ -1,0 +1,50 @@
+package respire
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/respire-go/respire/transport"
+)
+
+func TestErrorNamesItsCommand(t *testing.T) {
+	e := newError("SET", "WRONGTYPE Operation against a key holding the wrong kind of value")
+	assert.Equal(t, "WRONGTYPE", e.Prefix)
+	assert.Equal(t, "respire: SET: WRONGTYPE Operation against a key holding the wrong kind of value", e.Error())
+	assert.Equal(t, "respire: ERR boom", newError("", "ERR boom").Error())
+	assert.Equal(t, "NOPREFIX", newError("GET", "NOPREFIX").Prefix)
+
+	// A nested error reply gets the command of the reply it is in, in a
+	// copy; an error that has one keeps it.
+	nested := newError("", "ERR inner")
+	named := withCommand(&cmdInfo{name: "EVAL"}, nested)
+	assert.Equal(t, "respire: EVAL: ERR inner", named.Error())
+	assert.Equal(t, "", nested.Command)
+	assert.Same(t, e, withCommand(&cmdInfo{name: "GET"}, e))
+}
+
+// TestTransportServerErrorIsAnError: a server error the transport got
+// itself (a handshake step) is found as an *Error behind the command's
+// error, with the step as its command; other failures are not.
+func TestTransportServerErrorIsAnError(t *testing.T) {
+	se := transport.NewServerError("WRONGPASS invalid username-password pair")
+	se.Command = "AUTH"
+	err := error(&CommandError{Command: "GET", Err: transport.NotSent(&transport.HandshakeError{Step: "AUTH", Err: se})})
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, Error{Command: "AUTH", Prefix: "WRONGPASS", Message: se.Message}, *e)
+	assert.ErrorIs(t, err, ErrNotSent)
+
+	// An *Error inside is found as it is.
+	inner := newError("SUBSCRIBE", "NOPERM no")
+	var got *Error
+	require.ErrorAs(t, &CommandError{Command: "SUBSCRIBE", Err: inner}, &got)
+	assert.Same(t, inner, got)
+
+	assert.False(t, errors.As(&CommandError{Command: "GET", Err: errors.New("broken")}, &e))
+	var he *HandshakeError
+	assert.False(t, errors.As(&CommandError{Command: "GET", Err: errors.New("broken")}, &he))
+}
