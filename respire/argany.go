@@ -1,7 +1,9 @@
 package respire
 
 import (
+	"math"
 	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -40,12 +42,65 @@ func (x *cmd) argAny(command, argument string, a any) {
 	case time.Duration:
 		x.argInt(v.Milliseconds())
 	default:
-		// Named through reflect, not fmt, so that a does not escape and
-		// the caller's boxing of its arguments stays on its stack.
-		name := "<nil>"
-		if t := reflect.TypeOf(a); t != nil {
-			name = t.String()
-		}
-		x.fail(newArgError(command, argument, "unsupported type "+name))
+		x.fail(unsupportedArg(command, argument, a))
 	}
+}
+
+// unsupportedArg is the *ArgError for a value of a type argAny does not
+// take. The type is named through reflect, not fmt, so that a does not
+// escape and the caller's boxing of its arguments stays on its stack.
+func unsupportedArg(command, argument string, a any) error {
+	name := "<nil>"
+	if t := reflect.TypeOf(a); t != nil {
+		name = t.String()
+	}
+	return newArgError(command, argument, "unsupported type "+name)
+}
+
+// anyText is the text argAny sends for a, for values that travel as
+// strings (the values of HSetMap and XAddMap); false for a type argAny
+// refuses. TestAnyTextMatchesArgAny keeps the two in step.
+func anyText(a any) (string, bool) {
+	switch v := a.(type) {
+	case string:
+		return v, true
+	case []byte:
+		return string(v), true
+	case int:
+		return strconv.FormatInt(int64(v), 10), true
+	case int32:
+		return strconv.FormatInt(int64(v), 10), true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case uint:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint64:
+		return strconv.FormatUint(v, 10), true
+	case float64:
+		return formatFloatArg(v), true
+	case float32:
+		return formatFloatArg(float64(v)), true
+	case bool:
+		if v {
+			return "1", true
+		}
+		return "0", true
+	case time.Duration:
+		return strconv.FormatInt(v.Milliseconds(), 10), true
+	}
+	return "", false
+}
+
+// formatFloatArg is resp.AppendBulkFloat's text: shortest decimal form
+// without exponent, infinities as inf and -inf.
+func formatFloatArg(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
