@@ -21,7 +21,8 @@
 // dedicated connections. zz_excluded.md lists the commands without a method.
 //
 // Do sends any command and returns a generic Reply. Errors from the server
-// are *Error values with the server's prefix; a missing value is Nil;
+// are *Error values with the command and the server's prefix
+// ("respire: SET: WRONGTYPE ..."); a missing value is Nil;
 // transport failures wrap ErrClosed, ErrUnavailable, a *ConnError or the
 // context's error.
 package respire

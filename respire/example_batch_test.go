@@ -56,12 +56,14 @@ func ExampleFuture_Result() {
 	var serr *respire.Error
 	_, err = bad.Result()
 	fmt.Println(errors.As(err, &serr), serr.Prefix)
+	fmt.Println(err)
 	_, err = missing.Result()
 	fmt.Println(errors.Is(err, respire.Nil))
 	fmt.Println(good.Err())
 	// Output:
 	// exec: <nil>
 	// true ERR
+	// respire: INCR: ERR value is not an integer or out of range
 	// true
 	// <nil>
 }
@@ -163,11 +165,13 @@ func ExampleTxAbortedError() {
 	var aborted *respire.TxAbortedError
 	fmt.Println(errors.As(err, &aborted), aborted.Rejected)
 	var serr *respire.Error
-	fmt.Println(errors.As(bad.Err(), &serr), serr.Prefix)
+	fmt.Println(errors.As(bad.Err(), &serr), serr.Command, serr.Prefix)
+	fmt.Println(aborted.Err.Command, aborted.Err.Prefix)
 	n, _ := c.Exists(ctx, "ex:txabort:a")
 	fmt.Println(n) // nothing was applied
 	// Output:
 	// true 1
-	// true ERR
+	// true NOSUCHCOMMAND ERR
+	// EXEC EXECABORT
 	// 0
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/respire-go/respire/respire"
 )
 
-// A server's error reply is an *Error with its prefix, the first word of
-// the message.
+// A server's error reply is an *Error with the command it refused and its
+// prefix, the first word of the message; its text names the command.
 func ExampleError() {
 	ctx := context.Background()
 	c, err := respire.Connect(ctx, respire.Options{Addr: addr})
@@ -24,9 +24,12 @@ func ExampleError() {
 	_, err = c.Get(ctx, "ex:error:list")
 	var serr *respire.Error
 	if errors.As(err, &serr) {
-		fmt.Println(serr.Prefix)
+		fmt.Println(serr.Command, serr.Prefix)
 	}
-	// Output: WRONGTYPE
+	fmt.Println(err)
+	// Output:
+	// GET WRONGTYPE
+	// respire: GET: WRONGTYPE Operation against a key holding the wrong kind of value
 }
 
 // Nil is the one way a missing value is reported, by typed methods, Do and

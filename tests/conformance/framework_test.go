@@ -84,12 +84,15 @@ func (e *Env) Do(args ...any) respire.Reply {
 	return r
 }
 
-// ServerError asserts err is a server error with the given prefix.
+// ServerError asserts err is a server error with the given prefix, which
+// names the command it answers.
 func (e *Env) ServerError(err error, prefix string) {
 	e.Helper()
 	var se *respire.Error
 	require.ErrorAs(e, err, &se)
 	require.Equal(e, prefix, se.Prefix, se.Message)
+	require.NotEmpty(e, se.Command, "%v", err)
+	require.Contains(e, err.Error(), se.Command+": "+se.Message)
 }
 
 func TestMain(m *testing.M) {

@@ -28,7 +28,7 @@ func requireCmdError(t *testing.T, err error, command, prefix string) *respire.E
 // answers, from typed methods, Do (a command the spec lacks included), a
 // Batch and a Tx, on both protocols; Nil stays apart.
 func TestServerErrorsNameTheirCommand(t *testing.T) {
-	eachFlavorProtocol(t, func(t *testing.T, _ harness.Flavor, c *respire.Client, proto int) {
+	eachFlavorProtocol(t, func(t *testing.T, f harness.Flavor, c *respire.Client, proto int) {
 		ctx := ctxT(t)
 		p := fmt.Sprintf("errcmd%d:", proto)
 		list, missing := p+"list", p+"missing"
@@ -51,6 +51,16 @@ func TestServerErrorsNameTheirCommand(t *testing.T) {
 		requireCmdError(t, err, "CONFIG GET", "ERR")
 		_, err = c.Do(ctx, "nosuch.command", "a")
 		requireCmdError(t, err, "NOSUCH.COMMAND", "ERR")
+
+		if f == harness.Redis80 || f == harness.Redis86 {
+			// A module's command (vector sets), through Do and Batch.Do.
+			_, err = c.Do(ctx, "vadd", p+"vset", "VALUES", "1", "not-a-number", "m")
+			requireCmdError(t, err, "VADD", "ERR")
+			b := c.NewBatch()
+			bad := b.Do("VADD", p+"vset", "VALUES", "1", "not-a-number", "m")
+			require.NoError(t, b.Exec(ctx))
+			requireCmdError(t, bad.Err(), "VADD", "ERR")
+		}
 
 		b := c.NewBatch()
 		incr := b.Incr(list)
