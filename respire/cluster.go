@@ -193,6 +193,17 @@ func parseRedirect(err error, from string) (redirect, bool) {
 	return redirect{}, false
 }
 
+// waitedOutError is the error of a command that the cluster kept refusing
+// (CLUSTERDOWN, TRYAGAIN, an unreachable node, ...) until its context
+// ended. It matches both causes.
+type waitedOutError struct{ last, ctx error }
+
+func (e *waitedOutError) Error() string {
+	return "the cluster answered " + transport.Trim(e.last) + " until the context ended: " + e.ctx.Error()
+}
+
+func (e *waitedOutError) Unwrap() []error { return []error{e.last, e.ctx} }
+
 // maxRedirects bounds the MOVED and ASK redirects one command follows.
 // Waits for a cluster that cannot serve the command yet (CLUSTERDOWN,
 // TRYAGAIN, an unreachable node) are bounded by the caller's context, and
@@ -353,7 +364,7 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 		default:
 			if !c.pause(ctx, clusterPause(attempt)) {
 				x.Recycle()
-				return transport.NotSent(fmt.Errorf("the cluster answered %w until the context ended: %w", last, ctx.Err()))
+				return transport.NotSent(&waitedOutError{last: last, ctx: ctx.Err()})
 			}
 		}
 	}

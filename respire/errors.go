@@ -26,14 +26,18 @@ var Nil = errors.New("respire: nil reply")
 // holding the wrong kind of value": the package, the command, the server's
 // message. An error reply refused by a handshake step (a wrong password)
 // or a subscription is found by errors.As the same way, with Command the
-// step ("AUTH", "HELLO") or "SUBSCRIBE". Command is "" only for an error
-// nested in a generic Reply, whose command Reply does not know.
+// step ("AUTH", "HELLO") or "SUBSCRIBE". Command is "" only where the
+// command is not known: an error nested in a generic Reply, and a frame
+// Conn.Receive (or Conn.Do) reads, which may answer any command sent
+// before it.
 type Error struct {
 	Command string // "SET", "CLIENT KILL", "VADD"; upper case
 	Prefix  string // the first word of Message
 	Message string // the whole message, prefix included
 }
 
+// Error returns "respire: COMMAND: message", or "respire: message" when
+// Command is "".
 func (e *Error) Error() string {
 	if e.Command == "" {
 		return "respire: " + e.Message

@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -47,4 +48,17 @@ func TestTransportServerErrorIsAnError(t *testing.T) {
 	assert.False(t, errors.As(&CommandError{Command: "GET", Err: errors.New("broken")}, &e))
 	var he *HandshakeError
 	assert.False(t, errors.As(&CommandError{Command: "GET", Err: errors.New("broken")}, &he))
+}
+
+// TestWaitedOutNamesTheCommandOnce: a cluster that kept refusing a command
+// until its context ended gives both causes, with one "respire:".
+func TestWaitedOutNamesTheCommandOnce(t *testing.T) {
+	last := newError("GET", "CLUSTERDOWN The cluster is down")
+	err := error(&CommandError{Command: "GET", Err: transport.NotSent(&waitedOutError{last: last, ctx: context.DeadlineExceeded})})
+	assert.Equal(t, "respire: GET: not sent: the cluster answered GET: CLUSTERDOWN The cluster is down until the context ended: context deadline exceeded", err.Error())
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, ErrNotSent)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Same(t, last, e)
 }
