@@ -31,7 +31,7 @@ leasecheck:
 
 ## test: race-enabled tests in every module, against real servers
 test: servers vet leasecheck test-oldgo
-	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || fail="$$fail $$m"; done; \
+	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) || fail="$$fail $$m"; done; \
 	echo "allocation targets (without -race)"; (cd tests && $(GO) test -count=1 -run 'HotPathAllocations' ./integration/) || fail="$$fail allocations"; \
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
 
