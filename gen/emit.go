@@ -594,6 +594,8 @@ func (g *generator) setExpr(a *arg, c *container, ex exprFn, opt bool) jen.Code 
 			return ex(s).Dot("set").Call()
 		case a.scalar == scUnixSeconds || a.scalar == scUnixMillis:
 			return jen.Op("!").Add(ex(s)).Dot("IsZero").Call()
+		case numeric(a.scalar):
+			return ex(s).Op("!=").Lit(0)
 		}
 		return ex(s).Op("!=").Lit("")
 	}

@@ -76,6 +76,7 @@ type generator struct {
 	skipped  []string
 	emitted  map[string]bool
 	lacks    map[string]map[string][]string // from the supplement: command, server, arguments
+	zero     map[string]map[string]string   // from the supplement: command, argument, what 0 means
 }
 
 type excludedCmd struct {
@@ -95,7 +96,12 @@ func Generate(cfg Config) (*Output, error) {
 		return nil, err
 	}
 	cfg.Spec = sp
-	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks}
+	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks, zero: map[string]map[string]string{}}
+	if cfg.Supplement != nil {
+		for _, e := range cfg.Supplement.Commands {
+			g.zero[e.Name] = e.Zero
+		}
+	}
 	g.rep = newReplies(cfg.Replies, g.reg)
 	if err := g.build(); err != nil {
 		return nil, err
@@ -196,6 +202,9 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 	}
 	args := buildArgs(cmd)
 	if err := applyLacks(args, cmd, g.lacks[cmd.Name]); err != nil {
+		return err
+	}
+	if err := applyZero(args, cmd, g.zero[cmd.Name]); err != nil {
 		return err
 	}
 	g.infos = append(g.infos, cmd)

@@ -25,12 +25,19 @@ func loadTestdata(t *testing.T) (*spec.Spec, *Replies) {
 	return s, r
 }
 
+func loadTestSupplement(t *testing.T) *Supplement {
+	t.Helper()
+	sup, err := LoadSupplement("testdata/supplement.json")
+	require.NoError(t, err)
+	return sup
+}
+
 // TestGolden generates from testdata/commands.json and testdata/replies.txt
 // and compares with testdata/golden. Run with -update after an intended
 // change and review the diff.
 func TestGolden(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r})
+	out, err := Generate(Config{Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
 	require.NoError(t, err)
 	dir := filepath.Join("testdata", "golden")
 	if *update {
@@ -119,7 +126,7 @@ func TestGenerateRejectsBadEntries(t *testing.T) {
 
 func TestVariantShapes(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r})
+	out, err := Generate(Config{Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
 	require.NoError(t, err)
 	src := string(out.Files["zz_commands.go"])
 	for _, sig := range []string{

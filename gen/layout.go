@@ -18,9 +18,10 @@ import (
 //   - An optional argument is a field of the method's Options struct (or of
 //     the enclosing struct), whose zero value means "not given": a pure
 //     token is a bool; a string, key or unix time is sent when not ""/zero;
-//     an integer, double or duration is a pointer (nil = not given, so that
-//     0 stays expressible: COUNT 0, BLOCK 0); a block is a pointer to its
-//     struct.
+//     an integer, double or duration is a plain value sent when not 0 (EX,
+//     COUNT, LIMIT: 0 would be refused or mean the default), except where 0
+//     is a value of its own (arg.zeroMeans: DB 0, BLOCK 0), where it is a
+//     pointer, nil = not given; a block is a pointer to its struct.
 //   - A oneof of pure tokens is a string enum type with a constant per
 //     token; YES/NO and ON/OFF are a bool (*bool when optional); any other
 //     oneof is a choice struct with a field per branch, of which exactly one
@@ -158,11 +159,10 @@ func formOf(a *arg, opt bool) form {
 		}
 		return fZero
 	}
-	switch a.scalar {
-	case scKey, scString, scUnixSeconds, scUnixMillis:
-		return fZero
+	if numeric(a.scalar) && a.zeroMeans != "" {
+		return fPtr
 	}
-	return fPtr
+	return fZero
 }
 
 // goName is the Go name of a field: its token when it is a word (EX,

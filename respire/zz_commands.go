@@ -864,8 +864,8 @@ func argsACLGenPass(x *cmd, opts *ACLGenPassOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Bits != nil {
-		x.argInt(*o.Bits)
+	if o.Bits != 0 {
+		x.argInt(o.Bits)
 	}
 }
 
@@ -917,8 +917,8 @@ func argsACLLog(x *cmd, opts *ACLLogOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -1194,9 +1194,9 @@ func argsBLMPop(x *cmd, timeout time.Duration, keys []string, where Side, opts *
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -1295,9 +1295,9 @@ func argsBZMPop(x *cmd, timeout time.Duration, keys []string, where ScoreEnd, op
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -1455,12 +1455,12 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.arg("SKIPME")
 		argBoolToken(x, *o.SkipMe, "YES", "NO")
 	}
-	if o.MaxAge != nil {
+	if o.MaxAge != 0 {
 		x.needs("MAXAGE", serverValkey81|serverValkey91)
 	}
-	if o.MaxAge != nil {
+	if o.MaxAge != 0 {
 		x.arg("MAXAGE")
-		x.argInt(*o.MaxAge)
+		x.argInt(o.MaxAge)
 	}
 	if o.Name != "" {
 		x.needs("NAME", serverValkey91)
@@ -1469,12 +1469,12 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.arg("NAME")
 		x.arg(o.Name)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.needs("IDLE", serverValkey91)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(*o.Idle)
+		x.argInt(o.Idle)
 	}
 	if o.Flags != "" {
 		x.needs("FLAGS", serverValkey91)
@@ -1937,8 +1937,8 @@ func argsClusterMeet(x *cmd, ip string, port int64, opts *ClusterMeetOptions) {
 	}
 	x.arg(ip)
 	x.argInt(port)
-	if o.ClusterBusPort != nil {
-		x.argInt(*o.ClusterBusPort)
+	if o.ClusterBusPort != 0 {
+		x.argInt(o.ClusterBusPort)
 	}
 }
 
@@ -2070,12 +2070,12 @@ func argsClusterSetSlot(x *cmd, slot int64, subCommand ClusterSetSlotSubCommand,
 	}
 	x.argInt(slot)
 	subCommand.args(x, true)
-	if o.Timeout != nil {
+	if o.Timeout != 0 {
 		x.needs("TIMEOUT", serverValkey81|serverValkey91)
 	}
-	if o.Timeout != nil {
+	if o.Timeout != 0 {
 		x.arg("TIMEOUT")
-		x.argInt(*o.Timeout)
+		x.argInt(o.Timeout)
 	}
 }
 
@@ -2146,9 +2146,9 @@ func argsClusterScan(x *cmd, cursor string, opts *ClusterScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Type != "" {
 		x.arg("TYPE")
@@ -2728,9 +2728,9 @@ func argsFailover(x *cmd, opts *FailoverOptions) {
 	if o.Abort {
 		x.arg("ABORT")
 	}
-	if o.Timeout != nil {
+	if o.Timeout != 0 {
 		x.arg("TIMEOUT")
-		argMillis(x, "milliseconds", *o.Timeout)
+		argMillis(x, "milliseconds", o.Timeout)
 	}
 }
 
@@ -3767,14 +3767,14 @@ func argsGetEx(x *cmd, key string, opts *GetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -4092,14 +4092,14 @@ func argsHGetEx(x *cmd, key string, fields []string, opts *HGetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -4267,17 +4267,17 @@ func argsHotkeysStart(x *cmd, count int64, opts *HotkeysStartOptions) {
 	if o.Net {
 		x.arg("NET")
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
-	if o.Duration != nil {
+	if o.Duration != 0 {
 		x.arg("DURATION")
-		argSeconds(x, "seconds", *o.Duration)
+		argSeconds(x, "seconds", o.Duration)
 	}
-	if o.Sample != nil {
+	if o.Sample != 0 {
 		x.arg("SAMPLE")
-		x.argInt(*o.Sample)
+		x.argInt(o.Sample)
 	}
 	if o.Slots != nil {
 		x.arg("SLOTS")
@@ -4512,9 +4512,9 @@ func argsHScan(x *cmd, key string, cursor int64, opts *HScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -4539,9 +4539,9 @@ func argsHScanNoValues(x *cmd, key string, cursor int64, opts *HScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	x.needs("NOVALUES", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("NOVALUES")
@@ -4606,14 +4606,14 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 	if o.FXX {
 		x.arg("FXX")
 	}
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -4845,9 +4845,9 @@ func argsLCS(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	}
 	x.argKey(key1)
 	x.argKey(key2)
-	if o.MinMatchLen != nil {
+	if o.MinMatchLen != 0 {
 		x.arg("MINMATCHLEN")
-		x.argInt(*o.MinMatchLen)
+		x.argInt(o.MinMatchLen)
 	}
 	if o.WithMatchLen {
 		x.arg("WITHMATCHLEN")
@@ -4888,9 +4888,9 @@ func argsLCSLen(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	x.argKey(key1)
 	x.argKey(key2)
 	x.arg("LEN")
-	if o.MinMatchLen != nil {
+	if o.MinMatchLen != 0 {
 		x.arg("MINMATCHLEN")
-		x.argInt(*o.MinMatchLen)
+		x.argInt(o.MinMatchLen)
 	}
 	if o.WithMatchLen {
 		x.arg("WITHMATCHLEN")
@@ -4916,9 +4916,9 @@ func argsLCSIdx(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	x.argKey(key1)
 	x.argKey(key2)
 	x.arg("IDX")
-	if o.MinMatchLen != nil {
+	if o.MinMatchLen != 0 {
 		x.arg("MINMATCHLEN")
-		x.argInt(*o.MinMatchLen)
+		x.argInt(o.MinMatchLen)
 	}
 	if o.WithMatchLen {
 		x.arg("WITHMATCHLEN")
@@ -5055,9 +5055,9 @@ func argsLMPop(x *cmd, keys []string, where Side, opts *LMPopOptions) {
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -5077,9 +5077,9 @@ func argsLolwut(x *cmd, opts *LolwutOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Version != nil {
+	if o.Version != 0 {
 		x.arg("VERSION")
-		x.argInt(*o.Version)
+		x.argInt(o.Version)
 	}
 }
 
@@ -5140,13 +5140,13 @@ func argsLPos(x *cmd, key string, element string, opts *LPosOptions) {
 	}
 	x.argKey(key)
 	x.arg(element)
-	if o.Rank != nil {
+	if o.Rank != 0 {
 		x.arg("RANK")
-		x.argInt(*o.Rank)
+		x.argInt(o.Rank)
 	}
-	if o.MaxLen != nil {
+	if o.MaxLen != 0 {
 		x.arg("MAXLEN")
-		x.argInt(*o.MaxLen)
+		x.argInt(o.MaxLen)
 	}
 }
 
@@ -5175,15 +5175,15 @@ func argsLPosCount(x *cmd, key string, element string, numMatches int64, opts *L
 	}
 	x.argKey(key)
 	x.arg(element)
-	if o.Rank != nil {
+	if o.Rank != 0 {
 		x.arg("RANK")
-		x.argInt(*o.Rank)
+		x.argInt(o.Rank)
 	}
 	x.arg("COUNT")
 	x.argInt(numMatches)
-	if o.MaxLen != nil {
+	if o.MaxLen != 0 {
 		x.arg("MAXLEN")
-		x.argInt(*o.MaxLen)
+		x.argInt(o.MaxLen)
 	}
 }
 
@@ -5540,14 +5540,14 @@ func argsMSetEx(x *cmd, data []KeyValue, opts *MSetExOptions) {
 	if o.XX {
 		x.arg("XX")
 	}
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -5978,9 +5978,9 @@ func argsRestore(x *cmd, key string, ttl int64, serializedValue string, opts *Re
 	if o.AbsTTL {
 		x.arg("ABSTTL")
 	}
-	if o.IdleTime != nil {
+	if o.IdleTime != 0 {
 		x.arg("IDLETIME")
-		argSeconds(x, "seconds", *o.IdleTime)
+		argSeconds(x, "seconds", o.IdleTime)
 	}
 	if o.Freq != nil {
 		x.arg("FREQ")
@@ -6015,9 +6015,9 @@ func argsRestoreAsking(x *cmd, key string, ttl int64, serializedValue string, op
 	if o.AbsTTL {
 		x.arg("ABSTTL")
 	}
-	if o.IdleTime != nil {
+	if o.IdleTime != 0 {
 		x.arg("IDLETIME")
-		argSeconds(x, "seconds", *o.IdleTime)
+		argSeconds(x, "seconds", o.IdleTime)
 	}
 	if o.Freq != nil {
 		x.arg("FREQ")
@@ -6192,9 +6192,9 @@ func argsScan(x *cmd, cursor int64, opts *ScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Type != "" {
 		x.arg("TYPE")
@@ -6334,14 +6334,14 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6373,14 +6373,14 @@ func argsSetIf(x *cmd, key string, value string, condition SetIfCondition, opts 
 	x.argKey(key)
 	x.arg(value)
 	condition.args(x, true)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6414,14 +6414,14 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 	x.argKey(key)
 	x.arg(value)
 	x.arg("GET")
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6574,9 +6574,9 @@ func argsSInterCard(x *cmd, keys []string, opts *SInterCardOptions) {
 	for _, e := range keys {
 		x.argKey(e)
 	}
-	if o.Limit != nil {
+	if o.Limit != 0 {
 		x.arg("LIMIT")
-		x.argInt(*o.Limit)
+		x.argInt(o.Limit)
 	}
 }
 
@@ -6642,8 +6642,8 @@ func argsSlowLogGet(x *cmd, opts *SlowLogGetOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -6982,9 +6982,9 @@ func argsSScan(x *cmd, key string, cursor int64, opts *SScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -7201,17 +7201,17 @@ func argsVAdd(x *cmd, key string, vector Vector, element string, opts *VAddOptio
 	if o.Q8 {
 		x.arg("Q8")
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.SetAttr != "" {
 		x.arg("SETATTR")
 		x.arg(o.SetAttr)
 	}
-	if o.M != nil {
+	if o.M != 0 {
 		x.arg("M")
-		x.argInt(*o.M)
+		x.argInt(o.M)
 	}
 }
 
@@ -7392,8 +7392,8 @@ func argsVRange(x *cmd, key string, start string, end string, opts *VRangeOption
 	x.argKey(key)
 	x.arg(start)
 	x.arg(end)
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -7438,17 +7438,17 @@ func argsVSim(x *cmd, key string, query Query, opts *VSimOptions) {
 	}
 	x.argKey(key)
 	query.args(x, true)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Epsilon != nil {
 		x.arg("EPSILON")
 		argDouble(x, "max_distance", *o.Epsilon)
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.Filter != "" {
 		x.arg("FILTER")
@@ -7483,17 +7483,17 @@ func argsVSimWithScores(x *cmd, key string, query Query, opts *VSimOptions) {
 	x.argKey(key)
 	query.args(x, true)
 	x.arg("WITHSCORES")
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Epsilon != nil {
 		x.arg("EPSILON")
 		argDouble(x, "max_distance", *o.Epsilon)
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.Filter != "" {
 		x.arg("FILTER")
@@ -7531,17 +7531,17 @@ func argsVSimWithAttribs(x *cmd, key string, query Query, opts *VSimOptions) {
 	query.args(x, true)
 	x.needs("WITHATTRIBS", serverRedis86)
 	x.arg("WITHATTRIBS")
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Epsilon != nil {
 		x.arg("EPSILON")
 		argDouble(x, "max_distance", *o.Epsilon)
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.Filter != "" {
 		x.arg("FILTER")
@@ -7838,9 +7838,9 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 	x.arg(consumer)
 	x.arg(minIdleTime)
 	x.arg(start)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -7864,9 +7864,9 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 	x.arg(consumer)
 	x.arg(minIdleTime)
 	x.arg(start)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	x.arg("JUSTID")
 }
@@ -7919,17 +7919,17 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime s
 	for _, e := range ids {
 		x.arg(e)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "ms", *o.Idle)
+		argMillis(x, "ms", o.Idle)
 	}
 	if !o.Time.IsZero() {
 		x.arg("TIME")
 		argUnixMillis(x, "unix-time-milliseconds", o.Time)
 	}
-	if o.Retrycount != nil {
+	if o.RetryCount != nil {
 		x.arg("RETRYCOUNT")
-		x.argInt(*o.Retrycount)
+		x.argInt(*o.RetryCount)
 	}
 	if o.Force {
 		x.arg("FORCE")
@@ -7964,17 +7964,17 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 	for _, e := range ids {
 		x.arg(e)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "ms", *o.Idle)
+		argMillis(x, "ms", o.Idle)
 	}
 	if !o.Time.IsZero() {
 		x.arg("TIME")
 		argUnixMillis(x, "unix-time-milliseconds", o.Time)
 	}
-	if o.Retrycount != nil {
+	if o.RetryCount != nil {
 		x.arg("RETRYCOUNT")
-		x.argInt(*o.Retrycount)
+		x.argInt(*o.RetryCount)
 	}
 	if o.Force {
 		x.arg("FORCE")
@@ -8273,9 +8273,9 @@ func argsXPendingExt(x *cmd, key string, group string, start string, end string,
 	}
 	x.argKey(key)
 	x.arg(group)
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(*o.Idle)
+		x.argInt(o.Idle)
 	}
 	x.arg(start)
 	x.arg(end)
@@ -8307,9 +8307,9 @@ func argsXRange(x *cmd, key string, start string, end string, opts *XRangeOption
 	x.argKey(key)
 	x.arg(start)
 	x.arg(end)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -8335,9 +8335,9 @@ func argsXRead(x *cmd, keys []string, ids []string, opts *XReadOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Block != nil {
 		x.arg("BLOCK")
@@ -8372,9 +8372,9 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 	x.arg("GROUP")
 	x.arg(group)
 	x.arg(consumer)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Block != nil {
 		x.arg("BLOCK")
@@ -8422,9 +8422,9 @@ func argsXRevRange(x *cmd, key string, end string, start string, opts *XRevRange
 	x.argKey(key)
 	x.arg(end)
 	x.arg(start)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -8452,9 +8452,9 @@ func argsXSetID(x *cmd, key string, lastID string, opts *XSetIDOptions) {
 	}
 	x.argKey(key)
 	x.arg(lastID)
-	if o.Entriesadded != nil {
+	if o.EntriesAdded != nil {
 		x.arg("ENTRIESADDED")
-		x.argInt(*o.Entriesadded)
+		x.argInt(*o.EntriesAdded)
 	}
 	if o.MaxDeletedID != "" {
 		x.arg("MAXDELETEDID")
@@ -8798,9 +8798,9 @@ func argsZInterCard(x *cmd, keys []string, opts *ZInterCardOptions) {
 	for _, e := range keys {
 		x.argKey(e)
 	}
-	if o.Limit != nil {
+	if o.Limit != 0 {
 		x.arg("LIMIT")
-		x.argInt(*o.Limit)
+		x.argInt(o.Limit)
 	}
 }
 
@@ -8881,9 +8881,9 @@ func argsZMPop(x *cmd, keys []string, where ScoreEnd, opts *ZMPopOptions) {
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -8928,8 +8928,8 @@ func argsZPopMax(x *cmd, key string, opts *ZPopMaxOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -8950,8 +8950,8 @@ func argsZPopMin(x *cmd, key string, opts *ZPopMinOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -9573,9 +9573,9 @@ func argsZScan(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -9600,9 +9600,9 @@ func argsZScanNoScores(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	x.needs("NOSCORES", serverValkey81|serverValkey91)
 	x.arg("NOSCORES")

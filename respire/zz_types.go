@@ -12,8 +12,8 @@ type ACLCatOptions struct {
 
 // ACLGenPassOptions are the optional arguments of ACLGenPass. The zero value sends none of them.
 type ACLGenPassOptions struct {
-	// Bits sends bits; nil sends nothing.
-	Bits *int64
+	// Bits sends bits; 0 sends nothing.
+	Bits int64
 }
 
 // ACLLogEntry is a reply: <count:int, reason:str, context:str, object:str, username:str, age-seconds:float, client-info:str, entry-id:int, timestamp-created:int, timestamp-last-updated:int>.
@@ -32,8 +32,8 @@ type ACLLogEntry struct {
 
 // ACLLogOptions are the optional arguments of ACLLog. The zero value sends none of them.
 type ACLLogOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // ACLSelector is a reply: <commands:str, keys:str, channels:str>.
@@ -83,14 +83,14 @@ type AofAck struct {
 
 // BLMPopOptions are the optional arguments of BLMPop. The zero value sends none of them.
 type BLMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // BZMPopOptions are the optional arguments of BZMPop. The zero value sends none of them.
 type BZMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // BgSaveOptions are the optional arguments of BgSave. The zero value sends none of them.
@@ -316,8 +316,8 @@ const (
 
 // ClientKillFilter is the argument ID client-id|TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|USER username|ADDR addr|LADDR laddr|SKIPME YES|NO|MAXAGE maxage|NAME name|IDLE idle|FLAGS flags|LIB-NAME lib-name|LIB-VER lib-ver|DB db|CAPA capa|IP ip|NOT-TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|NOT-ID not-client-id ...|NOT-USER not-username|NOT-ADDR not-addr|NOT-LADDR not-laddr|NOT-NAME not-name|NOT-FLAGS not-flags|NOT-LIB-NAME not-lib-name|NOT-LIB-VER not-lib-ver|NOT-DB not-db|NOT-CAPA not-capa|NOT-IP not-ip ... (used by ClientKill): set exactly one field.
 type ClientKillFilter struct {
-	// ID sends ID client-id; nil sends nothing. Since 2.8.12.
-	ID *int64
+	// ID sends ID client-id; 0 sends nothing. Since 2.8.12.
+	ID int64
 	// Type sends TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB; the zero value sends nothing. Since
 	// 2.8.12.
 	Type ClientKillClientType
@@ -329,20 +329,20 @@ type ClientKillFilter struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 7.4.0. Only on redis-8.0.2, redis-8.6.3,
+	// MaxAge sends MAXAGE maxage; 0 sends nothing. Since 7.4.0. Only on redis-8.0.2, redis-8.6.3,
 	// valkey-8.1.1, valkey-9.1.2.
-	MaxAge *int64
+	MaxAge int64
 	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Name string
-	// Idle sends IDLE idle; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
-	Idle *int64
+	// Idle sends IDLE idle; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle int64
 	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Flags string
 	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibName string
 	// LibVer sends LIB-VER lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibVer string
-	// DB sends DB db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// DB sends DB db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on valkey-9.1.2.
 	DB *int64
 	// Capa sends CAPA capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Capa string
@@ -367,7 +367,8 @@ type ClientKillFilter struct {
 	NotLibName string
 	// NotLibVer sends NOT-LIB-VER not-lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotLibVer string
-	// NotDB sends NOT-DB not-db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// NotDB sends NOT-DB not-db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on
+	// valkey-9.1.2.
 	NotDB *int64
 	// NotCapa sends NOT-CAPA not-capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotCapa string
@@ -376,10 +377,10 @@ type ClientKillFilter struct {
 }
 
 func (v ClientKillFilter) args(x *cmd, required bool) {
-	oneOf(x, "new-format", required, "ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE, NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, IP, NOT-TYPE, NOT-ID, NOT-USER, NOT-ADDR, NOT-LADDR, NOT-NAME, NOT-FLAGS, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP", v.ID != nil, v.Type != "", v.User != "", v.Addr != "", v.LAddr != "", v.SkipMe != nil, v.MaxAge != nil, v.Name != "", v.Idle != nil, v.Flags != "", v.LibName != "", v.LibVer != "", v.DB != nil, v.Capa != "", v.IP != "", v.NotType != "", len(v.NotID) > 0, v.NotUser != "", v.NotAddr != "", v.NotLAddr != "", v.NotName != "", v.NotFlags != "", v.NotLibName != "", v.NotLibVer != "", v.NotDB != nil, v.NotCapa != "", v.NotIP != "")
-	if v.ID != nil {
+	oneOf(x, "new-format", required, "ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE, NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, IP, NOT-TYPE, NOT-ID, NOT-USER, NOT-ADDR, NOT-LADDR, NOT-NAME, NOT-FLAGS, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP", v.ID != 0, v.Type != "", v.User != "", v.Addr != "", v.LAddr != "", v.SkipMe != nil, v.MaxAge != 0, v.Name != "", v.Idle != 0, v.Flags != "", v.LibName != "", v.LibVer != "", v.DB != nil, v.Capa != "", v.IP != "", v.NotType != "", len(v.NotID) > 0, v.NotUser != "", v.NotAddr != "", v.NotLAddr != "", v.NotName != "", v.NotFlags != "", v.NotLibName != "", v.NotLibVer != "", v.NotDB != nil, v.NotCapa != "", v.NotIP != "")
+	if v.ID != 0 {
 		x.arg("ID")
-		x.argInt(*v.ID)
+		x.argInt(v.ID)
 	}
 	if v.Type == "PRIMARY" {
 		x.needs("PRIMARY", serverValkey81|serverValkey91)
@@ -404,12 +405,12 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		x.arg("SKIPME")
 		argBoolToken(x, *v.SkipMe, "YES", "NO")
 	}
-	if v.MaxAge != nil {
+	if v.MaxAge != 0 {
 		x.needs("MAXAGE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	}
-	if v.MaxAge != nil {
+	if v.MaxAge != 0 {
 		x.arg("MAXAGE")
-		x.argInt(*v.MaxAge)
+		x.argInt(v.MaxAge)
 	}
 	if v.Name != "" {
 		x.needs("NAME", serverValkey91)
@@ -418,12 +419,12 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		x.arg("NAME")
 		x.arg(v.Name)
 	}
-	if v.Idle != nil {
+	if v.Idle != 0 {
 		x.needs("IDLE", serverValkey91)
 	}
-	if v.Idle != nil {
+	if v.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(*v.Idle)
+		x.argInt(v.Idle)
 	}
 	if v.Flags != "" {
 		x.needs("FLAGS", serverValkey91)
@@ -597,19 +598,19 @@ type ClientListOptions struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
-	MaxAge *int64
+	// MaxAge sends MAXAGE maxage; 0 sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
+	MaxAge int64
 	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Name string
-	// Idle sends IDLE idle; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
-	Idle *int64
+	// Idle sends IDLE idle; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle int64
 	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Flags string
 	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibName string
 	// LibVer sends LIB-VER lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibVer string
-	// DB sends DB db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// DB sends DB db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on valkey-9.1.2.
 	DB *int64
 	// Capa sends CAPA capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Capa string
@@ -634,7 +635,8 @@ type ClientListOptions struct {
 	NotLibName string
 	// NotLibVer sends NOT-LIB-VER not-lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotLibVer string
-	// NotDB sends NOT-DB not-db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// NotDB sends NOT-DB not-db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on
+	// valkey-9.1.2.
 	NotDB *int64
 	// NotCapa sends NOT-CAPA not-capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotCapa string
@@ -713,8 +715,8 @@ type ClusterLink struct {
 
 // ClusterMeetOptions are the optional arguments of ClusterMeet. The zero value sends none of them.
 type ClusterMeetOptions struct {
-	// ClusterBusPort sends cluster-bus-port; nil sends nothing. Since 4.0.0.
-	ClusterBusPort *int64
+	// ClusterBusPort sends cluster-bus-port; 0 sends nothing. Since 4.0.0.
+	ClusterBusPort int64
 }
 
 // ClusterMigrationStatus is the argument STATUS ID task-id|ALL (used by ClusterMigration): set exactly one field.
@@ -780,11 +782,11 @@ type ClusterResetOptions struct {
 type ClusterScanOptions struct {
 	// Match sends MATCH match-pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 	// Type sends TYPE type; "" sends nothing.
 	Type string
-	// Slot sends SLOT slot; nil sends nothing.
+	// Slot sends SLOT slot; nil sends nothing, and 0 is slot 0.
 	Slot *int64
 }
 
@@ -796,8 +798,8 @@ type ClusterScanPage struct {
 
 // ClusterSetSlotOptions are the optional arguments of ClusterSetSlot. The zero value sends none of them.
 type ClusterSetSlotOptions struct {
-	// Timeout sends TIMEOUT timeout; nil sends nothing. Since 8.0.0. Only on valkey-8.1.1, valkey-9.1.2.
-	Timeout *int64
+	// Timeout sends TIMEOUT timeout; 0 sends nothing. Since 8.0.0. Only on valkey-8.1.1, valkey-9.1.2.
+	Timeout int64
 }
 
 // ClusterSetSlotSubCommand is the argument IMPORTING importing|MIGRATING migrating|NODE node|STABLE (used by ClusterSetSlot): set exactly one field.
@@ -991,7 +993,7 @@ func (v Configs) args(x *cmd) {
 
 // CopyOptions are the optional arguments of Copy. The zero value sends none of them.
 type CopyOptions struct {
-	// DB sends DB destination-db; nil sends nothing.
+	// DB sends DB destination-db; nil sends nothing, and 0 is database 0.
 	DB *int64
 	// Replace sends REPLACE.
 	Replace bool
@@ -1039,8 +1041,8 @@ type FailoverOptions struct {
 	TO *FailoverTarget
 	// Abort sends ABORT.
 	Abort bool
-	// Timeout sends TIMEOUT milliseconds, in whole milliseconds; nil sends nothing.
-	Timeout *time.Duration
+	// Timeout sends TIMEOUT milliseconds, in whole milliseconds; 0 sends nothing.
+	Timeout time.Duration
 }
 
 // FailoverTarget is the argument TO host port [FORCE] (used by Failover).
@@ -1387,10 +1389,10 @@ type GeoSearchStoreOptions struct {
 
 // GetExOptions are the optional arguments of GetEx. The zero value sends none of them.
 type GetExOptions struct {
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1426,10 +1428,10 @@ type HExpireOptions struct {
 
 // HGetExOptions are the optional arguments of HGetEx. The zero value sends none of them.
 type HGetExOptions struct {
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1467,8 +1469,8 @@ type HPExpireOptions struct {
 type HScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // HScanPage is a reply: (cursor:int, items:[FieldValue]).
@@ -1487,10 +1489,10 @@ type HSetExOptions struct {
 	FNX bool
 	// FXX sends FXX.
 	FXX bool
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1541,12 +1543,12 @@ type HotkeysStartOptions struct {
 	CPU bool
 	// Net sends NET.
 	Net bool
-	// Count sends COUNT k; nil sends nothing.
-	Count *int64
-	// Duration sends DURATION seconds, in whole seconds; nil sends nothing.
-	Duration *time.Duration
-	// Sample sends SAMPLE ratio; nil sends nothing.
-	Sample *int64
+	// Count sends COUNT k; 0 sends nothing.
+	Count int64
+	// Duration sends DURATION seconds, in whole seconds; 0 sends nothing.
+	Duration time.Duration
+	// Sample sends SAMPLE ratio; 0 sends nothing.
+	Sample int64
 	// Slots sends SLOTS count slot ...; nil sends nothing.
 	Slots *HotkeysStartSlots
 }
@@ -1675,8 +1677,8 @@ type LCSMatch struct {
 
 // LCSOptions are the optional arguments of LCS and LCSLen and LCSIdx. The zero value sends none of them.
 type LCSOptions struct {
-	// MinMatchLen sends MINMATCHLEN min-match-len; nil sends nothing.
-	MinMatchLen *int64
+	// MinMatchLen sends MINMATCHLEN min-match-len; 0 sends nothing.
+	MinMatchLen int64
 	// WithMatchLen sends WITHMATCHLEN.
 	WithMatchLen bool
 }
@@ -1689,16 +1691,16 @@ type LCSRange struct {
 
 // LMPopOptions are the optional arguments of LMPop. The zero value sends none of them.
 type LMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // LPosOptions are the optional arguments of LPos and LPosCount. The zero value sends none of them.
 type LPosOptions struct {
-	// Rank sends RANK rank; nil sends nothing.
-	Rank *int64
-	// MaxLen sends MAXLEN len; nil sends nothing.
-	MaxLen *int64
+	// Rank sends RANK rank; 0 sends nothing.
+	Rank int64
+	// MaxLen sends MAXLEN len; 0 sends nothing.
+	MaxLen int64
 }
 
 // LatencyEvent is a reply: (event:str, timestamp:int, latest:int, max:int, sum:int, count:int).
@@ -1738,8 +1740,8 @@ func (v Limit) args(x *cmd) {
 
 // LolwutOptions are the optional arguments of Lolwut. The zero value sends none of them.
 type LolwutOptions struct {
-	// Version sends VERSION version; nil sends nothing.
-	Version *int64
+	// Version sends VERSION version; 0 sends nothing.
+	Version int64
 }
 
 // LonLat is the argument FROMLONLAT longitude latitude (used by GeoSearch).
@@ -1761,10 +1763,10 @@ type MSetExOptions struct {
 	NX bool
 	// XX sends XX.
 	XX bool
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1782,7 +1784,7 @@ type MemberAttributes struct {
 
 // MemoryUsageOptions are the optional arguments of MemoryUsage. The zero value sends none of them.
 type MemoryUsageOptions struct {
-	// Samples sends SAMPLES count; nil sends nothing.
+	// Samples sends SAMPLES count; nil sends nothing, and 0 samples every element.
 	Samples *int64
 }
 
@@ -1973,9 +1975,9 @@ type RestoreAskingOptions struct {
 	Replace bool
 	// AbsTTL sends ABSTTL. Since 5.0.0.
 	AbsTTL bool
-	// IdleTime sends IDLETIME seconds, in whole seconds; nil sends nothing. Since 5.0.0.
-	IdleTime *time.Duration
-	// Freq sends FREQ frequency; nil sends nothing. Since 5.0.0.
+	// IdleTime sends IDLETIME seconds, in whole seconds; 0 sends nothing. Since 5.0.0.
+	IdleTime time.Duration
+	// Freq sends FREQ frequency; nil sends nothing, and 0 sets the LFU counter to 0. Since 5.0.0.
 	Freq *int64
 }
 
@@ -1985,9 +1987,9 @@ type RestoreOptions struct {
 	Replace bool
 	// AbsTTL sends ABSTTL. Since 5.0.0.
 	AbsTTL bool
-	// IdleTime sends IDLETIME seconds, in whole seconds; nil sends nothing. Since 5.0.0.
-	IdleTime *time.Duration
-	// Freq sends FREQ frequency; nil sends nothing. Since 5.0.0.
+	// IdleTime sends IDLETIME seconds, in whole seconds; 0 sends nothing. Since 5.0.0.
+	IdleTime time.Duration
+	// Freq sends FREQ frequency; nil sends nothing, and 0 sets the LFU counter to 0. Since 5.0.0.
 	Freq *int64
 }
 
@@ -2000,24 +2002,24 @@ type RunningScript struct {
 
 // SInterCardOptions are the optional arguments of SInterCard. The zero value sends none of them.
 type SInterCardOptions struct {
-	// Limit sends LIMIT limit; nil sends nothing.
-	Limit *int64
+	// Limit sends LIMIT limit; 0 sends nothing.
+	Limit int64
 }
 
 // SScanOptions are the optional arguments of SScan. The zero value sends none of them.
 type SScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // ScanOptions are the optional arguments of Scan. The zero value sends none of them.
 type ScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 	// Type sends TYPE type; "" sends nothing. Since 6.0.0.
 	Type string
 }
@@ -2118,10 +2120,10 @@ func (v SetIfCondition) args(x *cmd, required bool) {
 
 // SetOptions are the optional arguments of Set and SetIf and SetGet. The zero value sends none of them.
 type SetOptions struct {
-	// EX sends EX seconds, in whole seconds; nil sends nothing. Since 2.6.12.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing. Since 2.6.12.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing. Since 2.6.12.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing. Since 2.6.12.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing. Since
 	// 6.2.0.
 	EXAT time.Time
@@ -2208,8 +2210,8 @@ type SlotStats struct {
 type SlotStatsOrderBy struct {
 	// Metric sends metric.
 	Metric string
-	// Limit sends LIMIT limit; nil sends nothing.
-	Limit *int64
+	// Limit sends LIMIT limit; 0 sends nothing.
+	Limit int64
 	// Asc sends ASC.
 	Asc bool
 	// Desc sends DESC.
@@ -2218,9 +2220,9 @@ type SlotStatsOrderBy struct {
 
 func (v SlotStatsOrderBy) args(x *cmd) {
 	x.arg(v.Metric)
-	if v.Limit != nil {
+	if v.Limit != 0 {
 		x.arg("LIMIT")
-		x.argInt(*v.Limit)
+		x.argInt(v.Limit)
 	}
 	oneOf(x, "order", false, "ASC, DESC", v.Asc, v.Desc)
 	if v.Asc {
@@ -2256,8 +2258,8 @@ type SlowLogEntry struct {
 
 // SlowLogGetOptions are the optional arguments of SlowLogGet. The zero value sends none of them.
 type SlowLogGetOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // SortOptions are the optional arguments of Sort and SortStore. The zero value sends none of them.
@@ -2324,7 +2326,8 @@ type Trim struct {
 	Approximately bool
 	// Threshold sends threshold.
 	Threshold string
-	// Limit sends LIMIT count; nil sends nothing. Since 6.2.0.
+	// Limit sends LIMIT count; nil sends nothing, and 0 trims without a limit on the entries evicted.
+	// Since 6.2.0.
 	Limit *int64
 }
 
@@ -2387,31 +2390,32 @@ type VAddOptions struct {
 	Bin bool
 	// Q8 sends Q8.
 	Q8 bool
-	// EF sends EF build-exploration-factor; nil sends nothing.
-	EF *int64
+	// EF sends EF build-exploration-factor; 0 sends nothing.
+	EF int64
 	// SetAttr sends SETATTR attributes; "" sends nothing.
 	SetAttr string
-	// M sends M numlinks; nil sends nothing.
-	M *int64
+	// M sends M numlinks; 0 sends nothing.
+	M int64
 }
 
 // VRangeOptions are the optional arguments of VRange. The zero value sends none of them.
 type VRangeOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // VSimOptions are the optional arguments of VSim and VSimWithScores and VSimWithAttribs. The zero value sends none of them.
 type VSimOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
-	// Epsilon sends EPSILON max_distance; nil sends nothing.
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
+	// Epsilon sends EPSILON max_distance; nil sends nothing, and 0 returns only elements at distance 0.
 	Epsilon *float64
-	// EF sends EF search-exploration-factor; nil sends nothing.
-	EF *int64
+	// EF sends EF search-exploration-factor; 0 sends nothing.
+	EF int64
 	// Filter sends FILTER expression; "" sends nothing.
 	Filter string
-	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing.
+	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing, and 0 filters without a limit on
+	// the attempts.
 	FilterEF *int64
 	// Truth sends TRUTH.
 	Truth bool
@@ -2516,8 +2520,8 @@ type XAutoClaimIDs struct {
 
 // XAutoClaimOptions are the optional arguments of XAutoClaim and XAutoClaimJustID. The zero value sends none of them.
 type XAutoClaimOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // XCfgSetOptions are the optional arguments of XCfgSet. The zero value sends none of them.
@@ -2530,13 +2534,13 @@ type XCfgSetOptions struct {
 
 // XClaimOptions are the optional arguments of XClaim and XClaimJustID. The zero value sends none of them.
 type XClaimOptions struct {
-	// Idle sends IDLE ms, in whole milliseconds; nil sends nothing.
-	Idle *time.Duration
+	// Idle sends IDLE ms, in whole milliseconds; 0 sends nothing.
+	Idle time.Duration
 	// Time sends TIME unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
 	// nothing.
 	Time time.Time
-	// Retrycount sends RETRYCOUNT count; nil sends nothing.
-	Retrycount *int64
+	// RetryCount sends RETRYCOUNT count; nil sends nothing, and 0 resets the delivery count.
+	RetryCount *int64
 	// Force sends FORCE.
 	Force bool
 	// LastID sends LASTID lastid; "" sends nothing.
@@ -2557,13 +2561,15 @@ type XDelExOptions struct {
 type XGroupCreateOptions struct {
 	// MkStream sends MKSTREAM.
 	MkStream bool
-	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing.
+	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing, and 0 says the group has read no
+	// entries.
 	EntriesRead *int64
 }
 
 // XGroupSetIDOptions are the optional arguments of XGroupSetID. The zero value sends none of them.
 type XGroupSetIDOptions struct {
-	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing.
+	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing, and 0 says the group has read no
+	// entries.
 	EntriesRead *int64
 }
 
@@ -2649,7 +2655,7 @@ type XInfoStreamFull struct {
 
 // XInfoStreamFullOptions are the optional arguments of XInfoStreamFull. The zero value sends none of them.
 type XInfoStreamFullOptions struct {
-	// Count sends COUNT count; nil sends nothing.
+	// Count sends COUNT count; nil sends nothing, and 0 returns every entry.
 	Count *int64
 }
 
@@ -2669,8 +2675,8 @@ type XPendingEntry struct {
 
 // XPendingExtOptions are the optional arguments of XPendingExt. The zero value sends none of them.
 type XPendingExtOptions struct {
-	// Idle sends IDLE min-idle-time; nil sends nothing. Since 6.2.0.
-	Idle *int64
+	// Idle sends IDLE min-idle-time; 0 sends nothing. Since 6.2.0.
+	Idle int64
 	// Consumer sends consumer; "" sends nothing.
 	Consumer string
 }
@@ -2685,17 +2691,19 @@ type XPendingSummary struct {
 
 // XRangeOptions are the optional arguments of XRange. The zero value sends none of them.
 type XRangeOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // XReadGroupOptions are the optional arguments of XReadGroup. The zero value sends none of them.
 type XReadGroupOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
-	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing.
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
+	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
+	// time limit.
 	Block *time.Duration
-	// Claim sends CLAIM min-idle-time; nil sends nothing. Only on redis-8.6.3.
+	// Claim sends CLAIM min-idle-time; nil sends nothing, and 0 claims every pending entry, however
+	// briefly idle. Only on redis-8.6.3.
 	Claim *int64
 	// NoAck sends NOACK.
 	NoAck bool
@@ -2703,22 +2711,24 @@ type XReadGroupOptions struct {
 
 // XReadOptions are the optional arguments of XRead. The zero value sends none of them.
 type XReadOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
-	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing.
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
+	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
+	// time limit.
 	Block *time.Duration
 }
 
 // XRevRangeOptions are the optional arguments of XRevRange. The zero value sends none of them.
 type XRevRangeOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // XSetIDOptions are the optional arguments of XSetID. The zero value sends none of them.
 type XSetIDOptions struct {
-	// Entriesadded sends ENTRIESADDED entries-added; nil sends nothing. Since 7.0.0.
-	Entriesadded *int64
+	// EntriesAdded sends ENTRIESADDED entries-added; nil sends nothing, and 0 says no entry was ever
+	// added. Since 7.0.0.
+	EntriesAdded *int64
 	// MaxDeletedID sends MAXDELETEDID max-deleted-id; "" sends nothing. Since 7.0.0.
 	MaxDeletedID string
 }
@@ -2729,7 +2739,8 @@ type XTrimOptions struct {
 	Equal bool
 	// Approximately sends ~.
 	Approximately bool
-	// Limit sends LIMIT count; nil sends nothing. Since 6.2.0.
+	// Limit sends LIMIT count; nil sends nothing, and 0 trims without a limit on the entries evicted.
+	// Since 6.2.0.
 	Limit *int64
 	// KeepRef sends KEEPREF. Only on redis-8.6.3.
 	KeepRef bool
@@ -2755,8 +2766,8 @@ type ZAddOptions struct {
 
 // ZInterCardOptions are the optional arguments of ZInterCard. The zero value sends none of them.
 type ZInterCardOptions struct {
-	// Limit sends LIMIT limit; nil sends nothing.
-	Limit *int64
+	// Limit sends LIMIT limit; 0 sends nothing.
+	Limit int64
 }
 
 // ZInterOptions are the optional arguments of ZInter and ZInterWithScores. The zero value sends none of them.
@@ -2777,20 +2788,20 @@ type ZInterStoreOptions struct {
 
 // ZMPopOptions are the optional arguments of ZMPop. The zero value sends none of them.
 type ZMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // ZPopMaxOptions are the optional arguments of ZPopMax. The zero value sends none of them.
 type ZPopMaxOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // ZPopMinOptions are the optional arguments of ZPopMin. The zero value sends none of them.
 type ZPopMinOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // ZRangeByLexOptions are the optional arguments of ZRangeByLex. The zero value sends none of them.
@@ -2845,8 +2856,8 @@ type ZRevRangeByScoreOptions struct {
 type ZScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // ZScanPage is a reply: (cursor:int, items:[ScoredMember]).

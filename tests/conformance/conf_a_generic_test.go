@@ -239,7 +239,7 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, at, pet.UnixMilli())
 
-				require.NoError(e, e.C.Restore(e.Ctx, e.Key("idle"), 0, payload, &respire.RestoreOptions{IdleTime: caPtr(1000 * time.Second)}))
+				require.NoError(e, e.C.Restore(e.Ctx, e.Key("idle"), 0, payload, &respire.RestoreOptions{IdleTime: 1000 * time.Second}))
 				idle, err := e.C.ObjectIdleTime(e.Ctx, e.Key("idle"))
 				require.NoError(e, err)
 				require.True(e, idle >= 1000 && idle < 1100, "idle %d", idle)
@@ -309,7 +309,7 @@ func init() {
 				got := map[string]bool{}
 				cursor, calls := int64(0), 0
 				for {
-					page, err := e.C.Scan(e.Ctx, cursor, &respire.ScanOptions{Match: e.Key("scan:*"), Count: caPtr(int64(10))})
+					page, err := e.C.Scan(e.Ctx, cursor, &respire.ScanOptions{Match: e.Key("scan:*"), Count: 10})
 					require.NoError(e, err)
 					for _, k := range page.Items {
 						got[k] = true

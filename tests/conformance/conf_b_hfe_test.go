@@ -96,7 +96,7 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, []respire.Null[string]{{V: "1", Valid: true}, {}}, v)
 			ex := 100 * time.Second
-			v, err = e.C.HGetEx(e.Ctx, k, []string{"a"}, &respire.HGetExOptions{EX: &ex})
+			v, err = e.C.HGetEx(e.Ctx, k, []string{"a"}, &respire.HGetExOptions{EX: ex})
 			require.NoError(e, err)
 			require.Equal(e, []respire.Null[string]{{V: "1", Valid: true}}, v)
 			ttl, err := e.C.HTTL(e.Ctx, k, "a")
@@ -111,7 +111,7 @@ func init() {
 
 			px := 30 * time.Second
 			ok, err := e.C.HSetEx(e.Ctx, k, []respire.FieldValue{{Field: "c", Value: "3"}, {Field: "d", Value: "4"}},
-				&respire.HSetExOptions{FNX: true, PX: &px})
+				&respire.HSetExOptions{FNX: true, PX: px})
 			require.NoError(e, err)
 			require.True(e, ok)
 			ttl, err = e.C.HPTTL(e.Ctx, k, "c", "d")

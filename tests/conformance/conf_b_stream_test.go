@@ -52,17 +52,17 @@ func init() {
 			r, err := e.C.XRange(e.Ctx, k, "-", "+", nil)
 			require.NoError(e, err)
 			require.Equal(e, want, r)
-			r, err = e.C.XRange(e.Ctx, k, "(1-1", "+", &respire.XRangeOptions{Count: i64(1)})
+			r, err = e.C.XRange(e.Ctx, k, "(1-1", "+", &respire.XRangeOptions{Count: 1})
 			require.NoError(e, err)
 			require.Equal(e, want[1:2], r)
-			r, err = e.C.XRevRange(e.Ctx, k, "+", "-", &respire.XRevRangeOptions{Count: i64(2)})
+			r, err = e.C.XRevRange(e.Ctx, k, "+", "-", &respire.XRevRangeOptions{Count: 2})
 			require.NoError(e, err)
 			require.Equal(e, []respire.StreamEntry{want[2], want[1]}, r)
 			r, err = e.C.XRevRange(e.Ctx, k, "1-1", "-", nil)
 			require.NoError(e, err)
 			require.Equal(e, want[:1], r)
 
-			rd, err := e.C.XRead(e.Ctx, []string{k}, []string{"1-1"}, &respire.XReadOptions{Count: i64(5)})
+			rd, err := e.C.XRead(e.Ctx, []string{k}, []string{"1-1"}, &respire.XReadOptions{Count: 5})
 			require.NoError(e, err)
 			require.Equal(e, map[string][]respire.StreamEntry{k: want[1:]}, rd)
 			k2 := e.Key("s2")
@@ -74,7 +74,7 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, map[string][]respire.StreamEntry{k: want[2:], k2: {{ID: "5-0", Fields: fv("z", "26")}}}, rd)
 			// Data present: BLOCK returns at once.
-			rd, err = e.C.XRead(e.Ctx, []string{k}, []string{"0"}, &respire.XReadOptions{Count: i64(1), Block: dur(time.Second)})
+			rd, err = e.C.XRead(e.Ctx, []string{k}, []string{"0"}, &respire.XReadOptions{Count: 1, Block: dur(time.Second)})
 			require.NoError(e, err)
 			require.Equal(e, map[string][]respire.StreamEntry{k: want[:1]}, rd)
 			// Nothing new: a null reply.
@@ -123,7 +123,7 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, int64(3), n) // the one macro node goes as a whole
 
-			require.NoError(e, e.C.XSetID(e.Ctx, k, "99999999999999-5", &respire.XSetIDOptions{Entriesadded: i64(10), MaxDeletedID: "2-0"}))
+			require.NoError(e, e.C.XSetID(e.Ctx, k, "99999999999999-5", &respire.XSetIDOptions{EntriesAdded: i64(10), MaxDeletedID: "2-0"}))
 			info, err = e.C.XInfoStream(e.Ctx, k)
 			require.NoError(e, err)
 			require.Equal(e, int64(1), info.Length)
@@ -198,7 +198,7 @@ func init() {
 			require.NoError(e, err)
 			require.False(e, ok)
 
-			rd, err := e.C.XReadGroup(e.Ctx, "g", "alice", []string{k}, []string{">"}, &respire.XReadGroupOptions{Count: i64(2)})
+			rd, err := e.C.XReadGroup(e.Ctx, "g", "alice", []string{k}, []string{">"}, &respire.XReadGroupOptions{Count: 2})
 			require.NoError(e, err)
 			require.Equal(e, map[string][]respire.StreamEntry{k: all[:2]}, rd)
 			rd, err = e.C.XReadGroup(e.Ctx, "g", "bob", []string{k}, []string{">"}, &respire.XReadGroupOptions{Block: dur(time.Second)})
@@ -210,7 +210,7 @@ func init() {
 			require.Equal(e, map[string][]respire.StreamEntry{k: all[:2]}, rd)
 			_, err = e.C.XReadGroup(e.Ctx, "g", "alice", []string{k}, []string{">"}, &respire.XReadGroupOptions{Block: dur(10 * time.Millisecond)})
 			require.True(e, errors.Is(err, respire.Nil), "XREADGROUP BLOCK timeout: %v", err)
-			rd, err = e.C.XReadGroup(e.Ctx, "g2", "carol", []string{k}, []string{">"}, &respire.XReadGroupOptions{NoAck: true, Count: i64(1)})
+			rd, err = e.C.XReadGroup(e.Ctx, "g2", "carol", []string{k}, []string{">"}, &respire.XReadGroupOptions{NoAck: true, Count: 1})
 			require.NoError(e, err)
 			require.Equal(e, map[string][]respire.StreamEntry{k: all[:1]}, rd)
 
@@ -243,7 +243,7 @@ func init() {
 			}
 			require.Equal(e, int64(2), pe[0].Deliveries) // read by ">" then again by "0"
 			require.Equal(e, int64(1), pe[2].Deliveries)
-			pe, err = e.C.XPendingExt(e.Ctx, k, "g", "-", "+", 10, &respire.XPendingExtOptions{Idle: i64(0), Consumer: "bob"})
+			pe, err = e.C.XPendingExt(e.Ctx, k, "g", "-", "+", 10, &respire.XPendingExtOptions{Idle: 0, Consumer: "bob"})
 			require.NoError(e, err)
 			require.Len(e, pe, 1)
 			require.Equal(e, "3-0", pe[0].ID)
@@ -255,11 +255,11 @@ func init() {
 			cl, err := e.C.XClaim(e.Ctx, k, "g", "bob", "0", []string{"2-0"}, nil)
 			require.NoError(e, err)
 			require.Equal(e, all[1:2], cl)
-			ids, err := e.C.XClaimJustID(e.Ctx, k, "g", "alice", "0", []string{"2-0", "3-0"}, &respire.XClaimOptions{Retrycount: i64(5)})
+			ids, err := e.C.XClaimJustID(e.Ctx, k, "g", "alice", "0", []string{"2-0", "3-0"}, &respire.XClaimOptions{RetryCount: i64(5)})
 			require.NoError(e, err)
 			require.Equal(e, []string{"2-0", "3-0"}, ids)
 			// IDLE sets the idle time of the claimed entry.
-			cl, err = e.C.XClaim(e.Ctx, k, "g", "alice", "0", []string{"3-0"}, &respire.XClaimOptions{Idle: dur(time.Hour)})
+			cl, err = e.C.XClaim(e.Ctx, k, "g", "alice", "0", []string{"3-0"}, &respire.XClaimOptions{Idle: time.Hour})
 			require.NoError(e, err)
 			require.Equal(e, all[2:], cl)
 			pe, err = e.C.XPendingExt(e.Ctx, k, "g", "3-0", "3-0", 1, nil)
@@ -270,7 +270,7 @@ func init() {
 			require.NoError(e, err)
 			require.Empty(e, cl)
 
-			ac, err := e.C.XAutoClaim(e.Ctx, k, "g", "bob", "0", "0-0", &respire.XAutoClaimOptions{Count: i64(1)})
+			ac, err := e.C.XAutoClaim(e.Ctx, k, "g", "bob", "0", "0-0", &respire.XAutoClaimOptions{Count: 1})
 			require.NoError(e, err)
 			require.Equal(e, "3-0", ac.Next)
 			require.Equal(e, all[1:2], ac.Entries)

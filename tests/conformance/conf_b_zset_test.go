@@ -267,7 +267,7 @@ func init() {
 			n, err = e.C.ZInterCard(e.Ctx, keys, nil)
 			require.NoError(e, err)
 			require.Equal(e, int64(2), n)
-			n, err = e.C.ZInterCard(e.Ctx, keys, &respire.ZInterCardOptions{Limit: i64(1)})
+			n, err = e.C.ZInterCard(e.Ctx, keys, &respire.ZInterCardOptions{Limit: 1})
 			require.NoError(e, err)
 			require.Equal(e, int64(1), n)
 
@@ -296,15 +296,15 @@ func init() {
 			p, err := e.C.ZPopMin(e.Ctx, k, nil)
 			require.NoError(e, err)
 			require.Equal(e, []respire.ScoredMember{sm("a", 1)}, p)
-			p, err = e.C.ZPopMax(e.Ctx, k, &respire.ZPopMaxOptions{Count: i64(2)})
+			p, err = e.C.ZPopMax(e.Ctx, k, &respire.ZPopMaxOptions{Count: 2})
 			require.NoError(e, err)
 			require.Equal(e, []respire.ScoredMember{sm("g", 7), sm("f", 6)}, p)
-			p, err = e.C.ZPopMin(e.Ctx, e.Key("none"), &respire.ZPopMinOptions{Count: i64(2)})
+			p, err = e.C.ZPopMin(e.Ctx, e.Key("none"), &respire.ZPopMinOptions{Count: 2})
 			require.NoError(e, err)
 			require.Empty(e, p)
 
 			// b c d e remain
-			mp, err := e.C.ZMPop(e.Ctx, []string{k2, k}, respire.ScoreEndMin, &respire.ZMPopOptions{Count: i64(2)})
+			mp, err := e.C.ZMPop(e.Ctx, []string{k2, k}, respire.ScoreEndMin, &respire.ZMPopOptions{Count: 2})
 			require.NoError(e, err)
 			require.Equal(e, respire.KeyScoredMembers{Key: k, Members: []respire.ScoredMember{sm("b", 2), sm("c", 3)}}, mp)
 			_, err = e.C.ZMPop(e.Ctx, []string{k2}, respire.ScoreEndMax, nil)
@@ -319,7 +319,7 @@ func init() {
 			require.Equal(e, respire.KeyScoredMember{Key: k, Member: "d", Score: 4}, bp)
 
 			e.Do("ZADD", k2, "1.5", "x", "2.5", "y")
-			bm, err := e.C.BZMPop(e.Ctx, time.Second, []string{k, k2}, respire.ScoreEndMax, &respire.BZMPopOptions{Count: i64(5)})
+			bm, err := e.C.BZMPop(e.Ctx, time.Second, []string{k, k2}, respire.ScoreEndMax, &respire.BZMPopOptions{Count: 5})
 			require.NoError(e, err)
 			require.Equal(e, respire.KeyScoredMembers{Key: k2, Members: []respire.ScoredMember{sm("y", 2.5), sm("x", 1.5)}}, bm)
 
@@ -368,7 +368,7 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, int64(0), page.Cursor)
 			require.Equal(e, []respire.ScoredMember{sm("a", 1), sm("b", 2), sm("c", 3.5)}, sortByScore(page.Items))
-			page, err = e.C.ZScan(e.Ctx, k, 0, &respire.ZScanOptions{Match: "c", Count: i64(100)})
+			page, err = e.C.ZScan(e.Ctx, k, 0, &respire.ZScanOptions{Match: "c", Count: 100})
 			require.NoError(e, err)
 			require.Equal(e, []respire.ScoredMember{sm("c", 3.5)}, page.Items)
 		},
@@ -383,7 +383,7 @@ func init() {
 		Run: func(e *Env) {
 			k := e.Key("z")
 			e.Do("ZADD", k, "1", "a", "2", "b", "3", "c")
-			page, err := e.C.ZScan(e.Ctx, k, 0, &respire.ZScanOptions{Match: "*", Count: i64(10)})
+			page, err := e.C.ZScan(e.Ctx, k, 0, &respire.ZScanOptions{Match: "*", Count: 10})
 			require.NoError(e, err)
 			require.Len(e, page.Items, 3)
 			if !dValkey(e) {

@@ -156,10 +156,10 @@ func init() {
 			defer c2.Close()
 			id2, err := c2.ClientID(ctx)
 			require.NoError(e, err)
-			n, err := e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: &id2})
+			n, err := e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: id2})
 			require.NoError(e, err)
 			require.Equal(e, int64(1), n)
-			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: &id2})
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: id2})
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)
 			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{Type: respire.ClientKillClientTypePubSub},
@@ -168,7 +168,7 @@ func init() {
 			require.Equal(e, int64(0), n)
 			// MAXAGE came with Redis 7.4; on Redis 7.0 the client refuses
 			// it before anything is sent.
-			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: cInt(1_000_000)},
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: 1_000_000},
 				respire.ClientKillFilter{SkipMe: cBool(true)})
 			if e.Flavor == harness.Redis70 {
 				dUnsupportedArg(e, err, "CLIENT KILL", "MAXAGE")

@@ -191,7 +191,7 @@ func init() {
 			require.Contains(e, st[1].Stats, "key-count")
 
 			st, err = e.C.ClusterSlotStats(e.Ctx, respire.ClusterSlotStatsFilter{
-				Orderby: &respire.SlotStatsOrderBy{Metric: "key-count", Limit: cInt(3), Desc: true}})
+				Orderby: &respire.SlotStatsOrderBy{Metric: "key-count", Limit: 3, Desc: true}})
 			require.NoError(e, err)
 			require.Len(e, st, 3)
 			require.GreaterOrEqual(e, st[0].Stats["key-count"], st[1].Stats["key-count"])
@@ -318,7 +318,7 @@ func init() {
 
 			// MEET of an address where nothing listens: accepted; the
 			// node stays in handshake until the reset below.
-			require.NoError(e, e.C.ClusterMeet(e.Ctx, "127.0.0.1", 1, &respire.ClusterMeetOptions{ClusterBusPort: cInt(2)}))
+			require.NoError(e, e.C.ClusterMeet(e.Ctx, "127.0.0.1", 1, &respire.ClusterMeetOptions{ClusterBusPort: 2}))
 			nodes, err := e.C.ClusterNodes(e.Ctx)
 			require.NoError(e, err)
 			require.Contains(e, nodes, "127.0.0.1:1@2")

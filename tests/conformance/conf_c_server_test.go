@@ -71,7 +71,7 @@ func init() {
 			s, err = e.C.Lolwut(e.Ctx, nil)
 			require.NoError(e, err)
 			require.Contains(e, s, " ver. ")
-			s, err = e.C.Lolwut(e.Ctx, &respire.LolwutOptions{Version: cInt(5)})
+			s, err = e.C.Lolwut(e.Ctx, &respire.LolwutOptions{Version: 5})
 			require.NoError(e, err)
 			require.Contains(e, s, " ver. ")
 
@@ -186,7 +186,7 @@ func init() {
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, n, int64(2))
 
-			entries, err := e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: cInt(-1)})
+			entries, err := e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: -1})
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, len(entries), int(n)) // SLOWLOG LEN is logged too
 			var found *respire.SlowLogEntry
@@ -203,7 +203,7 @@ func init() {
 			require.InDelta(e, time.Now().Unix(), found.Timestamp, 5)
 			require.GreaterOrEqual(e, found.ID, int64(0))
 
-			entries, err = e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: cInt(1)})
+			entries, err = e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: 1})
 			require.NoError(e, err)
 			require.Len(e, entries, 1)
 			entries, err = e.C.SlowLogGet(e.Ctx, nil)
@@ -447,7 +447,7 @@ func init() {
 			require.Equal(e, portB, p)
 
 			require.NoError(e, e.C.Failover(e.Ctx, &respire.FailoverOptions{
-				TO: &respire.FailoverTarget{Host: hostB, Port: portB}, Timeout: ptrDuration(10 * time.Second)}))
+				TO: &respire.FailoverTarget{Host: hostB, Port: portB}, Timeout: 10 * time.Second}))
 			// ROLE of a replica: slave, host, port, state, offset.
 			require.Eventually(e, func() bool {
 				role, err := e.C.Role(e.Ctx)
@@ -538,8 +538,6 @@ func init() {
 		},
 	})
 }
-
-func ptrDuration(d time.Duration) *time.Duration { return &d }
 
 func cSplitAddr(e *Env, addr string) (string, int64) {
 	e.Helper()

@@ -95,7 +95,7 @@ func init() {
 			Run: func(e *Env) {
 				a, b := e.Key("a"), e.Key("b")
 				ex := 100 * time.Second
-				ok, err := e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "1"}, {Key: b, Value: "2"}}, &respire.MSetExOptions{EX: &ex})
+				ok, err := e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "1"}, {Key: b, Value: "2"}}, &respire.MSetExOptions{EX: ex})
 				require.NoError(e, err)
 				require.True(e, ok)
 				n, err := e.Do("TTL", b).Int64()
@@ -166,7 +166,7 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, []string{"a", "b", "c"}, all)
 				n := int64(2)
-				some, err := e.C.VRange(e.Ctx, k, "(a", "+", &respire.VRangeOptions{Count: &n})
+				some, err := e.C.VRange(e.Ctx, k, "(a", "+", &respire.VRangeOptions{Count: n})
 				require.NoError(e, err)
 				require.Equal(e, []string{"b", "c"}, some)
 			},

@@ -31,7 +31,7 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 			_, err := c.SetIf(ctx, "k", "v", respire.SetIfCondition{NX: true, XX: true}, nil)
 			return err
 		}()},
-		{"SET", "", c.Set(ctx, "k", "v", &respire.SetOptions{EX: &ex, KeepTTL: true})},
+		{"SET", "", c.Set(ctx, "k", "v", &respire.SetOptions{EX: ex, KeepTTL: true})},
 		{"DEL", "key", func() error { _, err := c.Del(ctx); return err }()},
 		{"EXPIRE", "seconds", func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }()},
 		{"INCRBYFLOAT", "increment", func() error { _, err := c.IncrByFloat(ctx, "k", math.NaN()); return err }()},
