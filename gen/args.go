@@ -65,12 +65,18 @@ const (
 //   - a double named "timeout" (the timeout of the blocking commands) is a
 //     time.Duration sent in fractional seconds;
 //   - a unix-time is a time.Time, sent in milliseconds when its name says
-//     "milliseconds" or its token is PXAT, else in seconds.
+//     "milliseconds" or its token is PXAT, else in seconds;
+//   - a stream's "min-idle-time" (XAUTOCLAIM, XCLAIM, XPENDING IDLE,
+//     XREADGROUP CLAIM) is a time.Duration in whole milliseconds, whether
+//     the spec types it integer or string, as XCLAIM's IDLE "ms" is.
 //
 // Integers whose unit the spec does not name (WAIT's "timeout", MIGRATE's
-// "timeout", RESTORE's "ttl", "min-idle-time") stay int64: guessing their
-// unit would hide it from the reader of the signature.
+// "timeout", RESTORE's "ttl") stay int64: guessing their unit would hide
+// it from the reader of the signature.
 func classify(a *spec.Argument) scalarKind {
+	if a.Name == "min-idle-time" && (a.Type == "integer" || a.Type == "string") {
+		return scMillis
+	}
 	switch a.Type {
 	case "key":
 		return scKey

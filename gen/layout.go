@@ -26,8 +26,11 @@ import (
 //     token; YES/NO and ON/OFF are a bool (*bool when optional); any other
 //     oneof is a choice struct with a field per branch, of which exactly one
 //     (required) or at most one (optional) may be set. An optional oneof
-//     without a token of its own is flattened into the enclosing struct,
-//     one field per branch, at most one set.
+//     of pure tokens is its enum type too, "" = not given, so that a
+//     choice has one type wherever it appears (GEODIST's and GEOSEARCH's
+//     Unit); any other optional oneof without a token of its own is
+//     flattened into the enclosing struct, one field per branch, at most
+//     one set.
 //   - An integer named num... right before a repeated argument is its
 //     length and is computed (numkeys, numfields).
 //
@@ -154,7 +157,7 @@ func formOf(a *arg, opt bool) form {
 		if _, _, ok := isBoolPair(a); ok {
 			return fOptBool
 		}
-		if a.Token == "" {
+		if a.Token == "" && !isEnum(a) {
 			return fFlat
 		}
 		return fZero

@@ -138,14 +138,19 @@ var nameOverrides = map[string]string{
 
 // enumOverrides names enum types by their token set.
 var enumOverrides = map[string]string{
-	"LEFT|RIGHT":   "Side",
-	"BEFORE|AFTER": "Position",
-	"MIN|MAX":      "ScoreEnd",
-	"ASC|DESC":     "Order",
-	"ASYNC|SYNC":   "FlushMode",
-	"M|KM|FT|MI":   "Unit",
-	"BYTE|BIT":     "BitUnit",
-	"MAXLEN|MINID": "TrimStrategy",
+	"LEFT|RIGHT":           "Side",
+	"BEFORE|AFTER":         "Position",
+	"MIN|MAX":              "ScoreEnd",
+	"ASC|DESC":             "Order",
+	"ASYNC|SYNC":           "FlushMode",
+	"M|KM|FT|MI":           "Unit",
+	"BYTE|BIT":             "BitUnit",
+	"MAXLEN|MINID":         "TrimStrategy",
+	"NX|XX":                "Existence",
+	"FNX|FXX":              "FieldExistence",
+	"NX|XX|GT|LT":          "ExpireCondition",
+	"FORCE|TAKEOVER":       "FailoverMode",
+	"KEEPREF|DELREF|ACKED": "RefPolicy",
 }
 
 // genericNames are argument names that say nothing about the type.

@@ -84,8 +84,14 @@ func (g *replies) goType(t *Type, ctx string) (*gtype, error) {
 		return tReply, nil
 	case KindOK:
 		return nil, fmt.Errorf("ok is only a whole reply")
-	case KindTTL, KindPTTL, KindDeadline, KindPDeadline:
-		return nil, fmt.Errorf("%s is only a whole reply", t)
+	case KindTTL:
+		return tNullTTLSeconds, nil
+	case KindPTTL:
+		return tNullTTLMillis, nil
+	case KindDeadline:
+		return tNullDeadlineSecs, nil
+	case KindPDeadline:
+		return tNullDeadlineMilli, nil
 	case KindNamed:
 		d, err := g.named(t.Name)
 		if err != nil {
@@ -272,6 +278,9 @@ var respMsg = jen.Qual(respPkg, "Msg")
 
 // reader returns the name of the reader of gt, generating it if needed.
 func (g *replies) reader(gt *gtype) string {
+	if gt.rd != "" {
+		return gt.rd
+	}
 	switch gt.kind {
 	case gString:
 		return "readStr"

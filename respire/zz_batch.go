@@ -1268,10 +1268,10 @@ func (b *Batch) HExpireAt(key string, unixTimeSeconds time.Time, fields []string
 }
 
 // HExpireTime queues HEXPIRETIME; see Client.HExpireTime.
-func (b *Batch) HExpireTime(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
 	x := b.newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListDeadlineSeconds, pickAny[[]Null[time.Time]])
 }
 
 // HGet queues HGET; see Client.HGet.
@@ -1409,17 +1409,17 @@ func (b *Batch) HPExpireAt(key string, unixTimeMilliseconds time.Time, fields []
 }
 
 // HPExpireTime queues HPEXPIRETIME; see Client.HPExpireTime.
-func (b *Batch) HPExpireTime(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HPExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
 	x := b.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListDeadlineMillis, pickAny[[]Null[time.Time]])
 }
 
 // HPTTL queues HPTTL; see Client.HPTTL.
-func (b *Batch) HPTTL(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HPTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
 	x := b.newCmd(&cmdHPTTL)
 	argsHPTTL(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListTTLMillis, pickAny[[]Null[time.Duration]])
 }
 
 // HRandField queues HRANDFIELD; see Client.HRandField.
@@ -1496,10 +1496,10 @@ func (b *Batch) HStrLen(key string, field string) *Future[int64] {
 }
 
 // HTTL queues HTTL; see Client.HTTL.
-func (b *Batch) HTTL(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
 	x := b.newCmd(&cmdHTTL)
 	argsHTTL(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListTTLSeconds, pickAny[[]Null[time.Duration]])
 }
 
 // HVals queues HVALS; see Client.HVals.
@@ -2834,14 +2834,14 @@ func (b *Batch) XAddNoMkStreamLease(key string, id string, data []FieldValue, op
 }
 
 // XAutoClaim queues XAUTOCLAIM; see Client.XAutoClaim.
-func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
+func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
 	x := b.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
 	return queue(b, x, decXAutoClaim, pickAny[XAutoClaim])
 }
 
 // XAutoClaimJustID queues XAUTOCLAIM; see Client.XAutoClaimJustID.
-func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) *Future[XAutoClaimIDs] {
+func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaimIDs] {
 	x := b.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
 	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
@@ -2855,14 +2855,14 @@ func (b *Batch) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
 }
 
 // XClaim queues XCLAIM; see Client.XClaim.
-func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
+func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
 	x := b.newCmd(&cmdXCLAIM)
 	argsXClaim(x, key, group, consumer, minIdleTime, ids, opts)
 	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
 }
 
 // XClaimJustID queues XCLAIM; see Client.XClaimJustID.
-func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) *Future[[]string] {
+func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]string] {
 	x := b.newCmd(&cmdXCLAIM)
 	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
 	return queue(b, x, decListStr, pickAny[[]string])

@@ -1003,12 +1003,8 @@ func argsBgSave(x *cmd, opts *BgSaveOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "operation", false, "SCHEDULE, CANCEL", o.Schedule, o.Cancel)
-	if o.Schedule {
-		x.arg("SCHEDULE")
-	}
-	if o.Cancel {
-		x.arg("CANCEL")
+	if o.Operation != "" {
+		x.arg(string(o.Operation))
 	}
 }
 
@@ -1651,12 +1647,8 @@ func argsClientPause(x *cmd, timeout int64, opts *ClientPauseOptions) {
 		o = *opts
 	}
 	x.argInt(timeout)
-	oneOf(x, "mode", false, "WRITE, ALL", o.Write, o.All)
-	if o.Write {
-		x.arg("WRITE")
-	}
-	if o.All {
-		x.arg("ALL")
+	if o.Mode != "" {
+		x.arg(string(o.Mode))
 	}
 }
 
@@ -1701,12 +1693,8 @@ func argsClientUnblock(x *cmd, clientID int64, opts *ClientUnblockOptions) {
 		o = *opts
 	}
 	x.argInt(clientID)
-	oneOf(x, "unblock-type", false, "TIMEOUT, ERROR", o.Timeout, o.Error)
-	if o.Timeout {
-		x.arg("TIMEOUT")
-	}
-	if o.Error {
-		x.arg("ERROR")
+	if o.UnblockType != "" {
+		x.arg(string(o.UnblockType))
 	}
 }
 
@@ -1817,12 +1805,8 @@ func argsClusterFailover(x *cmd, opts *ClusterFailoverOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "options", false, "FORCE, TAKEOVER", o.Force, o.Takeover)
-	if o.Force {
-		x.arg("FORCE")
-	}
-	if o.Takeover {
-		x.arg("TAKEOVER")
+	if o.Options != "" {
+		x.arg(string(o.Options))
 	}
 }
 
@@ -1841,12 +1825,8 @@ func argsClusterFlushSlot(x *cmd, slot int64, opts *ClusterFlushSlotOptions) {
 		o = *opts
 	}
 	x.argInt(slot)
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2027,12 +2007,8 @@ func argsClusterReset(x *cmd, opts *ClusterResetOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "reset-type", false, "HARD, SOFT", o.Hard, o.Soft)
-	if o.Hard {
-		x.arg("HARD")
-	}
-	if o.Soft {
-		x.arg("SOFT")
+	if o.ResetType != "" {
+		x.arg(string(o.ResetType))
 	}
 }
 
@@ -2645,18 +2621,8 @@ func argsExpire(x *cmd, key string, seconds time.Duration, opts *ExpireOptions) 
 	}
 	x.argKey(key)
 	argSeconds(x, "seconds", seconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -2676,18 +2642,8 @@ func argsExpireAt(x *cmd, key string, unixTimeSeconds time.Time, opts *ExpireAtO
 	}
 	x.argKey(key)
 	argUnixSeconds(x, "unix-time-seconds", unixTimeSeconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -2788,12 +2744,8 @@ func argsFlushAll(x *cmd, opts *FlushAllOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2811,12 +2763,8 @@ func argsFlushDB(x *cmd, opts *FlushDBOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2851,12 +2799,8 @@ func argsFunctionFlush(x *cmd, opts *FunctionFlushOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2934,15 +2878,8 @@ func argsFunctionRestore(x *cmd, serializedValue string, opts *FunctionRestoreOp
 		o = *opts
 	}
 	x.arg(serializedValue)
-	oneOf(x, "policy", false, "FLUSH, APPEND, REPLACE", o.Flush, o.Append, o.Replace)
-	if o.Flush {
-		x.arg("FLUSH")
-	}
-	if o.Append {
-		x.arg("APPEND")
-	}
-	if o.Replace {
-		x.arg("REPLACE")
+	if o.Policy != "" {
+		x.arg(string(o.Policy))
 	}
 }
 
@@ -2969,12 +2906,8 @@ func argsGeoAdd(x *cmd, key string, data []GeoMember, opts *GeoAddOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	if o.CH {
 		x.arg("CH")
@@ -3003,18 +2936,8 @@ func argsGeoDist(x *cmd, key string, member1 string, member2 string, opts *GeoDi
 	x.argKey(key)
 	x.arg(member1)
 	x.arg(member2)
-	oneOf(x, "unit", false, "M, KM, FT, MI", o.M, o.KM, o.FT, o.MI)
-	if o.M {
-		x.arg("M")
-	}
-	if o.KM {
-		x.arg("KM")
-	}
-	if o.FT {
-		x.arg("FT")
-	}
-	if o.MI {
-		x.arg("MI")
+	if o.Unit != "" {
+		x.arg(string(o.Unit))
 	}
 }
 
@@ -3092,12 +3015,8 @@ func argsGeoRadius(x *cmd, key string, longitude float64, latitude float64, radi
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3131,12 +3050,8 @@ func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude floa
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3170,12 +3085,8 @@ func argsGeoRadiusStore(x *cmd, key string, longitude float64, latitude float64,
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STORE")
 	x.argKey(storeKey)
@@ -3210,12 +3121,8 @@ func argsGeoRadiusStoreDist(x *cmd, key string, longitude float64, latitude floa
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STOREDIST")
 	x.argKey(storeDistKey)
@@ -3249,12 +3156,8 @@ func argsGeoRadiusByMember(x *cmd, key string, member string, radius float64, un
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3287,12 +3190,8 @@ func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius fl
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3325,12 +3224,8 @@ func argsGeoRadiusByMemberStore(x *cmd, key string, member string, radius float6
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STORE")
 	x.argKey(storeKey)
@@ -3364,12 +3259,8 @@ func argsGeoRadiusByMemberStoreDist(x *cmd, key string, member string, radius fl
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STOREDIST")
 	x.argKey(storeDistKey)
@@ -3403,12 +3294,8 @@ func argsGeoRadiusByMemberRO(x *cmd, key string, member string, radius float64, 
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3448,12 +3335,8 @@ func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius 
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3494,12 +3377,8 @@ func argsGeoRadiusRO(x *cmd, key string, longitude float64, latitude float64, ra
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3539,12 +3418,8 @@ func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude fl
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3579,12 +3454,8 @@ func argsGeoSearch(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts 
 	x.argKey(key)
 	from.args(x, true)
 	by.args(x, true)
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -3617,12 +3488,8 @@ func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearch
 	x.argKey(key)
 	from.args(x, true)
 	by.args(x, true)
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -3662,12 +3529,8 @@ func argsGeoSearchStore(x *cmd, destination string, source string, from GeoSearc
 	x.argKey(source)
 	from.args(x, true)
 	by.args(x, true)
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -3931,18 +3794,8 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 	}
 	x.argKey(key)
 	argSeconds(x, "seconds", seconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -3969,18 +3822,8 @@ func argsHExpireAt(x *cmd, key string, unixTimeSeconds time.Time, fields []strin
 	}
 	x.argKey(key)
 	argUnixSeconds(x, "unix-time-seconds", unixTimeSeconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -4014,17 +3857,17 @@ func argsHExpireTime(x *cmd, key string, fields []string) {
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := c.newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Time]](ctx, c, x, decListDeadlineSeconds)
 }
 
 // HExpireTime is Client.HExpireTime served from the client-side cache; see Cached.
-func (v Cached) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (v Cached) HExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
-	return cachedAny[[]int64](ctx, v, x, decListInt, key)
+	return cachedAny[[]Null[time.Time]](ctx, v, x, decListDeadlineSeconds, key)
 }
 
 // HGet returns the value of a field in a hash.
@@ -4329,18 +4172,8 @@ func argsHPExpire(x *cmd, key string, milliseconds time.Duration, fields []strin
 	}
 	x.argKey(key)
 	argMillis(x, "milliseconds", milliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -4367,18 +4200,8 @@ func argsHPExpireAt(x *cmd, key string, unixTimeMilliseconds time.Time, fields [
 	}
 	x.argKey(key)
 	argUnixMillis(x, "unix-time-milliseconds", unixTimeMilliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -4412,17 +4235,17 @@ func argsHPExpireTime(x *cmd, key string, fields []string) {
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := c.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Time]](ctx, c, x, decListDeadlineMillis)
 }
 
 // HPExpireTime is Client.HPExpireTime served from the client-side cache; see Cached.
-func (v Cached) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (v Cached) HPExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
-	return cachedAny[[]int64](ctx, v, x, decListInt, key)
+	return cachedAny[[]Null[time.Time]](ctx, v, x, decListDeadlineMillis, key)
 }
 
 func argsHPTTL(x *cmd, key string, fields []string) {
@@ -4439,10 +4262,10 @@ func argsHPTTL(x *cmd, key string, fields []string) {
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]Null[time.Duration], error) {
 	x := c.newCmd(&cmdHPTTL)
 	argsHPTTL(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Duration]](ctx, c, x, decListTTLMillis)
 }
 
 // HRandField returns one or more random fields from a hash.
@@ -4583,28 +4406,20 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.NX || o.XX {
+	if o.KeyCondition != "" {
 		x.needs("key-condition", serverValkey91)
 	}
-	oneOf(x, "key-condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
+	if o.KeyCondition == "NX" {
 		x.needs("NX", serverValkey91)
 	}
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
+	if o.KeyCondition == "XX" {
 		x.needs("XX", serverValkey91)
 	}
-	if o.XX {
-		x.arg("XX")
+	if o.KeyCondition != "" {
+		x.arg(string(o.KeyCondition))
 	}
-	oneOf(x, "condition", false, "FNX, FXX", o.FNX, o.FXX)
-	if o.FNX {
-		x.arg("FNX")
-	}
-	if o.FXX {
-		x.arg("FXX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
@@ -4691,10 +4506,10 @@ func argsHTTL(x *cmd, key string, fields []string) {
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]Null[time.Duration], error) {
 	x := c.newCmd(&cmdHTTL)
 	argsHTTL(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Duration]](ctx, c, x, decListTTLSeconds)
 }
 
 // HVals returns all values in a hash.
@@ -5533,12 +5348,8 @@ func argsMSetEx(x *cmd, data []KeyValue, opts *MSetExOptions) {
 	for _, e := range data {
 		e.args(x)
 	}
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
@@ -5663,18 +5474,8 @@ func argsPExpire(x *cmd, key string, milliseconds time.Duration, opts *PExpireOp
 	}
 	x.argKey(key)
 	argMillis(x, "milliseconds", milliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -5694,18 +5495,8 @@ func argsPExpireAt(x *cmd, key string, unixTimeMilliseconds time.Time, opts *PEx
 	}
 	x.argKey(key)
 	argUnixMillis(x, "unix-time-milliseconds", unixTimeMilliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -6246,12 +6037,8 @@ func argsScriptFlush(x *cmd, opts *ScriptFlushOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -6753,12 +6540,8 @@ func argsSort(x *cmd, key string, opts *SortOptions) {
 		x.arg("GET")
 		x.arg(e)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Alpha {
 		x.arg("ALPHA")
@@ -6793,12 +6576,8 @@ func argsSortStore(x *cmd, key string, destination string, opts *SortOptions) {
 		x.arg("GET")
 		x.arg(e)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Alpha {
 		x.arg("ALPHA")
@@ -6837,12 +6616,8 @@ func argsSortRO(x *cmd, key string, opts *SortROOptions) {
 		x.arg("GET")
 		x.arg(e)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Alpha {
 		x.arg("ALPHA")
@@ -7191,15 +6966,8 @@ func argsVAdd(x *cmd, key string, vector Vector, element string, opts *VAddOptio
 	if o.CAS {
 		x.arg("CAS")
 	}
-	oneOf(x, "quant_type", false, "NOQUANT, BIN, Q8", o.NoQuant, o.Bin, o.Q8)
-	if o.NoQuant {
-		x.arg("NOQUANT")
-	}
-	if o.Bin {
-		x.arg("BIN")
-	}
-	if o.Q8 {
-		x.arg("Q8")
+	if o.QuantType != "" {
+		x.arg(string(o.QuantType))
 	}
 	if o.EF != 0 {
 		x.arg("EF")
@@ -7623,15 +7391,8 @@ func argsXAckDel(x *cmd, key string, group string, ids []string, opts *XAckDelOp
 	}
 	x.argKey(key)
 	x.arg(group)
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("IDS")
 	x.argInt(int64(len(ids)))
@@ -7656,27 +7417,20 @@ func argsXAdd(x *cmd, key string, id string, data []FieldValue, opts *XAddOption
 		o = *opts
 	}
 	x.argKey(key)
-	if o.KeepRef || o.DelRef || o.Acked {
+	if o.Condition != "" {
 		x.needs("condition", serverRedis86)
 	}
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
+	if o.Condition == "KEEPREF" {
 		x.needs("KEEPREF", serverRedis86)
 	}
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
+	if o.Condition == "DELREF" {
 		x.needs("DELREF", serverRedis86)
 	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
+	if o.Condition == "ACKED" {
 		x.needs("ACKED", serverRedis86)
 	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
 		x.needs("idmp", serverRedis86)
@@ -7744,27 +7498,20 @@ func argsXAddNoMkStream(x *cmd, key string, id string, data []FieldValue, opts *
 	}
 	x.argKey(key)
 	x.arg("NOMKSTREAM")
-	if o.KeepRef || o.DelRef || o.Acked {
+	if o.Condition != "" {
 		x.needs("condition", serverRedis86)
 	}
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
+	if o.Condition == "KEEPREF" {
 		x.needs("KEEPREF", serverRedis86)
 	}
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
+	if o.Condition == "DELREF" {
 		x.needs("DELREF", serverRedis86)
 	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
+	if o.Condition == "ACKED" {
 		x.needs("ACKED", serverRedis86)
 	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
 		x.needs("idmp", serverRedis86)
@@ -7828,7 +7575,7 @@ func (c *Client) XAddNoMkStreamAppend(ctx context.Context, dst []byte, key strin
 	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
-func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) {
+func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) {
 	var o XAutoClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7836,7 +7583,7 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	x.arg(start)
 	if o.Count != 0 {
 		x.arg("COUNT")
@@ -7848,13 +7595,13 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 // delivered to as consumer group member.
 //
 // Since 6.2.0. Complexity: O(1) if COUNT is small.
-func (c *Client) XAutoClaim(ctx context.Context, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) (XAutoClaim, error) {
+func (c *Client) XAutoClaim(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) (XAutoClaim, error) {
 	x := c.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
 	return execAny[XAutoClaim](ctx, c, x, decXAutoClaim)
 }
 
-func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) {
+func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) {
 	var o XAutoClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7862,7 +7609,7 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	x.arg(start)
 	if o.Count != 0 {
 		x.arg("COUNT")
@@ -7877,7 +7624,7 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 // This form sends JUSTID, which changes the reply; XAutoClaim is the form without.
 //
 // Since 6.2.0. Complexity: O(1) if COUNT is small.
-func (c *Client) XAutoClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) (XAutoClaimIDs, error) {
+func (c *Client) XAutoClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) (XAutoClaimIDs, error) {
 	x := c.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
 	return execAny[XAutoClaimIDs](ctx, c, x, decXAutoClaimIDs)
@@ -7906,7 +7653,7 @@ func (c *Client) XCfgSet(ctx context.Context, key string, opts *XCfgSetOptions) 
 	return execOK(ctx, c, x, decOK)
 }
 
-func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) {
+func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) {
 	var o XClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7914,7 +7661,7 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime s
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	needOne(x, "id", len(ids))
 	for _, e := range ids {
 		x.arg(e)
@@ -7945,13 +7692,13 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime s
 //
 // Since 5.0.0. Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group.
-func (c *Client) XClaim(ctx context.Context, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) ([]StreamEntry, error) {
+func (c *Client) XClaim(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) ([]StreamEntry, error) {
 	x := c.newCmd(&cmdXCLAIM)
 	argsXClaim(x, key, group, consumer, minIdleTime, ids, opts)
 	return execAny[[]StreamEntry](ctx, c, x, decListStreamEntry)
 }
 
-func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) {
+func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) {
 	var o XClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7959,7 +7706,7 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	needOne(x, "id", len(ids))
 	for _, e := range ids {
 		x.arg(e)
@@ -7993,7 +7740,7 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 //
 // Since 5.0.0. Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group.
-func (c *Client) XClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) ([]string, error) {
+func (c *Client) XClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) ([]string, error) {
 	x := c.newCmd(&cmdXCLAIM)
 	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
@@ -8023,15 +7770,8 @@ func argsXDelEx(x *cmd, key string, ids []string, opts *XDelExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("IDS")
 	x.argInt(int64(len(ids)))
@@ -8275,7 +8015,7 @@ func argsXPendingExt(x *cmd, key string, group string, start string, end string,
 	x.arg(group)
 	if o.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(o.Idle)
+		argMillis(x, "min-idle-time", o.Idle)
 	}
 	x.arg(start)
 	x.arg(end)
@@ -8385,7 +8125,7 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 	}
 	if o.Claim != nil {
 		x.arg("CLAIM")
-		x.argInt(*o.Claim)
+		argMillis(x, "min-idle-time", *o.Claim)
 	}
 	if o.NoAck {
 		x.arg("NOACK")
@@ -8490,27 +8230,20 @@ func argsXTrim(x *cmd, key string, strategy TrimStrategy, threshold string, opts
 		x.arg("LIMIT")
 		x.argInt(*o.Limit)
 	}
-	if o.KeepRef || o.DelRef || o.Acked {
+	if o.Condition != "" {
 		x.needs("condition", serverRedis86)
 	}
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
+	if o.Condition == "KEEPREF" {
 		x.needs("KEEPREF", serverRedis86)
 	}
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
+	if o.Condition == "DELREF" {
 		x.needs("DELREF", serverRedis86)
 	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
+	if o.Condition == "ACKED" {
 		x.needs("ACKED", serverRedis86)
 	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -8531,19 +8264,11 @@ func argsZAdd(x *cmd, key string, data []ScoredMember, opts *ZAddOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.XX {
-		x.arg("XX")
-	}
-	oneOf(x, "comparison", false, "GT, LT", o.GT, o.LT)
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Comparison != "" {
+		x.arg(string(o.Comparison))
 	}
 	if o.CH {
 		x.arg("CH")
@@ -8571,19 +8296,11 @@ func argsZAddIncr(x *cmd, key string, data []ScoredMember, opts *ZAddOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.XX {
-		x.arg("XX")
-	}
-	oneOf(x, "comparison", false, "GT, LT", o.GT, o.LT)
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Comparison != "" {
+		x.arg(string(o.Comparison))
 	}
 	if o.CH {
 		x.arg("CH")
@@ -9030,12 +8747,8 @@ func argsZRange(x *cmd, key string, start string, stop string, opts *ZRangeOptio
 	x.argKey(key)
 	x.arg(start)
 	x.arg(stop)
-	oneOf(x, "sortby", false, "BYSCORE, BYLEX", o.ByScore, o.ByLex)
-	if o.ByScore {
-		x.arg("BYSCORE")
-	}
-	if o.ByLex {
-		x.arg("BYLEX")
+	if o.SortBy != "" {
+		x.arg(string(o.SortBy))
 	}
 	if o.Rev {
 		x.arg("REV")
@@ -9071,12 +8784,8 @@ func argsZRangeWithScores(x *cmd, key string, start string, stop string, opts *Z
 	x.argKey(key)
 	x.arg(start)
 	x.arg(stop)
-	oneOf(x, "sortby", false, "BYSCORE, BYLEX", o.ByScore, o.ByLex)
-	if o.ByScore {
-		x.arg("BYSCORE")
-	}
-	if o.ByLex {
-		x.arg("BYLEX")
+	if o.SortBy != "" {
+		x.arg(string(o.SortBy))
 	}
 	if o.Rev {
 		x.arg("REV")
@@ -9221,12 +8930,8 @@ func argsZRangeStore(x *cmd, dst string, src string, min string, max string, opt
 	x.argKey(src)
 	x.arg(min)
 	x.arg(max)
-	oneOf(x, "sortby", false, "BYSCORE, BYLEX", o.ByScore, o.ByLex)
-	if o.ByScore {
-		x.arg("BYSCORE")
-	}
-	if o.ByLex {
-		x.arg("BYLEX")
+	if o.SortBy != "" {
+		x.arg(string(o.SortBy))
 	}
 	if o.Rev {
 		x.arg("REV")

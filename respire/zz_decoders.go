@@ -2,7 +2,10 @@
 
 package respire
 
-import "github.com/respire-go/respire/transport/resp"
+import (
+	"github.com/respire-go/respire/transport/resp"
+	"time"
+)
 
 // Decoders of the composite replies; the scalar ones are in decode.go.
 var (
@@ -22,6 +25,8 @@ var (
 	decListClusterLink           = decodeWith(rdListClusterLink)
 	decListClusterShard          = decodeWith(rdListClusterShard)
 	decListCommandLogEntry       = decodeWith(rdListCommandLogEntry)
+	decListDeadlineMillis        = decodeWith(rdListDeadlineMillis)
+	decListDeadlineSeconds       = decodeWith(rdListDeadlineSeconds)
 	decListFieldValue            = decodeWith(rdListFieldValue)
 	decListFloatNull             = decodeNullWith(rdListFloat)
 	decListFunctionLibrary       = decodeWith(rdListFunctionLibrary)
@@ -47,6 +52,8 @@ var (
 	decListStr                   = decodeWith(rdListStr)
 	decListStrNull               = decodeNullWith(rdListStr)
 	decListStreamEntry           = decodeWith(rdListStreamEntry)
+	decListTTLMillis             = decodeWith(rdListTTLMillis)
+	decListTTLSeconds            = decodeWith(rdListTTLSeconds)
 	decListXInfoConsumer         = decodeWith(rdListXInfoConsumer)
 	decListXInfoGroup            = decodeWith(rdListXInfoGroup)
 	decListXPendingEntry         = decodeWith(rdListXPendingEntry)
@@ -564,6 +571,14 @@ func rdListCommandLogEntry(m resp.Msg, i int) ([]CommandLogEntry, int, error) {
 	return readList(m, i, rdCommandLogEntry)
 }
 
+func rdListDeadlineMillis(m resp.Msg, i int) ([]Null[time.Time], int, error) {
+	return readList(m, i, readDeadlineMillis)
+}
+
+func rdListDeadlineSeconds(m resp.Msg, i int) ([]Null[time.Time], int, error) {
+	return readList(m, i, readDeadlineSeconds)
+}
+
 func rdListFieldValue(m resp.Msg, i int) ([]FieldValue, int, error) {
 	return readTupleList(m, i, 2, fieldsFieldValue)
 }
@@ -674,6 +689,14 @@ func rdListStr(m resp.Msg, i int) ([]string, int, error) {
 
 func rdListStreamEntry(m resp.Msg, i int) ([]StreamEntry, int, error) {
 	return readList(m, i, rdStreamEntry)
+}
+
+func rdListTTLMillis(m resp.Msg, i int) ([]Null[time.Duration], int, error) {
+	return readList(m, i, readTTLMillis)
+}
+
+func rdListTTLSeconds(m resp.Msg, i int) ([]Null[time.Duration], int, error) {
+	return readList(m, i, readTTLSeconds)
 }
 
 func rdListXInfoConsumer(m resp.Msg, i int) ([]XInfoConsumer, int, error) {

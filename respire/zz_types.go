@@ -93,12 +93,18 @@ type BZMPopOptions struct {
 	Count int64
 }
 
+// BgSaveOperation is one of the tokens SCHEDULE, CANCEL.
+type BgSaveOperation string
+
+const (
+	BgSaveOperationSchedule BgSaveOperation = "SCHEDULE"
+	BgSaveOperationCancel   BgSaveOperation = "CANCEL"
+)
+
 // BgSaveOptions are the optional arguments of BgSave. The zero value sends none of them.
 type BgSaveOptions struct {
-	// Schedule sends SCHEDULE. Since 3.2.2.
-	Schedule bool
-	// Cancel sends CANCEL. Since 8.1.0.
-	Cancel bool
+	// Operation sends SCHEDULE|CANCEL; the zero value sends nothing.
+	Operation BgSaveOperation
 }
 
 // BitCountOptions are the optional arguments of BitCount. The zero value sends none of them.
@@ -262,22 +268,24 @@ func (v BitRange) args(x *cmd) {
 type BitRangeEnd struct {
 	// End sends end.
 	End int64
-	// Byte sends BYTE.
-	Byte bool
-	// Bit sends BIT.
-	Bit bool
+	// Unit sends BYTE|BIT; the zero value sends nothing. Since 7.0.0.
+	Unit BitUnit
 }
 
 func (v BitRangeEnd) args(x *cmd) {
 	x.argInt(v.End)
-	oneOf(x, "unit", false, "BYTE, BIT", v.Byte, v.Bit)
-	if v.Byte {
-		x.arg("BYTE")
-	}
-	if v.Bit {
-		x.arg("BIT")
+	if v.Unit != "" {
+		x.arg(string(v.Unit))
 	}
 }
+
+// BitUnit is one of the tokens BYTE, BIT.
+type BitUnit string
+
+const (
+	BitUnitByte BitUnit = "BYTE"
+	BitUnitBit  BitUnit = "BIT"
+)
 
 // Cancel is the argument CANCEL ID task-id|ALL (used by ClusterMigration): set exactly one field.
 type Cancel struct {
@@ -644,12 +652,18 @@ type ClientListOptions struct {
 	NotIP string
 }
 
+// ClientPauseMode is one of the tokens WRITE, ALL.
+type ClientPauseMode string
+
+const (
+	ClientPauseModeWrite ClientPauseMode = "WRITE"
+	ClientPauseModeAll   ClientPauseMode = "ALL"
+)
+
 // ClientPauseOptions are the optional arguments of ClientPause. The zero value sends none of them.
 type ClientPauseOptions struct {
-	// Write sends WRITE.
-	Write bool
-	// All sends ALL.
-	All bool
+	// Mode sends WRITE|ALL; the zero value sends nothing. Since 6.2.0.
+	Mode ClientPauseMode
 }
 
 // ClientSetInfoAttr is the argument LIB-NAME libname|LIB-VER libver (used by ClientSetInfo): set exactly one field.
@@ -681,26 +695,20 @@ type ClientTrackingInfo struct {
 
 // ClientUnblockOptions are the optional arguments of ClientUnblock. The zero value sends none of them.
 type ClientUnblockOptions struct {
-	// Timeout sends TIMEOUT.
-	Timeout bool
-	// Error sends ERROR.
-	Error bool
+	// UnblockType sends TIMEOUT|ERROR; the zero value sends nothing.
+	UnblockType UnblockType
 }
 
 // ClusterFailoverOptions are the optional arguments of ClusterFailover. The zero value sends none of them.
 type ClusterFailoverOptions struct {
-	// Force sends FORCE.
-	Force bool
-	// Takeover sends TAKEOVER.
-	Takeover bool
+	// Options sends FORCE|TAKEOVER; the zero value sends nothing.
+	Options FailoverMode
 }
 
 // ClusterFlushSlotOptions are the optional arguments of ClusterFlushSlot. The zero value sends none of them.
 type ClusterFlushSlotOptions struct {
-	// Async sends ASYNC.
-	Async bool
-	// Sync sends SYNC.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
 
 // ClusterLink is a reply: <direction:str, node:str, create-time:int, events:str, send-buffer-allocated:int, send-buffer-used:int>.
@@ -772,10 +780,8 @@ func (v ClusterMigrationSubCommand) args(x *cmd, required bool) {
 
 // ClusterResetOptions are the optional arguments of ClusterReset. The zero value sends none of them.
 type ClusterResetOptions struct {
-	// Hard sends HARD.
-	Hard bool
-	// Soft sends SOFT.
-	Soft bool
+	// ResetType sends HARD|SOFT; the zero value sends nothing.
+	ResetType ResetType
 }
 
 // ClusterScanOptions are the optional arguments of ClusterScan. The zero value sends none of them.
@@ -946,6 +952,14 @@ const (
 	CommandLogGetTypeLargeReply   CommandLogGetType = "LARGE-REPLY"
 )
 
+// Comparison is one of the tokens GT, LT.
+type Comparison string
+
+const (
+	ComparisonGT Comparison = "GT"
+	ComparisonLT Comparison = "LT"
+)
+
 // Conf is the argument CONF option ... value ... (used by ClusterSyncSlots).
 type Conf struct {
 	// Option sends option ....
@@ -1011,29 +1025,43 @@ type DelExOptions struct {
 	IfDNe string
 }
 
+// Existence is one of the tokens NX, XX.
+type Existence string
+
+const (
+	ExistenceNX Existence = "NX"
+	ExistenceXX Existence = "XX"
+)
+
 // ExpireAtOptions are the optional arguments of ExpireAt. The zero value sends none of them.
 type ExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
+
+// ExpireCondition is one of the tokens NX, XX, GT, LT.
+type ExpireCondition string
+
+const (
+	ExpireConditionNX ExpireCondition = "NX"
+	ExpireConditionXX ExpireCondition = "XX"
+	ExpireConditionGT ExpireCondition = "GT"
+	ExpireConditionLT ExpireCondition = "LT"
+)
 
 // ExpireOptions are the optional arguments of Expire. The zero value sends none of them.
 type ExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
+
+// FailoverMode is one of the tokens FORCE, TAKEOVER.
+type FailoverMode string
+
+const (
+	FailoverModeForce    FailoverMode = "FORCE"
+	FailoverModeTakeover FailoverMode = "TAKEOVER"
+)
 
 // FailoverOptions are the optional arguments of Failover. The zero value sends none of them.
 type FailoverOptions struct {
@@ -1062,6 +1090,14 @@ func (v FailoverTarget) args(x *cmd) {
 		x.arg("FORCE")
 	}
 }
+
+// FieldExistence is one of the tokens FNX, FXX.
+type FieldExistence string
+
+const (
+	FieldExistenceFNX FieldExistence = "FNX"
+	FieldExistenceFXX FieldExistence = "FXX"
+)
 
 func (v FieldValue) args(x *cmd) {
 	x.arg(v.Field)
@@ -1106,19 +1142,23 @@ func (v FilterBy) set() bool {
 
 // FlushAllOptions are the optional arguments of FlushAll. The zero value sends none of them.
 type FlushAllOptions struct {
-	// Async sends ASYNC. Since 4.0.0.
-	Async bool
-	// Sync sends SYNC. Since 6.2.0.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
 
 // FlushDBOptions are the optional arguments of FlushDB. The zero value sends none of them.
 type FlushDBOptions struct {
-	// Async sends ASYNC. Since 4.0.0.
-	Async bool
-	// Sync sends SYNC. Since 6.2.0.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
+
+// FlushMode is one of the tokens ASYNC, SYNC.
+type FlushMode string
+
+const (
+	FlushModeAsync FlushMode = "ASYNC"
+	FlushModeSync  FlushMode = "SYNC"
+)
 
 // FunctionEngineStats is a reply: <libraries_count:int, functions_count:int>.
 type FunctionEngineStats struct {
@@ -1128,10 +1168,8 @@ type FunctionEngineStats struct {
 
 // FunctionFlushOptions are the optional arguments of FunctionFlush. The zero value sends none of them.
 type FunctionFlushOptions struct {
-	// Async sends ASYNC.
-	Async bool
-	// Sync sends SYNC.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
 
 // FunctionInfo is a reply: <name:str, description:str?, flags:[str]>.
@@ -1165,13 +1203,18 @@ type FunctionLoadOptions struct {
 
 // FunctionRestoreOptions are the optional arguments of FunctionRestore. The zero value sends none of them.
 type FunctionRestoreOptions struct {
-	// Flush sends FLUSH.
-	Flush bool
-	// Append sends APPEND.
-	Append bool
-	// Replace sends REPLACE.
-	Replace bool
+	// Policy sends FLUSH|APPEND|REPLACE; the zero value sends nothing.
+	Policy FunctionRestorePolicy
 }
+
+// FunctionRestorePolicy is one of the tokens FLUSH, APPEND, REPLACE.
+type FunctionRestorePolicy string
+
+const (
+	FunctionRestorePolicyFlush   FunctionRestorePolicy = "FLUSH"
+	FunctionRestorePolicyAppend  FunctionRestorePolicy = "APPEND"
+	FunctionRestorePolicyReplace FunctionRestorePolicy = "REPLACE"
+)
 
 // FunctionStats is a reply: <running_script:RunningScript?, engines:{str:FunctionEngineStats}>.
 type FunctionStats struct {
@@ -1181,10 +1224,8 @@ type FunctionStats struct {
 
 // GeoAddOptions are the optional arguments of GeoAdd. The zero value sends none of them.
 type GeoAddOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
+	// Condition sends NX|XX; the zero value sends nothing. Since 6.2.0.
+	Condition Existence
 	// CH sends CH. Since 6.2.0.
 	CH bool
 }
@@ -1235,14 +1276,8 @@ func (v GeoCount) args(x *cmd) {
 
 // GeoDistOptions are the optional arguments of GeoDist. The zero value sends none of them.
 type GeoDistOptions struct {
-	// M sends M.
-	M bool
-	// KM sends KM.
-	KM bool
-	// FT sends FT.
-	FT bool
-	// MI sends MI.
-	MI bool
+	// Unit sends M|KM|FT|MI; the zero value sends nothing.
+	Unit Unit
 }
 
 // GeoLocation is a reply: (member:str, dist:float, hash:int, coord:GeoPos).
@@ -1279,40 +1314,32 @@ type GeoPos struct {
 type GeoRadiusByMemberOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 // GeoRadiusByMemberROOptions are the optional arguments of GeoRadiusByMemberRO and GeoRadiusByMemberROLocations. The zero value sends none of them.
 type GeoRadiusByMemberROOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 // GeoRadiusOptions are the optional arguments of GeoRadius and GeoRadiusLocations and GeoRadiusStore and GeoRadiusStoreDist. The zero value sends none of them.
 type GeoRadiusOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 // GeoRadiusROOptions are the optional arguments of GeoRadiusRO and GeoRadiusROLocations. The zero value sends none of them.
 type GeoRadiusROOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 // GeoSearchBy is the argument BYRADIUS radius M|KM|FT|MI|BYBOX width height M|KM|FT|MI|BYPOLYGON num-vertices longitude latitude ... (used by GeoSearch, GeoSearchLocations, GeoSearchStore): set exactly one field.
@@ -1367,20 +1394,16 @@ func (v GeoSearchFrom) args(x *cmd, required bool) {
 
 // GeoSearchOptions are the optional arguments of GeoSearch and GeoSearchLocations. The zero value sends none of them.
 type GeoSearchOptions struct {
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
 }
 
 // GeoSearchStoreOptions are the optional arguments of GeoSearchStore. The zero value sends none of them.
 type GeoSearchStoreOptions struct {
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
 	// StoreDist sends STOREDIST.
@@ -1404,26 +1427,14 @@ type GetExOptions struct {
 
 // HExpireAtOptions are the optional arguments of HExpireAt. The zero value sends none of them.
 type HExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HExpireOptions are the optional arguments of HExpire. The zero value sends none of them.
 type HExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HGetExOptions are the optional arguments of HGetEx. The zero value sends none of them.
@@ -1443,26 +1454,14 @@ type HGetExOptions struct {
 
 // HPExpireAtOptions are the optional arguments of HPExpireAt. The zero value sends none of them.
 type HPExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HPExpireOptions are the optional arguments of HPExpire. The zero value sends none of them.
 type HPExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HScanOptions are the optional arguments of HScan and HScanNoValues. The zero value sends none of them.
@@ -1481,14 +1480,10 @@ type HScanPage struct {
 
 // HSetExOptions are the optional arguments of HSetEx. The zero value sends none of them.
 type HSetExOptions struct {
-	// NX sends NX. Only on valkey-9.1.2.
-	NX bool
-	// XX sends XX. Only on valkey-9.1.2.
-	XX bool
-	// FNX sends FNX.
-	FNX bool
-	// FXX sends FXX.
-	FXX bool
+	// KeyCondition sends NX|XX; the zero value sends nothing. Only on valkey-9.1.2.
+	KeyCondition Existence
+	// Condition sends FNX|FXX; the zero value sends nothing.
+	Condition FieldExistence
 	// EX sends EX seconds, in whole seconds; 0 sends nothing.
 	EX time.Duration
 	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
@@ -1759,10 +1754,8 @@ func (v LonLat) args(x *cmd) {
 
 // MSetExOptions are the optional arguments of MSetEx. The zero value sends none of them.
 type MSetExOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
+	// Condition sends NX|XX; the zero value sends nothing.
+	Condition Existence
 	// EX sends EX seconds, in whole seconds; 0 sends nothing.
 	EX time.Duration
 	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
@@ -1849,28 +1842,24 @@ type ModuleLoadExOptions struct {
 	Args []string
 }
 
+// Order is one of the tokens ASC, DESC.
+type Order string
+
+const (
+	OrderAsc  Order = "ASC"
+	OrderDesc Order = "DESC"
+)
+
 // PExpireAtOptions are the optional arguments of PExpireAt. The zero value sends none of them.
 type PExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
 
 // PExpireOptions are the optional arguments of PExpire. The zero value sends none of them.
 type PExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
 
 // Polygon is the argument BYPOLYGON num-vertices longitude latitude ... (used by GeoSearch).
@@ -1908,6 +1897,15 @@ type PubSubShardChannelsOptions struct {
 	// Pattern sends pattern; "" sends nothing.
 	Pattern string
 }
+
+// QuantType is one of the tokens NOQUANT, BIN, Q8.
+type QuantType string
+
+const (
+	QuantTypeNoQuant QuantType = "NOQUANT"
+	QuantTypeBin     QuantType = "BIN"
+	QuantTypeQ8      QuantType = "Q8"
+)
 
 // Query is the argument ELE element|FP32 fp32|VALUES num value ... (used by VSim, VSimWithScores, VSimWithAttribs): set exactly one field.
 type Query struct {
@@ -1951,6 +1949,15 @@ func (v Reduce) args(x *cmd) {
 	x.argInt(v.Dim)
 }
 
+// RefPolicy is one of the tokens KEEPREF, DELREF, ACKED.
+type RefPolicy string
+
+const (
+	RefPolicyKeepRef RefPolicy = "KEEPREF"
+	RefPolicyDelRef  RefPolicy = "DELREF"
+	RefPolicyAcked   RefPolicy = "ACKED"
+)
+
 // ReplicaOfArgs is the argument host port|NO ONE (used by ReplicaOf, SlaveOf): set exactly one field.
 type ReplicaOfArgs struct {
 	// HostPort sends host port; nil sends nothing.
@@ -1968,6 +1975,14 @@ func (v ReplicaOfArgs) args(x *cmd, required bool) {
 		argTokens(x, "NO", "ONE")
 	}
 }
+
+// ResetType is one of the tokens HARD, SOFT.
+type ResetType string
+
+const (
+	ResetTypeHard ResetType = "HARD"
+	ResetTypeSoft ResetType = "SOFT"
+)
 
 // RestoreAskingOptions are the optional arguments of RestoreAsking. The zero value sends none of them.
 type RestoreAskingOptions struct {
@@ -2014,6 +2029,14 @@ type SScanOptions struct {
 	Count int64
 }
 
+// SaveSelector is one of the tokens NOSAVE, SAVE.
+type SaveSelector string
+
+const (
+	SaveSelectorNoSave SaveSelector = "NOSAVE"
+	SaveSelectorSave   SaveSelector = "SAVE"
+)
+
 // ScanOptions are the optional arguments of Scan. The zero value sends none of them.
 type ScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
@@ -2051,10 +2074,8 @@ func (v ScoredMember) args(x *cmd) {
 
 // ScriptFlushOptions are the optional arguments of ScriptFlush. The zero value sends none of them.
 type ScriptFlushOptions struct {
-	// Async sends ASYNC.
-	Async bool
-	// Sync sends SYNC.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing. Since 6.2.0.
+	FlushType FlushMode
 }
 
 // ServerTime is a reply: (seconds:int, microseconds:int).
@@ -2144,10 +2165,8 @@ type ShutdownOptions struct {
 
 // ShutdownSave is the argument [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER] (used by Shutdown).
 type ShutdownSave struct {
-	// NoSave sends NOSAVE.
-	NoSave bool
-	// Save sends SAVE.
-	Save bool
+	// SaveSelector sends NOSAVE|SAVE; the zero value sends nothing.
+	SaveSelector SaveSelector
 	// Now sends NOW. Since 7.0.0.
 	Now bool
 	// Force sends FORCE. Since 7.0.0.
@@ -2159,12 +2178,8 @@ type ShutdownSave struct {
 }
 
 func (v ShutdownSave) args(x *cmd) {
-	oneOf(x, "save-selector", false, "NOSAVE, SAVE", v.NoSave, v.Save)
-	if v.NoSave {
-		x.arg("NOSAVE")
-	}
-	if v.Save {
-		x.arg("SAVE")
+	if v.SaveSelector != "" {
+		x.arg(string(v.SaveSelector))
 	}
 	if v.Now {
 		x.arg("NOW")
@@ -2212,10 +2227,8 @@ type SlotStatsOrderBy struct {
 	Metric string
 	// Limit sends LIMIT limit; 0 sends nothing.
 	Limit int64
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 func (v SlotStatsOrderBy) args(x *cmd) {
@@ -2224,12 +2237,8 @@ func (v SlotStatsOrderBy) args(x *cmd) {
 		x.arg("LIMIT")
 		x.argInt(v.Limit)
 	}
-	oneOf(x, "order", false, "ASC, DESC", v.Asc, v.Desc)
-	if v.Asc {
-		x.arg("ASC")
-	}
-	if v.Desc {
-		x.arg("DESC")
+	if v.Order != "" {
+		x.arg(string(v.Order))
 	}
 }
 
@@ -2262,6 +2271,14 @@ type SlowLogGetOptions struct {
 	Count int64
 }
 
+// SortBy is one of the tokens BYSCORE, BYLEX.
+type SortBy string
+
+const (
+	SortByByScore SortBy = "BYSCORE"
+	SortByByLex   SortBy = "BYLEX"
+)
+
 // SortOptions are the optional arguments of Sort and SortStore. The zero value sends none of them.
 type SortOptions struct {
 	// BY sends BY by-pattern; "" sends nothing.
@@ -2270,10 +2287,8 @@ type SortOptions struct {
 	Limit *Limit
 	// Get sends GET get-pattern ...; empty sends nothing.
 	Get []string
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Alpha sends ALPHA.
 	Alpha bool
 }
@@ -2286,10 +2301,8 @@ type SortROOptions struct {
 	Limit *Limit
 	// Get sends GET get-pattern ...; empty sends nothing.
 	Get []string
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Alpha sends ALPHA.
 	Alpha bool
 }
@@ -2368,6 +2381,14 @@ const (
 	TrimStrategyMinID  TrimStrategy = "MINID"
 )
 
+// UnblockType is one of the tokens TIMEOUT, ERROR.
+type UnblockType string
+
+const (
+	UnblockTypeTimeout UnblockType = "TIMEOUT"
+	UnblockTypeError   UnblockType = "ERROR"
+)
+
 // Unit is one of the tokens M, KM, FT, MI.
 type Unit string
 
@@ -2384,12 +2405,8 @@ type VAddOptions struct {
 	Reduce *Reduce
 	// CAS sends CAS.
 	CAS bool
-	// NoQuant sends NOQUANT.
-	NoQuant bool
-	// Bin sends BIN.
-	Bin bool
-	// Q8 sends Q8.
-	Q8 bool
+	// QuantType sends NOQUANT|BIN|Q8; the zero value sends nothing.
+	QuantType QuantType
 	// EF sends EF build-exploration-factor; 0 sends nothing.
 	EF int64
 	// SetAttr sends SETATTR attributes; "" sends nothing.
@@ -2480,22 +2497,14 @@ type VectorSetInfo struct {
 
 // XAckDelOptions are the optional arguments of XAckDel. The zero value sends none of them.
 type XAckDelOptions struct {
-	// KeepRef sends KEEPREF.
-	KeepRef bool
-	// DelRef sends DELREF.
-	DelRef bool
-	// Acked sends ACKED.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing.
+	Condition RefPolicy
 }
 
 // XAddOptions are the optional arguments of XAdd and XAddNoMkStream. The zero value sends none of them.
 type XAddOptions struct {
-	// KeepRef sends KEEPREF. Only on redis-8.6.3.
-	KeepRef bool
-	// DelRef sends DELREF. Only on redis-8.6.3.
-	DelRef bool
-	// Acked sends ACKED. Only on redis-8.6.3.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing. Only on redis-8.6.3.
+	Condition RefPolicy
 	// IDMPAutoWithPid sends IDMPAUTO pid; nil sends nothing. Only on redis-8.6.3.
 	IDMPAutoWithPid *IDMPAutoWithPid
 	// IDMPWithPidIid sends IDMP pid iid; nil sends nothing. Only on redis-8.6.3.
@@ -2549,12 +2558,8 @@ type XClaimOptions struct {
 
 // XDelExOptions are the optional arguments of XDelEx. The zero value sends none of them.
 type XDelExOptions struct {
-	// KeepRef sends KEEPREF.
-	KeepRef bool
-	// DelRef sends DELREF.
-	DelRef bool
-	// Acked sends ACKED.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing.
+	Condition RefPolicy
 }
 
 // XGroupCreateOptions are the optional arguments of XGroupCreate. The zero value sends none of them.
@@ -2675,8 +2680,8 @@ type XPendingEntry struct {
 
 // XPendingExtOptions are the optional arguments of XPendingExt. The zero value sends none of them.
 type XPendingExtOptions struct {
-	// Idle sends IDLE min-idle-time; 0 sends nothing. Since 6.2.0.
-	Idle int64
+	// Idle sends IDLE min-idle-time, in whole milliseconds; 0 sends nothing. Since 6.2.0.
+	Idle time.Duration
 	// Consumer sends consumer; "" sends nothing.
 	Consumer string
 }
@@ -2702,9 +2707,9 @@ type XReadGroupOptions struct {
 	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
 	// time limit.
 	Block *time.Duration
-	// Claim sends CLAIM min-idle-time; nil sends nothing, and 0 claims every pending entry, however
-	// briefly idle. Only on redis-8.6.3.
-	Claim *int64
+	// Claim sends CLAIM min-idle-time, in whole milliseconds; nil sends nothing, and 0 claims every
+	// pending entry, however briefly idle. Only on redis-8.6.3.
+	Claim *time.Duration
 	// NoAck sends NOACK.
 	NoAck bool
 }
@@ -2742,24 +2747,16 @@ type XTrimOptions struct {
 	// Limit sends LIMIT count; nil sends nothing, and 0 trims without a limit on the entries evicted.
 	// Since 6.2.0.
 	Limit *int64
-	// KeepRef sends KEEPREF. Only on redis-8.6.3.
-	KeepRef bool
-	// DelRef sends DELREF. Only on redis-8.6.3.
-	DelRef bool
-	// Acked sends ACKED. Only on redis-8.6.3.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing. Only on redis-8.6.3.
+	Condition RefPolicy
 }
 
 // ZAddOptions are the optional arguments of ZAdd and ZAddIncr. The zero value sends none of them.
 type ZAddOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX; the zero value sends nothing. Since 3.0.2.
+	Condition Existence
+	// Comparison sends GT|LT; the zero value sends nothing. Since 6.2.0.
+	Comparison Comparison
 	// CH sends CH. Since 3.0.2.
 	CH bool
 }
@@ -2818,10 +2815,8 @@ type ZRangeByScoreOptions struct {
 
 // ZRangeOptions are the optional arguments of ZRange and ZRangeWithScores. The zero value sends none of them.
 type ZRangeOptions struct {
-	// ByScore sends BYSCORE.
-	ByScore bool
-	// ByLex sends BYLEX.
-	ByLex bool
+	// SortBy sends BYSCORE|BYLEX; the zero value sends nothing. Since 6.2.0.
+	SortBy SortBy
 	// Rev sends REV. Since 6.2.0.
 	Rev bool
 	// Limit sends LIMIT offset count; nil sends nothing. Since 6.2.0.
@@ -2830,10 +2825,8 @@ type ZRangeOptions struct {
 
 // ZRangeStoreOptions are the optional arguments of ZRangeStore. The zero value sends none of them.
 type ZRangeStoreOptions struct {
-	// ByScore sends BYSCORE.
-	ByScore bool
-	// ByLex sends BYLEX.
-	ByLex bool
+	// SortBy sends BYSCORE|BYLEX; the zero value sends nothing.
+	SortBy SortBy
 	// Rev sends REV.
 	Rev bool
 	// Limit sends LIMIT offset count; nil sends nothing.

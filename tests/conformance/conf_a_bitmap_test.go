@@ -50,8 +50,8 @@ func init() {
 					{nil, 26},
 					{&respire.BitRange{Start: 0, EndUnitBlock: &respire.BitRangeEnd{End: 0}}, 4},
 					{&respire.BitRange{Start: 1, EndUnitBlock: &respire.BitRangeEnd{End: 1}}, 6},
-					{&respire.BitRange{Start: 1, EndUnitBlock: &respire.BitRangeEnd{End: 1, Byte: true}}, 6},
-					{&respire.BitRange{Start: 5, EndUnitBlock: &respire.BitRangeEnd{End: 30, Bit: true}}, 17},
+					{&respire.BitRange{Start: 1, EndUnitBlock: &respire.BitRangeEnd{End: 1, Unit: respire.BitUnitByte}}, 6},
+					{&respire.BitRange{Start: 5, EndUnitBlock: &respire.BitRangeEnd{End: 30, Unit: respire.BitUnitBit}}, 17},
 				} {
 					var opts *respire.BitCountOptions
 					if c.r != nil {
@@ -79,9 +79,9 @@ func init() {
 					{nil, 8},
 					{&respire.BitRange{Start: 0}, 8},
 					{&respire.BitRange{Start: 2}, 16},
-					{&respire.BitRange{Start: 2, EndUnitBlock: &respire.BitRangeEnd{End: -1, Byte: true}}, 16},
-					{&respire.BitRange{Start: 7, EndUnitBlock: &respire.BitRangeEnd{End: 15, Bit: true}}, 8},
-					{&respire.BitRange{Start: 7, EndUnitBlock: &respire.BitRangeEnd{End: -1, Bit: true}}, 8},
+					{&respire.BitRange{Start: 2, EndUnitBlock: &respire.BitRangeEnd{End: -1, Unit: respire.BitUnitByte}}, 16},
+					{&respire.BitRange{Start: 7, EndUnitBlock: &respire.BitRangeEnd{End: 15, Unit: respire.BitUnitBit}}, 8},
+					{&respire.BitRange{Start: 7, EndUnitBlock: &respire.BitRangeEnd{End: -1, Unit: respire.BitUnitBit}}, 8},
 				} {
 					var opts *respire.BitPosOptions
 					if c.r != nil {

@@ -106,7 +106,7 @@ func init() {
 			require.NotRegexp(e, ` flags=[A-Za-z]*e`, info)
 
 			// A short pause of writes; reads go on meanwhile.
-			require.NoError(e, e.C.ClientPause(e.Ctx, 50, &respire.ClientPauseOptions{Write: true}))
+			require.NoError(e, e.C.ClientPause(e.Ctx, 50, &respire.ClientPauseOptions{Mode: respire.ClientPauseModeWrite}))
 			defer e.Srv.Do(e.Ctx, "CLIENT", "UNPAUSE")
 			_, err = e.C.Ping(e.Ctx)
 			require.NoError(e, err)
@@ -135,7 +135,7 @@ func init() {
 			done := make(chan error, 1)
 			go func() { _, err := e.C.BLPop(e.Ctx, 20*time.Second, k); done <- err }()
 			id := cBlockedID(e)
-			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{Timeout: true})
+			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{UnblockType: respire.UnblockTypeTimeout})
 			require.NoError(e, err)
 			require.True(e, ok)
 			require.ErrorIs(e, <-done, respire.Nil)
@@ -143,7 +143,7 @@ func init() {
 			// Unblock with an error: BLPOP returns UNBLOCKED.
 			go func() { _, err := e.C.BLPop(e.Ctx, 20*time.Second, k); done <- err }()
 			id = cBlockedID(e)
-			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{Error: true})
+			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{UnblockType: respire.UnblockTypeError})
 			require.NoError(e, err)
 			require.True(e, ok)
 			e.ServerError(<-done, "UNBLOCKED")

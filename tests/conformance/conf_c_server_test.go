@@ -107,7 +107,7 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, "Background saving started", s)
 			cWaitInfo(e, "persistence", "rdb_bgsave_in_progress", "0")
-			s, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Schedule: true})
+			s, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Operation: respire.BgSaveOperationSchedule})
 			require.NoError(e, err)
 			require.Equal(e, "Background saving started", s)
 			cWaitInfo(e, "persistence", "rdb_bgsave_in_progress", "0")
@@ -116,7 +116,7 @@ func init() {
 			require.GreaterOrEqual(e, last2, last)
 
 			// CANCEL came with Valkey 8.1 (nothing to cancel here).
-			_, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Cancel: true})
+			_, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Operation: respire.BgSaveOperationCancel})
 			e.ServerError(err, "ERR")
 			if dValkey(e) {
 				require.Contains(e, err.Error(), "not in progress")
@@ -494,7 +494,7 @@ func init() {
 			// SHUTDOWN NOSAVE: the server exits, the reply is the
 			// connection closing.
 			err := e.C.Shutdown(e.Ctx, &respire.ShutdownOptions{
-				SaveSelectorBlock: &respire.ShutdownSave{NoSave: true, Now: true}})
+				SaveSelectorBlock: &respire.ShutdownSave{SaveSelector: respire.SaveSelectorNoSave, Now: true}})
 			require.Error(e, err)
 			var se *respire.Error
 			require.False(e, errors.As(err, &se), "SHUTDOWN replied with a server error: %v", err)
@@ -528,9 +528,9 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)
 			e.Do("SET", k, "v")
-			require.NoError(e, e.C.FlushDB(e.Ctx, &respire.FlushDBOptions{Async: true}))
+			require.NoError(e, e.C.FlushDB(e.Ctx, &respire.FlushDBOptions{FlushType: respire.FlushModeAsync}))
 			e.Do("SET", k, "v")
-			require.NoError(e, e.C.FlushAll(e.Ctx, &respire.FlushAllOptions{Sync: true}))
+			require.NoError(e, e.C.FlushAll(e.Ctx, &respire.FlushAllOptions{FlushType: respire.FlushModeSync}))
 			n, err = e.C.DBSize(e.Ctx)
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)

@@ -101,7 +101,7 @@ func init() {
 				n, err := e.Do("TTL", b).Int64()
 				require.NoError(e, err)
 				require.InDelta(e, 100, n, 5)
-				ok, err = e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "3"}}, &respire.MSetExOptions{NX: true})
+				ok, err = e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "3"}}, &respire.MSetExOptions{Condition: respire.ExistenceNX})
 				require.NoError(e, err)
 				require.False(e, ok, "NX with an existing key sets nothing")
 			},
@@ -188,7 +188,7 @@ func init() {
 				codes, err := e.C.XAckDel(e.Ctx, s, "g", []string{"1-1", "9-9"}, nil)
 				require.NoError(e, err)
 				require.Equal(e, []int64{1, -1}, codes)
-				codes, err = e.C.XDelEx(e.Ctx, s, []string{"2-1", "9-9"}, &respire.XDelExOptions{KeepRef: true})
+				codes, err = e.C.XDelEx(e.Ctx, s, []string{"2-1", "9-9"}, &respire.XDelExOptions{Condition: respire.RefPolicyKeepRef})
 				require.NoError(e, err)
 				require.Equal(e, []int64{1, -1}, codes)
 				require.NoError(e, e.C.XCfgSet(e.Ctx, s, &respire.XCfgSetOptions{
