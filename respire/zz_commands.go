@@ -1086,16 +1086,16 @@ func (v Cached) BitFieldRO(ctx context.Context, key string, opts *BitFieldROOpti
 
 func argsBitOp(x *cmd, operation BitOpOperation, destKey string, keys []string) {
 	if operation == "DIFF" {
-		x.needs("DIFF", serverRedis70|serverRedis86)
+		x.needs("DIFF", serverRedis86)
 	}
 	if operation == "DIFF1" {
-		x.needs("DIFF1", serverRedis70|serverRedis86)
+		x.needs("DIFF1", serverRedis86)
 	}
 	if operation == "ANDOR" {
-		x.needs("ANDOR", serverRedis70|serverRedis86)
+		x.needs("ANDOR", serverRedis86)
 	}
 	if operation == "ONE" {
-		x.needs("ONE", serverRedis70|serverRedis86)
+		x.needs("ONE", serverRedis86)
 	}
 	argEnum(x, "operation", string(operation))
 	x.argKey(destKey)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -125,6 +126,21 @@ func init() {
 				require.Equal(e, "\xf0\x0f", v)
 				_, err = e.C.BitOp(e.Ctx, respire.BitOpOperationNot, d, a, b)
 				e.ServerError(err, "ERR") // NOT takes one key
+
+				// DIFF came with Redis 8.2: refused before sending where the
+				// server lacks it (Redis 7.0 and 8.0, Valkey).
+				e.Do("MSET", a, "\xff", b, "\x0f")
+				n, err = e.C.BitOp(e.Ctx, respire.BitOpOperationDiff, d, a, b)
+				switch e.Flavor {
+				case harness.Redis86:
+					require.NoError(e, err)
+					require.Equal(e, int64(1), n)
+					v, err = e.C.Get(e.Ctx, d)
+					require.NoError(e, err)
+					require.Equal(e, "\xf0", v)
+				default:
+					dUnsupportedArg(e, err, "BITOP", "DIFF")
+				}
 			},
 		},
 		Case{
