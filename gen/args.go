@@ -238,11 +238,42 @@ func liftToken(a *arg) {
 		return
 	}
 	f := a.Children[0]
+	if f.Type == "pure-token" && !f.Optional && !f.Multiple && isWordToken(f.Token) && !allTokens(a.Children) {
+		// A block that starts with its token as a part of its own
+		// (XINFO STREAM's "FULL [COUNT count]", XCFGSET's
+		// "IDMP-DURATION duration").
+		a.Token, a.Children = f.Token, a.Children[1:]
+		a.MultipleToken = a.Multiple
+		oneValue(a)
+		return
+	}
 	if f.Optional || f.Multiple || f.Type == "pure-token" || !isWordToken(f.Token) {
 		return
 	}
 	a.Token, f.Token = f.Token, ""
 	a.MultipleToken = a.Multiple
+}
+
+func allTokens(list []*arg) bool {
+	for _, c := range list {
+		if c.Type != "pure-token" {
+			return false
+		}
+	}
+	return true
+}
+
+// oneValue turns a block of a token and one plain value into that value
+// with the token: the same words are sent, without a struct of one field.
+func oneValue(a *arg) {
+	if len(a.Children) != 1 {
+		return
+	}
+	v := a.Children[0]
+	if v.Optional || v.Multiple || v.Token != "" || v.scalar == scNone || v.countOf != nil {
+		return
+	}
+	a.Type, a.scalar, a.zeroMeans, a.Children = v.Type, v.scalar, v.zeroMeans, nil
 }
 
 // markCounts finds "numkeys numkeys-many keys" pairs: an integer whose name

@@ -518,7 +518,33 @@ func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.
 				jen.Lit(strings.Join(names, ", "))}, sets...)...)}
 			return append(out, g.encArgs(a.Children, c, ex, true)...)
 		}
-		return append(tok, g.encArgs(a.Children, c, ex, false)...)
+		if opt && len(a.Children) > 1 && !a.Children[0].Optional {
+			// A flattened optional block: its first part says whether
+			// it is given, and the others need it.
+			first, rest := a.Children[0], a.Children[1:]
+			var sets []jen.Code
+			var names []string
+			for _, ch := range rest {
+				sets = append(sets, g.setExpr(ch, c, ex, true))
+				names = append(names, c.goNames(ch)...)
+			}
+			// Inside, the parts the spec requires are sent as they are.
+			send := append(tok, g.encRequired(first, c, ex)...)
+			for _, ch := range rest {
+				if ch.Optional {
+					send = append(send, g.encArg(ch, c, ex, true)...)
+				} else {
+					send = append(send, g.encRequired(ch, c, ex)...)
+				}
+			}
+			verb := " needs "
+			if len(names) > 1 {
+				verb = " need "
+			}
+			return []jen.Code{jen.If(g.setExpr(first, c, ex, true)).Block(send...).Else().If(orOp(sets)).Block(
+				jen.Id("argFail").Call(x(), jen.Lit(first.Name), jen.Lit(strings.Join(names, ", ")+verb+strings.Join(c.goNames(first), ", "))))}
+		}
+		return append(tok, g.encArgs(a.Children, c, ex, opt)...)
 	case fValue:
 		return append(tok, g.encValue(a, ex(s), true)...)
 	case fPtr:
@@ -562,6 +588,24 @@ func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.
 		return []jen.Code{jen.If(ex(s).Op("!=").Nil()).Block(append(tok, ex(s).Dot("args").Call(x()))...)}
 	}
 	panic("encArg: unknown form")
+}
+
+// encRequired sends a, a part that a flattened optional block requires,
+// whatever its Go field holds (a pointer is sent through).
+func (g *generator) encRequired(a *arg, c *container, ex exprFn) []jen.Code {
+	s := c.slots[a]
+	if s == nil || s.form != fZero && s.form != fPtr {
+		return g.encArg(a, c, ex, true)
+	}
+	var tok []jen.Code
+	if a.Token != "" {
+		tok = []jen.Code{tokenCall(a.Token)}
+	}
+	v := ex(s)
+	if s.form == fPtr {
+		v = jen.Op("*").Add(ex(s))
+	}
+	return append(tok, g.encValue(a, v, true)...)
 }
 
 // setExpr is true when the optional argument a is given.

@@ -12,7 +12,13 @@ import (
 //     generated struct): key, string and pattern are string; integer int64;
 //     double float64; durations and unix times see classify.
 //   - A required pure token has no Go value: it is always sent.
-//   - A required block is flattened: its parts take its place.
+//   - A required block is flattened: its parts take its place. So is an
+//     optional block without a token inside another block or a choice
+//     (BITCOUNT's "end [BYTE|BIT]"): its parts are optional fields, and
+//     when its first part is required in the spec the others need it. A
+//     required oneof without a token inside a block or a choice is
+//     flattened too, one field per branch (see nestedChoice); the spec's
+//     grouping names (end-unit-block, write-operation) never show.
 //   - A repeated argument is a slice; at the top, the last one becomes
 //     variadic when the method has no options struct.
 //   - An optional argument is a field of the method's Options struct (or of
@@ -145,6 +151,10 @@ func formOf(a *arg, opt bool) form {
 			return fNone
 		case "block":
 			return fFlat
+		case "oneof":
+			if nestedChoice(a) {
+				return fFlat
+			}
 		}
 		return fValue
 	}
@@ -152,6 +162,9 @@ func formOf(a *arg, opt bool) form {
 	case "pure-token":
 		return fBool
 	case "block":
+		if a.Token == "" && a.parent != nil {
+			return fFlat
+		}
 		return fPtrStruct
 	case "oneof":
 		if _, _, ok := isBoolPair(a); ok {
@@ -168,13 +181,25 @@ func formOf(a *arg, opt bool) form {
 	return fZero
 }
 
+// nestedChoice reports a required oneof without a token inside a block
+// or a choice, other than a choice of tokens: its branches become fields
+// of the enclosing struct (BITFIELD's SET and INCRBY next to GET), so
+// that no struct of the spec's grouping shows in the API.
+func nestedChoice(a *arg) bool {
+	if a.Type != "oneof" || a.Token != "" || a.parent == nil || isEnum(a) {
+		return false
+	}
+	_, _, pair := isBoolPair(a)
+	return !pair
+}
+
 // goName is the Go name of a field: its token when it is a word (EX,
 // WITHSCORES, LIMIT), else its argument name.
 func goFieldName(a *arg) string {
 	if isWordToken(a.Token) {
 		return tokenName(a.Token)
 	}
-	return fieldName(a.Name)
+	return fieldName(strings.TrimSuffix(a.Name, "-block"))
 }
 
 // place adds a to c.
@@ -188,8 +213,9 @@ func (c *container) place(a *arg, opt bool) error {
 		return nil
 	case fFlat:
 		for _, ch := range a.Children {
-			// Parts of a flattened optional oneof are each optional.
-			if err := c.place(ch, ch.Optional || a.Type == "oneof"); err != nil {
+			// Parts of a flattened oneof, or of a flattened optional
+			// block, are each optional.
+			if err := c.place(ch, ch.Optional || a.Type == "oneof" || opt); err != nil {
 				return err
 			}
 		}
@@ -304,6 +330,18 @@ func layout(reg *registry, owner, cmd string, args []*arg, top bool, path []stri
 		}
 	}
 	return c, nil
+}
+
+// goNames are the Go names of the fields that a takes in c.
+func (c *container) goNames(a *arg) []string {
+	if s := c.slots[a]; s != nil {
+		return []string{s.name}
+	}
+	var out []string
+	for _, ch := range a.Children {
+		out = append(out, c.goNames(ch)...)
+	}
+	return out
 }
 
 // sig is the structural signature of the container's slots.

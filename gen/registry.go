@@ -132,7 +132,7 @@ var nameOverrides = map[string]string{
 	"fromlonlat":                  "LonLat",
 	"host-port":                   "HostPort",
 	"save-selector-block":         "ShutdownSave",
-	"end-unit-block":              "BitRangeEnd",
+	"idmp-with-pid-iid":           "IdempotentID",
 	"range":                       "",
 }
 

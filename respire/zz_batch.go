@@ -487,6 +487,7 @@ func (b *Batch) ClusterMigrateSlots(migrationGroups ...MigrationGroup) *Future[s
 	x := b.newCmd(&cmdCLUSTER_MIGRATESLOTS)
 	needOne(x, "migration-group", len(migrationGroups))
 	for _, e := range migrationGroups {
+		x.arg("SLOTSRANGE")
 		e.args(x)
 	}
 	return queue(b, x, decOK, pickNone)

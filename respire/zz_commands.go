@@ -1939,6 +1939,7 @@ func (c *Client) ClusterMigrateSlots(ctx context.Context, migrationGroups ...Mig
 	x := c.newCmd(&cmdCLUSTER_MIGRATESLOTS)
 	needOne(x, "migration-group", len(migrationGroups))
 	for _, e := range migrationGroups {
+		x.arg("SLOTSRANGE")
 		e.args(x)
 	}
 	return execOK(ctx, c, x, decOK)
@@ -6319,9 +6320,27 @@ func argsShutdown(x *cmd, opts *ShutdownOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "abort-selector", false, "save-selector-block, ABORT", o.SaveSelectorBlock != nil, o.Abort)
-	if o.SaveSelectorBlock != nil {
-		o.SaveSelectorBlock.args(x)
+	oneOf(x, "abort-selector", false, "save-selector-block, ABORT", o.SaveSelector != "" || o.Now || o.Force || o.Safe || o.Failover, o.Abort)
+	if o.SaveSelector != "" {
+		x.arg(string(o.SaveSelector))
+	}
+	if o.Now {
+		x.arg("NOW")
+	}
+	if o.Force {
+		x.arg("FORCE")
+	}
+	if o.Safe {
+		x.needs("SAFE", serverValkey91)
+	}
+	if o.Safe {
+		x.arg("SAFE")
+	}
+	if o.Failover {
+		x.needs("FAILOVER", serverValkey91)
+	}
+	if o.Failover {
+		x.arg("FAILOVER")
 	}
 	if o.Abort {
 		x.arg("ABORT")
@@ -7432,21 +7451,23 @@ func argsXAdd(x *cmd, key string, id string, data []FieldValue, opts *XAddOption
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
-	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+	if o.IDMPAuto != "" || o.IDMP != nil {
 		x.needs("idmp", serverRedis86)
 	}
-	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
-	if o.IDMPAutoWithPid != nil {
-		x.needs("idmpauto-with-pid", serverRedis86)
+	oneOf(x, "idmp", false, "IDMPAUTO, IDMP", o.IDMPAuto != "", o.IDMP != nil)
+	if o.IDMPAuto != "" {
+		x.needs("IDMPAUTO", serverRedis86)
 	}
-	if o.IDMPAutoWithPid != nil {
-		o.IDMPAutoWithPid.args(x)
+	if o.IDMPAuto != "" {
+		x.arg("IDMPAUTO")
+		x.arg(o.IDMPAuto)
 	}
-	if o.IDMPWithPidIid != nil {
-		x.needs("idmp-with-pid-iid", serverRedis86)
+	if o.IDMP != nil {
+		x.needs("IDMP", serverRedis86)
 	}
-	if o.IDMPWithPidIid != nil {
-		o.IDMPWithPidIid.args(x)
+	if o.IDMP != nil {
+		x.arg("IDMP")
+		o.IDMP.args(x)
 	}
 	if o.Trim != nil {
 		o.Trim.args(x)
@@ -7513,21 +7534,23 @@ func argsXAddNoMkStream(x *cmd, key string, id string, data []FieldValue, opts *
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
-	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+	if o.IDMPAuto != "" || o.IDMP != nil {
 		x.needs("idmp", serverRedis86)
 	}
-	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
-	if o.IDMPAutoWithPid != nil {
-		x.needs("idmpauto-with-pid", serverRedis86)
+	oneOf(x, "idmp", false, "IDMPAUTO, IDMP", o.IDMPAuto != "", o.IDMP != nil)
+	if o.IDMPAuto != "" {
+		x.needs("IDMPAUTO", serverRedis86)
 	}
-	if o.IDMPAutoWithPid != nil {
-		o.IDMPAutoWithPid.args(x)
+	if o.IDMPAuto != "" {
+		x.arg("IDMPAUTO")
+		x.arg(o.IDMPAuto)
 	}
-	if o.IDMPWithPidIid != nil {
-		x.needs("idmp-with-pid-iid", serverRedis86)
+	if o.IDMP != nil {
+		x.needs("IDMP", serverRedis86)
 	}
-	if o.IDMPWithPidIid != nil {
-		o.IDMPWithPidIid.args(x)
+	if o.IDMP != nil {
+		x.arg("IDMP")
+		o.IDMP.args(x)
 	}
 	if o.Trim != nil {
 		o.Trim.args(x)
@@ -7636,11 +7659,13 @@ func argsXCfgSet(x *cmd, key string, opts *XCfgSetOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.IDMPDurationBlock != nil {
-		o.IDMPDurationBlock.args(x)
+	if o.IDMPDuration != 0 {
+		x.arg("IDMP-DURATION")
+		x.argInt(o.IDMPDuration)
 	}
-	if o.IDMPMaxSizeBlock != nil {
-		o.IDMPMaxSizeBlock.args(x)
+	if o.IDMPMaxSize != 0 {
+		x.arg("IDMP-MAXSIZE")
+		x.argInt(o.IDMPMaxSize)
 	}
 }
 

@@ -146,19 +146,32 @@ func (v BitFieldIncrBy) args(x *cmd) {
 type BitFieldOp struct {
 	// Get sends GET encoding offset; nil sends nothing.
 	Get *BitFieldGet
-	// Write sends [OVERFLOW WRAP|SAT|FAIL] SET encoding offset value|INCRBY encoding offset increment; nil
-	// sends nothing.
-	Write *BitFieldWrite
+	// Overflow sends OVERFLOW WRAP|SAT|FAIL; the zero value sends nothing.
+	Overflow BitFieldOverflow
+	// Set sends SET encoding offset value; nil sends nothing.
+	Set *BitFieldSet
+	// IncrBy sends INCRBY encoding offset increment; nil sends nothing.
+	IncrBy *BitFieldIncrBy
 }
 
 func (v BitFieldOp) args(x *cmd, required bool) {
-	oneOf(x, "operation", required, "GET, write", v.Get != nil, v.Write != nil)
+	oneOf(x, "operation", required, "GET, write", v.Get != nil, v.Overflow != "" || v.Set != nil || v.IncrBy != nil)
 	if v.Get != nil {
 		x.arg("GET")
 		v.Get.args(x)
 	}
-	if v.Write != nil {
-		v.Write.args(x)
+	if v.Overflow != "" {
+		x.arg("OVERFLOW")
+		x.arg(string(v.Overflow))
+	}
+	oneOf(x, "write-operation", false, "SET, INCRBY", v.Set != nil, v.IncrBy != nil)
+	if v.Set != nil {
+		x.arg("SET")
+		v.Set.args(x)
+	}
+	if v.IncrBy != nil {
+		x.arg("INCRBY")
+		v.IncrBy.args(x)
 	}
 }
 
@@ -193,42 +206,6 @@ func (v BitFieldSet) args(x *cmd) {
 	x.argInt(v.Value)
 }
 
-// BitFieldWrite is the argument [OVERFLOW WRAP|SAT|FAIL] SET encoding offset value|INCRBY encoding offset increment (used by BitField).
-type BitFieldWrite struct {
-	// Overflow sends OVERFLOW WRAP|SAT|FAIL; the zero value sends nothing.
-	Overflow BitFieldOverflow
-	// WriteOperation sends SET encoding offset value|INCRBY encoding offset increment.
-	WriteOperation BitFieldWriteOp
-}
-
-func (v BitFieldWrite) args(x *cmd) {
-	if v.Overflow != "" {
-		x.arg("OVERFLOW")
-		x.arg(string(v.Overflow))
-	}
-	v.WriteOperation.args(x, true)
-}
-
-// BitFieldWriteOp is the argument SET encoding offset value|INCRBY encoding offset increment (used by BitField): set exactly one field.
-type BitFieldWriteOp struct {
-	// Set sends SET encoding offset value; nil sends nothing.
-	Set *BitFieldSet
-	// IncrBy sends INCRBY encoding offset increment; nil sends nothing.
-	IncrBy *BitFieldIncrBy
-}
-
-func (v BitFieldWriteOp) args(x *cmd, required bool) {
-	oneOf(x, "write-operation", required, "SET, INCRBY", v.Set != nil, v.IncrBy != nil)
-	if v.Set != nil {
-		x.arg("SET")
-		v.Set.args(x)
-	}
-	if v.IncrBy != nil {
-		x.arg("INCRBY")
-		v.IncrBy.args(x)
-	}
-}
-
 // BitOpOperation is one of the tokens AND, OR, XOR, NOT, DIFF, DIFF1, ANDOR, ONE.
 type BitOpOperation string
 
@@ -253,29 +230,21 @@ type BitPosOptions struct {
 type BitRange struct {
 	// Start sends start.
 	Start int64
-	// EndUnitBlock sends end [BYTE|BIT]; nil sends nothing.
-	EndUnitBlock *BitRangeEnd
-}
-
-func (v BitRange) args(x *cmd) {
-	x.argInt(v.Start)
-	if v.EndUnitBlock != nil {
-		v.EndUnitBlock.args(x)
-	}
-}
-
-// BitRangeEnd is the argument end [BYTE|BIT] (used by BitCount).
-type BitRangeEnd struct {
-	// End sends end.
-	End int64
+	// End sends end; nil sends nothing, and 0 is the first byte (or bit).
+	End *int64
 	// Unit sends BYTE|BIT; the zero value sends nothing. Since 7.0.0.
 	Unit BitUnit
 }
 
-func (v BitRangeEnd) args(x *cmd) {
-	x.argInt(v.End)
-	if v.Unit != "" {
-		x.arg(string(v.Unit))
+func (v BitRange) args(x *cmd) {
+	x.argInt(v.Start)
+	if v.End != nil {
+		x.argInt(*v.End)
+		if v.Unit != "" {
+			x.arg(string(v.Unit))
+		}
+	} else if v.Unit != "" {
+		argFail(x, "end", "Unit needs End")
 	}
 }
 
@@ -1497,19 +1466,6 @@ type HSetExOptions struct {
 	KeepTTL bool
 }
 
-// HostPort is the argument host port (used by ReplicaOf).
-type HostPort struct {
-	// Host sends host.
-	Host string
-	// Port sends port.
-	Port int64
-}
-
-func (v HostPort) args(x *cmd) {
-	x.arg(v.Host)
-	x.argInt(v.Port)
-}
-
 // HotKey is a reply: (key:str, value:int).
 type HotKey struct {
 	Key   string
@@ -1564,51 +1520,15 @@ func (v HotkeysStartSlots) args(x *cmd) {
 	}
 }
 
-// IDMPAutoWithPid is the argument IDMPAUTO pid (used by XAdd, XAddNoMkStream).
-type IDMPAutoWithPid struct {
-	// Pid sends pid. Only on redis-8.6.3.
-	Pid string
-}
-
-func (v IDMPAutoWithPid) args(x *cmd) {
-	x.needs("IDMPAUTO", serverRedis86)
-	x.arg("IDMPAUTO")
-	x.arg(v.Pid)
-}
-
-// IDMPDuration is the argument IDMP-DURATION duration (used by XCfgSet).
-type IDMPDuration struct {
-	// Duration sends duration.
-	Duration int64
-}
-
-func (v IDMPDuration) args(x *cmd) {
-	x.arg("IDMP-DURATION")
-	x.argInt(v.Duration)
-}
-
-// IDMPMaxSize is the argument IDMP-MAXSIZE maxsize (used by XCfgSet).
-type IDMPMaxSize struct {
-	// MaxSize sends maxsize.
-	MaxSize int64
-}
-
-func (v IDMPMaxSize) args(x *cmd) {
-	x.arg("IDMP-MAXSIZE")
-	x.argInt(v.MaxSize)
-}
-
-// IDMPWithPidIid is the argument IDMP pid iid (used by XAdd, XAddNoMkStream).
-type IDMPWithPidIid struct {
+// IdempotentID is the argument IDMP pid iid (used by XAdd, XAddNoMkStream).
+type IdempotentID struct {
 	// Pid sends pid. Only on redis-8.6.3.
 	Pid string
 	// Iid sends iid. Only on redis-8.6.3.
 	Iid string
 }
 
-func (v IDMPWithPidIid) args(x *cmd) {
-	x.needs("IDMP", serverRedis86)
-	x.arg("IDMP")
+func (v IdempotentID) args(x *cmd) {
 	x.arg(v.Pid)
 	x.arg(v.Iid)
 }
@@ -1817,7 +1737,6 @@ type MigrationGroup struct {
 }
 
 func (v MigrationGroup) args(x *cmd) {
-	x.arg("SLOTSRANGE")
 	needOne(x, "range", len(v.Range))
 	for _, e := range v.Range {
 		e.args(x)
@@ -1960,16 +1879,21 @@ const (
 
 // ReplicaOfArgs is the argument host port|NO ONE (used by ReplicaOf, SlaveOf): set exactly one field.
 type ReplicaOfArgs struct {
-	// HostPort sends host port; nil sends nothing.
-	HostPort *HostPort
+	// Host sends host; "" sends nothing.
+	Host string
+	// Port sends port; 0 sends nothing.
+	Port int64
 	// NoOne sends NO ONE.
 	NoOne bool
 }
 
 func (v ReplicaOfArgs) args(x *cmd, required bool) {
-	oneOf(x, "args", required, "host-port, no-one", v.HostPort != nil, v.NoOne)
-	if v.HostPort != nil {
-		v.HostPort.args(x)
+	oneOf(x, "args", required, "host-port, no-one", v.Host != "" || v.Port != 0, v.NoOne)
+	if v.Host != "" {
+		x.arg(v.Host)
+		x.argInt(v.Port)
+	} else if v.Port != 0 {
+		argFail(x, "host", "Port needs Host")
 	}
 	if v.NoOne {
 		argTokens(x, "NO", "ONE")
@@ -2157,14 +2081,6 @@ type SetOptions struct {
 
 // ShutdownOptions are the optional arguments of Shutdown. The zero value sends none of them.
 type ShutdownOptions struct {
-	// SaveSelectorBlock sends [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER]; nil sends nothing.
-	SaveSelectorBlock *ShutdownSave
-	// Abort sends ABORT. Since 7.0.0.
-	Abort bool
-}
-
-// ShutdownSave is the argument [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER] (used by Shutdown).
-type ShutdownSave struct {
 	// SaveSelector sends NOSAVE|SAVE; the zero value sends nothing.
 	SaveSelector SaveSelector
 	// Now sends NOW. Since 7.0.0.
@@ -2175,30 +2091,8 @@ type ShutdownSave struct {
 	Safe bool
 	// Failover sends FAILOVER. Since 9.0.0. Only on valkey-9.1.2.
 	Failover bool
-}
-
-func (v ShutdownSave) args(x *cmd) {
-	if v.SaveSelector != "" {
-		x.arg(string(v.SaveSelector))
-	}
-	if v.Now {
-		x.arg("NOW")
-	}
-	if v.Force {
-		x.arg("FORCE")
-	}
-	if v.Safe {
-		x.needs("SAFE", serverValkey91)
-	}
-	if v.Safe {
-		x.arg("SAFE")
-	}
-	if v.Failover {
-		x.needs("FAILOVER", serverValkey91)
-	}
-	if v.Failover {
-		x.arg("FAILOVER")
-	}
+	// Abort sends ABORT. Since 7.0.0.
+	Abort bool
 }
 
 // Side is one of the tokens LEFT, RIGHT.
@@ -2505,10 +2399,10 @@ type XAckDelOptions struct {
 type XAddOptions struct {
 	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing. Only on redis-8.6.3.
 	Condition RefPolicy
-	// IDMPAutoWithPid sends IDMPAUTO pid; nil sends nothing. Only on redis-8.6.3.
-	IDMPAutoWithPid *IDMPAutoWithPid
-	// IDMPWithPidIid sends IDMP pid iid; nil sends nothing. Only on redis-8.6.3.
-	IDMPWithPidIid *IDMPWithPidIid
+	// IDMPAuto sends IDMPAUTO idmpauto-with-pid; "" sends nothing. Only on redis-8.6.3.
+	IDMPAuto string
+	// IDMP sends IDMP pid iid; nil sends nothing. Only on redis-8.6.3.
+	IDMP *IdempotentID
 	// Trim sends MAXLEN|MINID [=|~] threshold [LIMIT count]; nil sends nothing.
 	Trim *Trim
 }
@@ -2535,10 +2429,10 @@ type XAutoClaimOptions struct {
 
 // XCfgSetOptions are the optional arguments of XCfgSet. The zero value sends none of them.
 type XCfgSetOptions struct {
-	// IDMPDurationBlock sends IDMP-DURATION duration; nil sends nothing.
-	IDMPDurationBlock *IDMPDuration
-	// IDMPMaxSizeBlock sends IDMP-MAXSIZE maxsize; nil sends nothing.
-	IDMPMaxSizeBlock *IDMPMaxSize
+	// IDMPDuration sends IDMP-DURATION idmp-duration-block; 0 sends nothing.
+	IDMPDuration int64
+	// IDMPMaxSize sends IDMP-MAXSIZE idmp-maxsize-block; 0 sends nothing.
+	IDMPMaxSize int64
 }
 
 // XClaimOptions are the optional arguments of XClaim and XClaimJustID. The zero value sends none of them.

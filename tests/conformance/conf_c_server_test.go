@@ -418,7 +418,7 @@ func init() {
 			hostA, portA := cSplitAddr(e, e.Srv.Addr)
 			hostB, portB := cSplitAddr(e, b.Addr)
 			e.Do("SET", e.Key("k"), "v")
-			s, err := cb.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostA, Port: portA}})
+			s, err := cb.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{Host: hostA, Port: portA})
 			require.NoError(e, err)
 			require.Equal(e, "OK", s)
 			require.Eventually(e, func() bool {
@@ -474,10 +474,10 @@ func init() {
 			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{NoOne: true})
 			require.NoError(e, err)
 			require.Equal(e, "OK", s)
-			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostB, Port: portB}})
+			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{Host: hostB, Port: portB})
 			require.NoError(e, err)
 			require.Equal(e, "OK", s)
-			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostB, Port: portB}})
+			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{Host: hostB, Port: portB})
 			require.NoError(e, err)
 			require.Contains(e, s, "OK Already connected")
 			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{NoOne: true})
@@ -494,7 +494,7 @@ func init() {
 			// SHUTDOWN NOSAVE: the server exits, the reply is the
 			// connection closing.
 			err := e.C.Shutdown(e.Ctx, &respire.ShutdownOptions{
-				SaveSelectorBlock: &respire.ShutdownSave{SaveSelector: respire.SaveSelectorNoSave, Now: true}})
+				SaveSelector: respire.SaveSelectorNoSave, Now: true})
 			require.Error(e, err)
 			var se *respire.Error
 			require.False(e, errors.As(err, &se), "SHUTDOWN replied with a server error: %v", err)

@@ -192,8 +192,8 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, []int64{1, -1}, codes)
 				require.NoError(e, e.C.XCfgSet(e.Ctx, s, &respire.XCfgSetOptions{
-					IDMPDurationBlock: &respire.IDMPDuration{Duration: 100},
-					IDMPMaxSizeBlock:  &respire.IDMPMaxSize{MaxSize: 10},
+					IDMPDuration: 100,
+					IDMPMaxSize:  10,
 				}))
 				require.NoError(e, e.C.XIDMPRecord(e.Ctx, s, "p", "i", "3-1"))
 				err = e.C.XIDMPRecord(e.Ctx, s, "p", "j", "9-9")

@@ -39,6 +39,10 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 			_, err := c.GeoSearch(ctx, "k", respire.GeoSearchFrom{}, respire.GeoSearchBy{}, nil)
 			return err
 		}()},
+		{"BITCOUNT", "end", func() error { // a unit needs the range's end
+			_, err := c.BitCount(ctx, "k", &respire.BitCountOptions{Range: &respire.BitRange{Start: 1, Unit: respire.BitUnitBit}})
+			return err
+		}()},
 	}
 	for _, tc := range cases {
 		var ae *respire.ArgError
@@ -53,7 +57,7 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 	v, err := srv.Do(ctx, "INFO", "commandstats")
 	require.NoError(t, err)
 	stats := fmt.Sprint(v)
-	for _, name := range []string{"set", "del", "expire", "incrbyfloat", "geosearch"} {
+	for _, name := range []string{"set", "del", "expire", "incrbyfloat", "geosearch", "bitcount"} {
 		require.False(t, strings.Contains(stats, "cmdstat_"+name+":"), "%s reached the server:\n%s", name, stats)
 	}
 }
