@@ -373,9 +373,21 @@ func (g *generator) methodDoc(m *method) []string {
 				sel = append(sel, "the "+s+" argument")
 			}
 		}
+		var may []string
+		if m.variant != nil {
+			may = m.variant.Optional
+		}
+		text := fmt.Sprintf("This form sends %s, which changes the reply; %s is the form without.", strings.Join(sel, " and "), m.base)
+		switch {
+		case len(sel) == 0:
+			text = fmt.Sprintf("This form has the options %s, which change the reply (the parts not asked for are zero); %s is the form without.",
+				strings.Join(may, ", "), m.base)
+		case len(may) > 0:
+			text = fmt.Sprintf("This form sends %s and has the options %s, which change the reply; %s is the form without.",
+				strings.Join(sel, " and "), strings.Join(may, ", "), m.base)
+		}
 		out = append(out, "")
-		out = append(out, wrap(fmt.Sprintf("This form sends %s, which changes the reply; %s is the form without.",
-			strings.Join(sel, " and "), m.base), 100)...)
+		out = append(out, wrap(text, 100)...)
 	}
 	if rawArgs(c) {
 		out = append(out, "", "The spec does not describe the arguments of "+c.Name+" (COMMAND DOCS lists none), so they are",

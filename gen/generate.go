@@ -210,12 +210,12 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 	g.infos = append(g.infos, cmd)
 	var all []string
 	for _, v := range e.Variants {
-		for _, sel := range v.Selectors {
+		for _, sel := range v.all() {
 			if _, err := findSelector(args, sel); err != nil {
-				return fmt.Errorf("variant %s: %w", strings.Join(v.Selectors, "+"), err)
+				return fmt.Errorf("variant %s: %w", strings.Join(v.all(), "+"), err)
 			}
 		}
-		all = append(all, v.Selectors...)
+		all = append(all, v.all()...)
 	}
 	base, err := g.buildMethod(cmd, baseName, "", args, nil, all, e.Reply, nil, nil)
 	if err != nil {
@@ -226,8 +226,8 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 		var others []string
 		for j, w := range e.Variants {
 			if j != i {
-				for _, s := range w.Selectors {
-					if !slices.Contains(v.Selectors, s) {
+				for _, s := range w.all() {
+					if !slices.Contains(v.all(), s) {
 						others = append(others, s)
 					}
 				}
@@ -236,13 +236,13 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 		name := v.Method
 		if name == "" {
 			name = baseName
-			for _, s := range v.Selectors {
+			for _, s := range v.all() {
 				parts := strings.Split(s, ".")
 				name += fieldName(parts[len(parts)-1])
 			}
 		}
 		if _, err := g.buildMethod(cmd, name, baseName, args, v.Selectors, others, v.Reply, v, base.opts); err != nil {
-			return fmt.Errorf("variant %s: %w", strings.Join(v.Selectors, "+"), err)
+			return fmt.Errorf("variant %s: %w", strings.Join(v.all(), "+"), err)
 		}
 	}
 	return nil

@@ -151,3 +151,28 @@ func TestVariantShapes(t *testing.T) {
 	assert.Contains(t, string(out.Files["zz_batch.go"]), "func (b *Batch) SetGet(key string, value string, opts *SetOptions) *Future[string]")
 	assert.Contains(t, string(out.Files["zz_excluded.md"]), "| `SUBSCRIBE` | pubsub | puts the connection in subscriber mode |")
 }
+
+// TestOptionalTupleKinds: the optional fields of a tuple are told apart by
+// their kind of reply, so two of one kind are refused.
+func TestOptionalTupleKinds(t *testing.T) {
+	s, _ := loadTestdata(t)
+	for _, c := range []struct{ reply, want string }{
+		{"GEOSEARCH: [str] ; [WITHDIST] as GeoSearchLocations => [(member:str, dist?:float, hash?:int)]", ""},
+		{"GEOSEARCH: [str] ; [WITHDIST] as GeoSearchLocations => [(member:str, dist?:float, name?:str)]", "optional fields dist and name are the same kind of reply"},
+	} {
+		full, err := LoadReplies("testdata/replies.txt")
+		require.NoError(t, err)
+		r, err := ParseReplies("replies.txt", c.reply)
+		require.NoError(t, err)
+		full.Entries["GEOSEARCH"] = r.Entries["GEOSEARCH"]
+		out, err := Generate(Config{Spec: s, Replies: full})
+		if c.want != "" {
+			assert.ErrorContains(t, err, c.want)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Contains(t, string(out.Files["zz_decoders.go"]), "readLooseTuple(m, i, fieldsGeoSearchLocationsReplyItem)")
+		assert.Contains(t, string(out.Files["zz_decoders.go"]), "readList(m, i, rdGeoSearchLocationsReplyItem)", "never read as flattened")
+		assert.Contains(t, string(out.Files["zz_types.go"]), "WithDist bool")
+	}
+}

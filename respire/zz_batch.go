@@ -1035,7 +1035,7 @@ func (b *Batch) GeoRadius(key string, longitude float64, latitude float64, radiu
 // GeoRadiusLocations queues GEORADIUS; see Client.GeoRadiusLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
-func (b *Batch) GeoRadiusLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUS)
 	argsGeoRadiusLocations(x, key, longitude, latitude, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1071,7 +1071,7 @@ func (b *Batch) GeoRadiusByMember(key string, member string, radius float64, uni
 // GeoRadiusByMemberLocations queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMemberLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
-func (b *Batch) GeoRadiusByMemberLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusByMemberLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
 	argsGeoRadiusByMemberLocations(x, key, member, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1107,7 +1107,7 @@ func (b *Batch) GeoRadiusByMemberRO(key string, member string, radius float64, u
 // GeoRadiusByMemberROLocations queues GEORADIUSBYMEMBER_RO; see Client.GeoRadiusByMemberROLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
-func (b *Batch) GeoRadiusByMemberROLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusByMemberROLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1125,7 +1125,7 @@ func (b *Batch) GeoRadiusRO(key string, longitude float64, latitude float64, rad
 // GeoRadiusROLocations queues GEORADIUS_RO; see Client.GeoRadiusROLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
-func (b *Batch) GeoRadiusROLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusROLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1139,7 +1139,7 @@ func (b *Batch) GeoSearch(key string, from GeoSearchFrom, by GeoSearchBy, opts *
 }
 
 // GeoSearchLocations queues GEOSEARCH; see Client.GeoSearchLocations.
-func (b *Batch) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -2997,17 +2997,17 @@ func (b *Batch) XRange(key string, start string, end string, opts *XRangeOptions
 }
 
 // XRead queues XREAD; see Client.XRead.
-func (b *Batch) XRead(keys []string, ids []string, opts *XReadOptions) *Future[map[string][]StreamEntry] {
+func (b *Batch) XRead(keys []string, ids []string, opts *XReadOptions) *Future[[]StreamEntries] {
 	x := b.newCmd(&cmdXREAD)
 	argsXRead(x, keys, ids, opts)
-	return queue(b, x, decMapStrListStreamEntryNull, pickAny[map[string][]StreamEntry])
+	return queue(b, x, decListStreamEntriesNull, pickAny[[]StreamEntries])
 }
 
 // XReadGroup queues XREADGROUP; see Client.XReadGroup.
-func (b *Batch) XReadGroup(group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) *Future[map[string][]StreamEntry] {
+func (b *Batch) XReadGroup(group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) *Future[[]StreamEntries] {
 	x := b.newCmd(&cmdXREADGROUP)
 	argsXReadGroup(x, group, consumer, keys, ids, opts)
-	return queue(b, x, decMapStrListStreamEntryNull, pickAny[map[string][]StreamEntry])
+	return queue(b, x, decListStreamEntriesNull, pickAny[[]StreamEntries])
 }
 
 // XRevRange queues XREVRANGE; see Client.XRevRange.

@@ -3034,8 +3034,8 @@ func (c *Client) GeoRadius(ctx context.Context, key string, longitude float64, l
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
-func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) {
-	var o GeoRadiusOptions
+func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) {
+	var o GeoRadiusLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3044,9 +3044,15 @@ func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude floa
 	argDouble(x, "latitude", latitude)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
@@ -3059,14 +3065,14 @@ func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude floa
 // GeoRadiusLocations queries a geospatial index for members within a distance from a coordinate,
 // optionally stores the result.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadius is the form
-// without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadius is the form without.
 //
 // Since 3.2.0. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
-func (c *Client) GeoRadiusLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUS)
 	argsGeoRadiusLocations(x, key, longitude, latitude, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
@@ -3175,8 +3181,8 @@ func (c *Client) GeoRadiusByMember(ctx context.Context, key string, member strin
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
-func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) {
-	var o GeoRadiusByMemberOptions
+func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) {
+	var o GeoRadiusByMemberLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3184,9 +3190,15 @@ func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius fl
 	x.arg(member)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
@@ -3199,14 +3211,14 @@ func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius fl
 // GeoRadiusByMemberLocations queries a geospatial index for members within a distance from a member,
 // optionally stores the result.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadiusByMember is
-// the form without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadiusByMember is the form without.
 //
 // Since 3.2.0. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
-func (c *Client) GeoRadiusByMemberLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusByMemberLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUSBYMEMBER)
 	argsGeoRadiusByMemberLocations(x, key, member, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
@@ -3320,8 +3332,8 @@ func (v Cached) GeoRadiusByMemberRO(ctx context.Context, key string, member stri
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) {
-	var o GeoRadiusByMemberROOptions
+func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) {
+	var o GeoRadiusByMemberROLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3329,9 +3341,15 @@ func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius 
 	x.arg(member)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
@@ -3344,21 +3362,21 @@ func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius 
 // GeoRadiusByMemberROLocations returns members from a geospatial index that are within a distance from
 // a member.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadiusByMemberRO is
-// the form without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadiusByMemberRO is the form without.
 //
 // Since 3.2.10. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
-func (c *Client) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
 // GeoRadiusByMemberROLocations is Client.GeoRadiusByMemberROLocations served from the client-side cache; see Cached.
-func (v Cached) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) ([]GeoLocation, error) {
+func (v Cached) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) ([]GeoLocation, error) {
 	x := newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
 	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
@@ -3402,8 +3420,8 @@ func (v Cached) GeoRadiusRO(ctx context.Context, key string, longitude float64, 
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) {
-	var o GeoRadiusROOptions
+func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) {
+	var o GeoRadiusROLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3412,9 +3430,15 @@ func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude fl
 	argDouble(x, "latitude", latitude)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
@@ -3427,21 +3451,21 @@ func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude fl
 // GeoRadiusROLocations returns members from a geospatial index that are within a distance from a
 // coordinate.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadiusRO is the
-// form without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadiusRO is the form without.
 //
 // Since 3.2.10. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
-func (c *Client) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
 // GeoRadiusROLocations is Client.GeoRadiusROLocations served from the client-side cache; see Cached.
-func (v Cached) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) ([]GeoLocation, error) {
+func (v Cached) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) ([]GeoLocation, error) {
 	x := newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
 	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
@@ -3481,8 +3505,8 @@ func (v Cached) GeoSearch(ctx context.Context, key string, from GeoSearchFrom, b
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) {
-	var o GeoSearchOptions
+func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) {
+	var o GeoSearchLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3496,26 +3520,32 @@ func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearch
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 }
 
 // GeoSearchLocations queries a geospatial index for members inside an area of a box or a circle.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoSearch is the form
-// without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoSearch is the form without.
 //
 // Since 6.2.0. Complexity: O(N+log(M)) where N is the number of elements in the grid-aligned bounding
 // box area around the shape provided as the filter and M is the number of items inside the shape.
-func (c *Client) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) ([]GeoLocation, error) {
+func (c *Client) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
 // GeoSearchLocations is Client.GeoSearchLocations served from the client-side cache; see Cached.
-func (v Cached) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) ([]GeoLocation, error) {
+func (v Cached) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) ([]GeoLocation, error) {
 	x := newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
@@ -8123,10 +8153,10 @@ func argsXRead(x *cmd, keys []string, ids []string, opts *XReadOptions) {
 // a message is available otherwise.
 //
 // Since 5.0.0.
-func (c *Client) XRead(ctx context.Context, keys []string, ids []string, opts *XReadOptions) (map[string][]StreamEntry, error) {
+func (c *Client) XRead(ctx context.Context, keys []string, ids []string, opts *XReadOptions) ([]StreamEntries, error) {
 	x := c.newCmd(&cmdXREAD)
 	argsXRead(x, keys, ids, opts)
-	return execAny[map[string][]StreamEntry](ctx, c, x, decMapStrListStreamEntryNull)
+	return execAny[[]StreamEntries](ctx, c, x, decListStreamEntriesNull)
 }
 
 func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) {
@@ -8173,10 +8203,10 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 // returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can
 // consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to
 // serve the N clients blocked on the stream getting new data.
-func (c *Client) XReadGroup(ctx context.Context, group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) (map[string][]StreamEntry, error) {
+func (c *Client) XReadGroup(ctx context.Context, group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) ([]StreamEntries, error) {
 	x := c.newCmd(&cmdXREADGROUP)
 	argsXReadGroup(x, group, consumer, keys, ids, opts)
-	return execAny[map[string][]StreamEntry](ctx, c, x, decMapStrListStreamEntryNull)
+	return execAny[[]StreamEntries](ctx, c, x, decListStreamEntriesNull)
 }
 
 func argsXRevRange(x *cmd, key string, end string, start string, opts *XRevRangeOptions) {

@@ -1249,7 +1249,7 @@ type GeoDistOptions struct {
 	Unit Unit
 }
 
-// GeoLocation is a reply: (member:str, dist:float, hash:int, coord:GeoPos).
+// GeoLocation is a reply: (member:str, dist?:float, hash?:int, coord?:GeoPos).
 type GeoLocation struct {
 	Member string
 	Dist   float64
@@ -1279,7 +1279,21 @@ type GeoPos struct {
 	Latitude  float64
 }
 
-// GeoRadiusByMemberOptions are the optional arguments of GeoRadiusByMember and GeoRadiusByMemberLocations and GeoRadiusByMemberStore and GeoRadiusByMemberStoreDist. The zero value sends none of them.
+// GeoRadiusByMemberLocationsOptions are the optional arguments of GeoRadiusByMemberLocations. The zero value sends none of them.
+type GeoRadiusByMemberLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusByMemberOptions are the optional arguments of GeoRadiusByMember and GeoRadiusByMemberStore and GeoRadiusByMemberStoreDist. The zero value sends none of them.
 type GeoRadiusByMemberOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
@@ -1287,7 +1301,21 @@ type GeoRadiusByMemberOptions struct {
 	Order Order
 }
 
-// GeoRadiusByMemberROOptions are the optional arguments of GeoRadiusByMemberRO and GeoRadiusByMemberROLocations. The zero value sends none of them.
+// GeoRadiusByMemberROLocationsOptions are the optional arguments of GeoRadiusByMemberROLocations. The zero value sends none of them.
+type GeoRadiusByMemberROLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusByMemberROOptions are the optional arguments of GeoRadiusByMemberRO. The zero value sends none of them.
 type GeoRadiusByMemberROOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
@@ -1295,7 +1323,21 @@ type GeoRadiusByMemberROOptions struct {
 	Order Order
 }
 
-// GeoRadiusOptions are the optional arguments of GeoRadius and GeoRadiusLocations and GeoRadiusStore and GeoRadiusStoreDist. The zero value sends none of them.
+// GeoRadiusLocationsOptions are the optional arguments of GeoRadiusLocations. The zero value sends none of them.
+type GeoRadiusLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusOptions are the optional arguments of GeoRadius and GeoRadiusStore and GeoRadiusStoreDist. The zero value sends none of them.
 type GeoRadiusOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
@@ -1303,7 +1345,21 @@ type GeoRadiusOptions struct {
 	Order Order
 }
 
-// GeoRadiusROOptions are the optional arguments of GeoRadiusRO and GeoRadiusROLocations. The zero value sends none of them.
+// GeoRadiusROLocationsOptions are the optional arguments of GeoRadiusROLocations. The zero value sends none of them.
+type GeoRadiusROLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusROOptions are the optional arguments of GeoRadiusRO. The zero value sends none of them.
 type GeoRadiusROOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
@@ -1361,7 +1417,21 @@ func (v GeoSearchFrom) args(x *cmd, required bool) {
 	}
 }
 
-// GeoSearchOptions are the optional arguments of GeoSearch and GeoSearchLocations. The zero value sends none of them.
+// GeoSearchLocationsOptions are the optional arguments of GeoSearchLocations. The zero value sends none of them.
+type GeoSearchLocationsOptions struct {
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+}
+
+// GeoSearchOptions are the optional arguments of GeoSearch. The zero value sends none of them.
 type GeoSearchOptions struct {
 	// Order sends ASC|DESC; the zero value sends nothing.
 	Order Order
@@ -2199,6 +2269,12 @@ type SortROOptions struct {
 	Order Order
 	// Alpha sends ALPHA.
 	Alpha bool
+}
+
+// StreamEntries is a reply: (stream:str, entries:[StreamEntry]).
+type StreamEntries struct {
+	Stream  string
+	Entries []StreamEntry
 }
 
 // StreamEntry is a reply: (id:str, fields:[FieldValue]?).

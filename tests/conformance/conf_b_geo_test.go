@@ -101,7 +101,7 @@ func init() {
 			m, err = e.C.GeoRadius(e.Ctx, k, 15, 37, 100, respire.UnitKM, nil)
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania"}, m)
-			locs, err := e.C.GeoRadiusLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusOptions{Order: respire.OrderAsc})
+			locs, err := e.C.GeoRadiusLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			checkSicilyLocations(e, locs)
 			n, err := e.C.GeoRadiusStore(e.Ctx, k, 15, 37, 200, respire.UnitKM, dst, &respire.GeoRadiusOptions{Count: &respire.GeoCount{Count: 1}, Order: respire.OrderAsc})
@@ -122,14 +122,14 @@ func init() {
 			m, err = e.C.GeoRadiusRO(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROOptions{Order: respire.OrderDesc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Palermo", "Catania"}, m)
-			locs, err = e.C.GeoRadiusROLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROOptions{Order: respire.OrderAsc})
+			locs, err = e.C.GeoRadiusROLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			checkSicilyLocations(e, locs)
 
 			m, err = e.C.GeoRadiusByMember(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberOptions{Order: respire.OrderAsc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Palermo", "Catania"}, m)
-			locs, err = e.C.GeoRadiusByMemberLocations(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberOptions{Order: respire.OrderAsc})
+			locs, err = e.C.GeoRadiusByMemberLocations(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			require.Len(e, locs, 2)
 			require.Equal(e, "Palermo", locs[0].Member)
@@ -151,7 +151,7 @@ func init() {
 			m, err = e.C.GeoRadiusByMemberRO(e.Ctx, k, "Catania", 10, respire.UnitKM, nil)
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania"}, m)
-			locs, err = e.C.GeoRadiusByMemberROLocations(e.Ctx, k, "Catania", 200, respire.UnitKM, &respire.GeoRadiusByMemberROOptions{Order: respire.OrderDesc})
+			locs, err = e.C.GeoRadiusByMemberROLocations(e.Ctx, k, "Catania", 200, respire.UnitKM, &respire.GeoRadiusByMemberROLocationsOptions{Order: respire.OrderDesc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			require.Len(e, locs, 2)
 			require.Equal(e, "Palermo", locs[0].Member)
@@ -182,9 +182,30 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, []string{"Palermo", "edge1"}, m)
 
-			locs, err := e.C.GeoSearchLocations(e.Ctx, k, from, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Order: respire.OrderAsc})
+			near := respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}
+			locs, err := e.C.GeoSearchLocations(e.Ctx, k, from, near, &respire.GeoSearchLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			checkSicilyLocations(e, locs)
+			// Each WITH* flag alone or with others: the parts not asked for
+			// stay zero.
+			all := locs[0]
+			for _, c := range []struct {
+				opts respire.GeoSearchLocationsOptions
+				want respire.GeoLocation
+			}{
+				{respire.GeoSearchLocationsOptions{}, respire.GeoLocation{Member: all.Member}},
+				{respire.GeoSearchLocationsOptions{WithDist: true}, respire.GeoLocation{Member: all.Member, Dist: all.Dist}},
+				{respire.GeoSearchLocationsOptions{WithHash: true}, respire.GeoLocation{Member: all.Member, Hash: all.Hash}},
+				{respire.GeoSearchLocationsOptions{WithCoord: true}, respire.GeoLocation{Member: all.Member, Coord: all.Coord}},
+				{respire.GeoSearchLocationsOptions{WithCoord: true, WithHash: true}, respire.GeoLocation{Member: all.Member, Hash: all.Hash, Coord: all.Coord}},
+				{respire.GeoSearchLocationsOptions{WithDist: true, WithCoord: true}, respire.GeoLocation{Member: all.Member, Dist: all.Dist, Coord: all.Coord}},
+			} {
+				c.opts.Order = respire.OrderAsc
+				locs, err = e.C.GeoSearchLocations(e.Ctx, k, from, near, &c.opts)
+				require.NoError(e, err)
+				require.Len(e, locs, 2)
+				require.Equal(e, c.want, locs[0], "%+v", c.opts)
+			}
 
 			n, err := e.C.GeoSearchStore(e.Ctx, dst, k, from, respire.GeoSearchBy{ByBox: &respire.GeoBox{Width: 400, Height: 400, Unit: respire.UnitKM}}, &respire.GeoSearchStoreOptions{Order: respire.OrderAsc, Count: &respire.GeoCount{Count: 3, Any: true}})
 			require.NoError(e, err)

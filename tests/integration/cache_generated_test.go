@@ -124,7 +124,7 @@ func TestCachedGeneratedTypedReads(t *testing.T) {
 				return v
 			}, func(v any) { v.([]*respire.GeoPos)[0].Longitude = 0 }},
 			{"geosearch", func(t *testing.T) any {
-				v, err := cached.GeoSearchLocations(ctx, "ct:g", from, near, &respire.GeoSearchOptions{Order: respire.OrderAsc})
+				v, err := cached.GeoSearchLocations(ctx, "ct:g", from, near, &respire.GeoSearchLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 				require.NoError(t, err)
 				require.Len(t, v, 2)
 				require.Equal(t, "palermo", v[0].Member)
