@@ -75,8 +75,9 @@ type generator struct {
 	infos    []*spec.Command
 	skipped  []string
 	emitted  map[string]bool
-	lacks    map[string]map[string][]string // from the supplement: command, server, arguments
-	zero     map[string]map[string]string   // from the supplement: command, argument, what 0 means
+	lacks    map[string]map[string][]string          // from the supplement: command, server, arguments
+	zero     map[string]map[string]string            // from the supplement: command, argument, what 0 means
+	without  map[string]map[string]map[string]string // from the supplement: TypesWithout by command
 }
 
 type excludedCmd struct {
@@ -96,10 +97,12 @@ func Generate(cfg Config) (*Output, error) {
 		return nil, err
 	}
 	cfg.Spec = sp
-	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks, zero: map[string]map[string]string{}}
+	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks, zero: map[string]map[string]string{},
+		without: map[string]map[string]map[string]string{}}
 	if cfg.Supplement != nil {
 		for _, e := range cfg.Supplement.Commands {
 			g.zero[e.Name] = e.Zero
+			g.without[e.Name] = e.TypesWithout
 		}
 	}
 	g.rep = newReplies(cfg.Replies, g.reg)
@@ -253,6 +256,9 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 func (g *generator) buildMethod(cmd *spec.Command, name, base string, args []*arg, force, omit []string, reply *Type, v *Variant, baseOpts *typeDecl) (*method, error) {
 	shaped, err := applyVariant(args, force, omit)
 	if err != nil {
+		return nil, err
+	}
+	if err := retypeWithout(shaped, cmd.Name, g.without[cmd.Name]); err != nil {
 		return nil, err
 	}
 	c, err := layout(g.reg, name, cmd.Name, shaped, true, nil)

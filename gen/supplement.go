@@ -43,6 +43,10 @@ type SupplementCommand struct {
 	// value of its own rather than "not given", with what 0 means there
 	// ("blocks without a time limit"). Their Go fields are pointers.
 	Zero map[string]string `json:"zero,omitempty"`
+	// TypesWithout retypes arguments in the methods that do not send a
+	// given argument: ZRANGE's start and stop are indexes (integers)
+	// unless BYSCORE or BYLEX ("sortby") makes them scores or names.
+	TypesWithout map[string]map[string]string `json:"typesWithout,omitempty"`
 }
 
 // SupplementReplace is one replaced argument.
@@ -195,6 +199,27 @@ func sameShape(a, b []spec.Argument) bool {
 		return f(l)
 	}
 	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+// retypeWithout applies a command's TypesWithout to the arguments of one
+// method: where the argument named by a key is not among them, the
+// arguments it names get the type given.
+func retypeWithout(list []*arg, cmd string, without map[string]map[string]string) error {
+	for _, sel := range sortedKeys(without) {
+		if _, err := findSelector(list, sel); err == nil {
+			continue // sent by this method: the spec's types hold
+		}
+		for _, name := range sortedKeys(without[sel]) {
+			typ := without[sel][name]
+			if !eachNamed(list, name, func(a *arg) {
+				a.Type = typ
+				a.scalar = classify(&spec.Argument{Name: a.Name, Type: typ, Token: a.Token})
+			}) {
+				return fmt.Errorf("typesWithout: %s has no argument %s", cmd, name)
+			}
+		}
+	}
+	return nil
 }
 
 // applyZero marks the optional numbers named in zero (by token, else by

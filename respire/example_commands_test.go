@@ -119,7 +119,7 @@ func ExampleClient_ZAdd() {
 		fmt.Println(err)
 		return
 	}
-	top, err := c.ZRangeWithScores(ctx, "ex:zadd:board", "0", "1", &respire.ZRangeOptions{Rev: true})
+	top, err := c.ZRangeWithScores(ctx, "ex:zadd:board", 0, 1, &respire.ZRangeOptions{Rev: true})
 	fmt.Println(top, err)
 	// Output: [{grace 57} {ada 31}] <nil>
 }

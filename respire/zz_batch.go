@@ -3181,16 +3181,30 @@ func (b *Batch) ZRandMemberWithScores(key string, count int64) *Future[[]ScoredM
 }
 
 // ZRange queues ZRANGE; see Client.ZRange.
-func (b *Batch) ZRange(key string, start string, stop string, opts *ZRangeOptions) *Future[[]string] {
+func (b *Batch) ZRange(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]string] {
 	x := b.newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
 // ZRangeWithScores queues ZRANGE; see Client.ZRangeWithScores.
-func (b *Batch) ZRangeWithScores(key string, start string, stop string, opts *ZRangeOptions) *Future[[]ScoredMember] {
+func (b *Batch) ZRangeWithScores(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]ScoredMember] {
 	x := b.newCmd(&cmdZRANGE)
 	argsZRangeWithScores(x, key, start, stop, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
+// ZRangeBy queues ZRANGE; see Client.ZRangeBy.
+func (b *Batch) ZRangeBy(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZRangeByWithScores queues ZRANGE; see Client.ZRangeByWithScores.
+func (b *Batch) ZRangeByWithScores(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]ScoredMember] {
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 

@@ -8794,17 +8794,14 @@ func (c *Client) ZRandMemberWithScores(ctx context.Context, key string, count in
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
-func argsZRange(x *cmd, key string, start string, stop string, opts *ZRangeOptions) {
+func argsZRange(x *cmd, key string, start int64, stop int64, opts *ZRangeOptions) {
 	var o ZRangeOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	x.arg(start)
-	x.arg(stop)
-	if o.SortBy != "" {
-		x.arg(string(o.SortBy))
-	}
+	x.argInt(start)
+	x.argInt(stop)
 	if o.Rev {
 		x.arg("REV")
 	}
@@ -8818,30 +8815,27 @@ func argsZRange(x *cmd, key string, start string, stop string, opts *ZRangeOptio
 //
 // Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
 // number of elements returned.
-func (c *Client) ZRange(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]string, error) {
+func (c *Client) ZRange(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]string, error) {
 	x := c.newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
 // ZRange is Client.ZRange served from the client-side cache; see Cached.
-func (v Cached) ZRange(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]string, error) {
+func (v Cached) ZRange(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]string, error) {
 	x := newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsZRangeWithScores(x *cmd, key string, start string, stop string, opts *ZRangeOptions) {
+func argsZRangeWithScores(x *cmd, key string, start int64, stop int64, opts *ZRangeOptions) {
 	var o ZRangeOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	x.arg(start)
-	x.arg(stop)
-	if o.SortBy != "" {
-		x.arg(string(o.SortBy))
-	}
+	x.argInt(start)
+	x.argInt(stop)
 	if o.Rev {
 		x.arg("REV")
 	}
@@ -8858,16 +8852,92 @@ func argsZRangeWithScores(x *cmd, key string, start string, stop string, opts *Z
 //
 // Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
 // number of elements returned.
-func (c *Client) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error) {
+func (c *Client) ZRangeWithScores(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]ScoredMember, error) {
 	x := c.newCmd(&cmdZRANGE)
 	argsZRangeWithScores(x, key, start, stop, opts)
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
 // ZRangeWithScores is Client.ZRangeWithScores served from the client-side cache; see Cached.
-func (v Cached) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error) {
+func (v Cached) ZRangeWithScores(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]ScoredMember, error) {
 	x := newCmd(&cmdZRANGE)
 	argsZRangeWithScores(x, key, start, stop, opts)
+	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
+}
+
+func argsZRangeBy(x *cmd, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) {
+	var o ZRangeOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(start)
+	x.arg(stop)
+	argEnum(x, "sortby", string(sortBy))
+	if o.Rev {
+		x.arg("REV")
+	}
+	if o.Limit != nil {
+		x.arg("LIMIT")
+		o.Limit.args(x)
+	}
+}
+
+// ZRangeBy returns members in a sorted set within a range of indexes.
+//
+// This form sends the sortby argument, which changes the reply; ZRange is the form without.
+//
+// Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
+// number of elements returned.
+func (c *Client) ZRangeBy(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]string, error) {
+	x := c.newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// ZRangeBy is Client.ZRangeBy served from the client-side cache; see Cached.
+func (v Cached) ZRangeBy(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]string, error) {
+	x := newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
+func argsZRangeByWithScores(x *cmd, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) {
+	var o ZRangeOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(start)
+	x.arg(stop)
+	argEnum(x, "sortby", string(sortBy))
+	if o.Rev {
+		x.arg("REV")
+	}
+	if o.Limit != nil {
+		x.arg("LIMIT")
+		o.Limit.args(x)
+	}
+	x.arg("WITHSCORES")
+}
+
+// ZRangeByWithScores returns members in a sorted set within a range of indexes.
+//
+// This form sends the sortby argument and WITHSCORES, which changes the reply; ZRange is the form
+// without.
+//
+// Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
+// number of elements returned.
+func (c *Client) ZRangeByWithScores(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]ScoredMember, error) {
+	x := c.newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
+	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
+}
+
+// ZRangeByWithScores is Client.ZRangeByWithScores served from the client-side cache; see Cached.
+func (v Cached) ZRangeByWithScores(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]ScoredMember, error) {
+	x := newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
 	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
 }
 

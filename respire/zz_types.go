@@ -1710,7 +1710,7 @@ type LatencySample struct {
 	Latency   int64
 }
 
-// Limit is the argument LIMIT offset count (used by Sort, SortStore, SortRO, ZRange, ZRangeWithScores, ZRangeByLex, ZRangeByScore, ZRangeByScoreWithScores, ZRangeStore, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores).
+// Limit is the argument LIMIT offset count (used by Sort, SortStore, SortRO, ZRange, ZRangeWithScores, ZRangeBy, ZRangeByWithScores, ZRangeByLex, ZRangeByScore, ZRangeByScoreWithScores, ZRangeStore, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores).
 type Limit struct {
 	// Offset sends offset.
 	Offset int64
@@ -2783,10 +2783,8 @@ type ZRangeByScoreOptions struct {
 	Limit *Limit
 }
 
-// ZRangeOptions are the optional arguments of ZRange and ZRangeWithScores. The zero value sends none of them.
+// ZRangeOptions are the optional arguments of ZRange and ZRangeWithScores and ZRangeBy and ZRangeByWithScores. The zero value sends none of them.
 type ZRangeOptions struct {
-	// SortBy sends BYSCORE|BYLEX; the zero value sends nothing. Since 6.2.0.
-	SortBy SortBy
 	// Rev sends REV. Since 6.2.0.
 	Rev bool
 	// Limit sends LIMIT offset count; nil sends nothing. Since 6.2.0.

@@ -94,7 +94,7 @@ func TestCachedGeneratedTypedReads(t *testing.T) {
 		}
 		checks := []check{
 			{"zrange", func(t *testing.T) any {
-				v, err := cached.ZRangeWithScores(ctx, "ct:z", "0", "-1", nil)
+				v, err := cached.ZRangeWithScores(ctx, "ct:z", 0, -1, nil)
 				require.NoError(t, err)
 				require.Equal(t, []respire.ScoredMember{{Member: "x", Score: 1}, {Member: "y", Score: 2}}, v)
 				return v
@@ -166,7 +166,7 @@ func TestCachedGeneratedTypedReads(t *testing.T) {
 		_, err = other.Do(ctx, "ZADD", "ct:z", 3, "z")
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			v, err := cached.ZRangeWithScores(ctx, "ct:z", "0", "-1", nil)
+			v, err := cached.ZRangeWithScores(ctx, "ct:z", 0, -1, nil)
 			return err == nil && len(v) == 3
 		}, 5*time.Second, time.Millisecond)
 	})
