@@ -3,19 +3,18 @@ package respire
 import "github.com/respire-go/respire/transport/resp"
 
 // readPairList reads a list of two-field tuples sent as a map (RESP3:
-// XREAD's stream => entries) or as an array of pairs (RESP2: [[stream,
-// entries], ...]), in the order the server sent them, which a Go map
-// would lose. A null gives a nil slice.
+// XREAD's stream => entries) or as an array of tuples (RESP2: [[stream,
+// entries], ...]; a tuple may have more elements, as XREADGROUP CLAIM's
+// entries do), in the order the server sent them, which a Go map would
+// lose. A null gives a nil slice.
 func readPairList[T any](m resp.Msg, i int, fields func(*tuple) T) ([]T, int, error) {
-	n, j, nested, err := pairs(m, i)
-	if err != nil || n < 0 {
-		return nil, j, err
+	j, err := node(m, i)
+	if err != nil || m[j].Type != resp.TypeMap {
+		return readList(m, i, func(m resp.Msg, i int) (T, int, error) { return readTuple(m, i, fields) })
 	}
-	out := make([]T, n)
+	out := make([]T, m[j].Int/2)
+	j++
 	for k := range out {
-		if j, err = pairStart(m, j, nested); err != nil {
-			return nil, j, err
-		}
 		t := tuple{m: m, i: j, n: 2}
 		out[k] = fields(&t)
 		if j, err = t.end(); err != nil {

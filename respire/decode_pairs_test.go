@@ -38,8 +38,12 @@ func TestReadPairListKeepsOrder(t *testing.T) {
 	got, _, err := readPairList(msg(t, "*-1|"), 0, streamReadFields)
 	require.NoError(t, err)
 	assert.Nil(t, got)
-	_, _, err = readPairList(msg(t, "*3|$1|a|$1|b|$1|c|"), 0, streamReadFields)
-	assert.Error(t, err, "an odd flat array is not pairs")
+	// Tuples longer than two (XREADGROUP CLAIM's entries) are fine.
+	got, _, err = readPairList(msg(t, "*1|*4|$2|s1|*0|:5|:1|"), 0, streamReadFields)
+	require.NoError(t, err)
+	assert.Equal(t, []streamRead{{"s1", []string{}}}, got)
+	_, _, err = readPairList(msg(t, "*1|$1|a|"), 0, streamReadFields)
+	assert.Error(t, err, "not a tuple")
 }
 
 type loose struct {

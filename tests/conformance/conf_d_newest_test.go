@@ -198,6 +198,18 @@ func init() {
 				require.NoError(e, e.C.XIDMPRecord(e.Ctx, s, "p", "i", "3-1"))
 				err = e.C.XIDMPRecord(e.Ctx, s, "p", "j", "9-9")
 				e.ServerError(err, "ERR")
+
+				// XREADGROUP CLAIM 0 (a pointer: 0 is a value) claims a pending
+				// entry however briefly idle; the streams come as a list.
+				e.Do("XREADGROUP", "GROUP", "g", "c", "STREAMS", s, ">")
+				var anyIdle time.Duration
+				rd, err := e.C.XReadGroup(e.Ctx, "g", "d", []string{s}, []string{">"}, &respire.XReadGroupOptions{Claim: &anyIdle})
+				require.NoError(e, err)
+				require.Len(e, rd, 1)
+				require.Equal(e, s, rd[0].Stream)
+				require.NotEmpty(e, rd[0].Entries)
+				require.Equal(e, "3-1", rd[0].Entries[0].ID)
+				require.Equal(e, fv("f", "v"), rd[0].Entries[0].Fields)
 			},
 		},
 		Case{
