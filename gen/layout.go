@@ -248,7 +248,13 @@ func (c *container) place(a *arg, opt bool) error {
 		s.name = unique(c.used, base)
 		c.params = append(c.params, s)
 	} else {
-		s.name = unique(c.usedF, goFieldName(a))
+		name := goFieldName(a)
+		if name == "Options" && val.kind == gNamed && val.decl.cand != "" {
+			// A field called Options would read as a nested options
+			// struct: CLUSTER FAILOVER's FORCE|TAKEOVER is a FailoverMode.
+			name = val.decl.cand
+		}
+		s.name = unique(c.usedF, name)
 		s.inOpts = c.top
 		if c.top {
 			c.opts = append(c.opts, s)

@@ -1805,8 +1805,8 @@ func argsClusterFailover(x *cmd, opts *ClusterFailoverOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Options != "" {
-		x.arg(string(o.Options))
+	if o.FailoverMode != "" {
+		x.arg(string(o.FailoverMode))
 	}
 }
 

@@ -670,8 +670,8 @@ type ClientUnblockOptions struct {
 
 // ClusterFailoverOptions are the optional arguments of ClusterFailover. The zero value sends none of them.
 type ClusterFailoverOptions struct {
-	// Options sends FORCE|TAKEOVER; the zero value sends nothing.
-	Options FailoverMode
+	// FailoverMode sends FORCE|TAKEOVER; the zero value sends nothing.
+	FailoverMode FailoverMode
 }
 
 // ClusterFlushSlotOptions are the optional arguments of ClusterFlushSlot. The zero value sends none of them.

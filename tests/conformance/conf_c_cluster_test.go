@@ -259,7 +259,7 @@ func init() {
 			}
 
 			// TAKEOVER: no agreement needed, A claims B's slots at once.
-			require.NoError(e, e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{Options: respire.FailoverModeTakeover}))
+			require.NoError(e, e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{FailoverMode: respire.FailoverModeTakeover}))
 			require.Eventually(e, func() bool {
 				nodes, err := e.C.ClusterNodes(e.Ctx)
 				return err == nil && strings.Contains(nodes, "myself,master")
@@ -334,7 +334,7 @@ func init() {
 			err = e.C.ClusterFailover(e.Ctx, nil)
 			e.ServerError(err, "ERR")
 			require.Contains(e, err.Error(), "replica")
-			err = e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{Options: respire.FailoverModeForce})
+			err = e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{FailoverMode: respire.FailoverModeForce})
 			e.ServerError(err, "ERR")
 
 			require.NoError(e, e.C.ClusterSaveConfig(e.Ctx))
