@@ -7259,9 +7259,9 @@ func argsVSim(x *cmd, key string, query Query, opts *VSimOptions) {
 		x.arg("COUNT")
 		x.argInt(o.Count)
 	}
-	if o.Epsilon != nil {
+	if o.Epsilon != 0 {
 		x.arg("EPSILON")
-		argDouble(x, "max_distance", *o.Epsilon)
+		argDouble(x, "max_distance", o.Epsilon)
 	}
 	if o.EF != 0 {
 		x.arg("EF")
@@ -7271,9 +7271,9 @@ func argsVSim(x *cmd, key string, query Query, opts *VSimOptions) {
 		x.arg("FILTER")
 		x.arg(o.Filter)
 	}
-	if o.FilterEF != nil {
+	if o.FilterEF != 0 {
 		x.arg("FILTER-EF")
-		x.argInt(*o.FilterEF)
+		x.argInt(o.FilterEF)
 	}
 	if o.Truth {
 		x.arg("TRUTH")
@@ -7304,9 +7304,9 @@ func argsVSimWithScores(x *cmd, key string, query Query, opts *VSimOptions) {
 		x.arg("COUNT")
 		x.argInt(o.Count)
 	}
-	if o.Epsilon != nil {
+	if o.Epsilon != 0 {
 		x.arg("EPSILON")
-		argDouble(x, "max_distance", *o.Epsilon)
+		argDouble(x, "max_distance", o.Epsilon)
 	}
 	if o.EF != 0 {
 		x.arg("EF")
@@ -7316,9 +7316,9 @@ func argsVSimWithScores(x *cmd, key string, query Query, opts *VSimOptions) {
 		x.arg("FILTER")
 		x.arg(o.Filter)
 	}
-	if o.FilterEF != nil {
+	if o.FilterEF != 0 {
 		x.arg("FILTER-EF")
-		x.argInt(*o.FilterEF)
+		x.argInt(o.FilterEF)
 	}
 	if o.Truth {
 		x.arg("TRUTH")
@@ -7352,9 +7352,9 @@ func argsVSimWithAttribs(x *cmd, key string, query Query, opts *VSimOptions) {
 		x.arg("COUNT")
 		x.argInt(o.Count)
 	}
-	if o.Epsilon != nil {
+	if o.Epsilon != 0 {
 		x.arg("EPSILON")
-		argDouble(x, "max_distance", *o.Epsilon)
+		argDouble(x, "max_distance", o.Epsilon)
 	}
 	if o.EF != 0 {
 		x.arg("EF")
@@ -7364,9 +7364,9 @@ func argsVSimWithAttribs(x *cmd, key string, query Query, opts *VSimOptions) {
 		x.arg("FILTER")
 		x.arg(o.Filter)
 	}
-	if o.FilterEF != nil {
+	if o.FilterEF != 0 {
 		x.arg("FILTER-EF")
-		x.argInt(*o.FilterEF)
+		x.argInt(o.FilterEF)
 	}
 	if o.Truth {
 		x.arg("TRUTH")

@@ -2395,15 +2395,14 @@ type VRangeOptions struct {
 type VSimOptions struct {
 	// Count sends COUNT count; 0 sends nothing.
 	Count int64
-	// Epsilon sends EPSILON max_distance; nil sends nothing, and 0 returns only elements at distance 0.
-	Epsilon *float64
+	// Epsilon sends EPSILON max_distance; 0 sends nothing.
+	Epsilon float64
 	// EF sends EF search-exploration-factor; 0 sends nothing.
 	EF int64
 	// Filter sends FILTER expression; "" sends nothing.
 	Filter string
-	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing, and 0 filters without a limit on
-	// the attempts.
-	FilterEF *int64
+	// FilterEF sends FILTER-EF max-filtering-effort; 0 sends nothing.
+	FilterEF int64
 	// Truth sends TRUTH.
 	Truth bool
 	// Nothread sends NOTHREAD.
