@@ -389,6 +389,10 @@ func (g *generator) methodDoc(m *method) []string {
 		out = append(out, "")
 		out = append(out, wrap(text, 100)...)
 	}
+	if note := expiryNote(m.reply); note != "" {
+		out = append(out, "")
+		out = append(out, wrap(note, 100)...)
+	}
 	if rawArgs(c) {
 		out = append(out, "", "The spec does not describe the arguments of "+c.Name+" (COMMAND DOCS lists none), so they are",
 			"passed as they are, after the key when the command has one.")
@@ -420,6 +424,32 @@ func (g *generator) methodDoc(m *method) []string {
 		out = append(out, "", dep)
 	}
 	return out
+}
+
+// expiryNote documents the special values of a TTL or expiry time reply
+// (ttl, pttl, deadline, pdeadline; alone or one per field).
+func expiryNote(t *Type) string {
+	if t == nil {
+		return ""
+	}
+	perField := false
+	if t.Kind == KindList {
+		perField, t = true, t.Elem
+	}
+	var none string
+	switch t.Kind {
+	case KindTTL, KindPTTL:
+		none = "NoExpiry"
+	case KindDeadline, KindPDeadline:
+		none = "the zero time"
+	default:
+		return ""
+	}
+	if perField {
+		return "One value per field asked for: not Valid for a field that does not exist (or a missing key), " +
+			none + " for a field without expiry."
+	}
+	return "A key without expiry gives " + none + "; a missing key gives the error Nil."
 }
 
 // wrap breaks s into lines of at most width characters.

@@ -60,6 +60,7 @@ type method struct {
 	forced   []string
 	omitted  []string
 	variant  *Variant
+	reply    *Type
 	argsFunc bool
 	// lease is the decoder of the Lease and Append forms (lease.go), for
 	// a method whose reply is one bulk string read from a key; "" for none.
@@ -266,7 +267,7 @@ func (g *generator) buildMethod(cmd *spec.Command, name, base string, args []*ar
 		return nil, err
 	}
 	m := &method{name: name, base: base, cmd: cmd, info: infoVar(cmd.Name), c: c, args: shaped,
-		forced: force, omitted: omit, variant: v}
+		forced: force, omitted: omit, variant: v, reply: reply}
 	m.res, m.rt, m.dec, err = g.rep.result(reply, name+"Reply")
 	if err != nil {
 		return nil, err

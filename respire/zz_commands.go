@@ -2659,6 +2659,8 @@ func (c *Client) ExpireAt(ctx context.Context, key string, unixTimeSeconds time.
 
 // ExpireTime returns the expiration time of a key as a Unix timestamp.
 //
+// A key without expiry gives the zero time; a missing key gives the error Nil.
+//
 // Since 7.0.0. Complexity: O(1).
 func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := c.newCmd(&cmdEXPIRETIME)
@@ -3886,6 +3888,9 @@ func argsHExpireTime(x *cmd, key string, fields []string) {
 
 // HExpireTime returns the expiration time of a hash field as a Unix timestamp, in seconds.
 //
+// One value per field asked for: not Valid for a field that does not exist (or a missing key), the
+// zero time for a field without expiry.
+//
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
 func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
@@ -4264,6 +4269,9 @@ func argsHPExpireTime(x *cmd, key string, fields []string) {
 
 // HPExpireTime returns the expiration time of a hash field as a Unix timestamp, in msec.
 //
+// One value per field asked for: not Valid for a field that does not exist (or a missing key), the
+// zero time for a field without expiry.
+//
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
 func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
@@ -4290,6 +4298,9 @@ func argsHPTTL(x *cmd, key string, fields []string) {
 }
 
 // HPTTL returns the TTL in milliseconds of a hash field.
+//
+// One value per field asked for: not Valid for a field that does not exist (or a missing key),
+// NoExpiry for a field without expiry.
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
@@ -4534,6 +4545,9 @@ func argsHTTL(x *cmd, key string, fields []string) {
 }
 
 // HTTL returns the TTL in seconds of a hash field.
+//
+// One value per field asked for: not Valid for a field that does not exist (or a missing key),
+// NoExpiry for a field without expiry.
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
@@ -5542,6 +5556,8 @@ func (c *Client) PExpireAt(ctx context.Context, key string, unixTimeMilliseconds
 
 // PExpireTime returns the expiration time of a key as a Unix milliseconds timestamp.
 //
+// A key without expiry gives the zero time; a missing key gives the error Nil.
+//
 // Since 7.0.0. Complexity: O(1).
 func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
 	x := c.newCmd(&cmdPEXPIRETIME)
@@ -5650,6 +5666,8 @@ func (c *Client) PSetEx(ctx context.Context, key string, milliseconds time.Durat
 }
 
 // PTTL returns the expiration time in milliseconds of a key.
+//
+// A key without expiry gives NoExpiry; a missing key gives the error Nil.
 //
 // Since 2.6.0. Complexity: O(1).
 func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
@@ -6962,6 +6980,8 @@ func (c *Client) TrimSlots(ctx context.Context, slots ...TrimSlotsSlots) error {
 }
 
 // TTL returns the expiration time in seconds of a key.
+//
+// A key without expiry gives NoExpiry; a missing key gives the error Nil.
 //
 // Since 1.0.0. Complexity: O(1).
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {

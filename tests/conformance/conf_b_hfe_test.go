@@ -79,6 +79,10 @@ func init() {
 			ts, err = e.C.HExpireTime(e.Ctx, k, "a")
 			require.NoError(e, err)
 			require.Equal(e, []respire.Null[time.Time]{{Valid: true}}, ts, "no expiry: the zero time")
+			// A missing key: every field is missing.
+			ttls, err = e.C.HTTL(e.Ctx, e.Key("nokey"), "a", "b")
+			require.NoError(e, err)
+			require.Equal(e, []respire.Null[time.Duration]{{}, {}}, ttls)
 
 			// Expiring in the past deletes the field at once: 2.
 			r, err = e.C.HExpireAt(e.Ctx, k, time.Unix(1000, 0), []string{"b"}, nil)
