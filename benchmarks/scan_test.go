@@ -75,7 +75,7 @@ func BenchmarkScanAll10K(b *testing.B) {
 		}
 		defer c.Close()
 		count := int64(100)
-		opts := &respire.ScanOptions{Match: scanMatch, Count: &count}
+		opts := &respire.ScanOptions{Match: scanMatch, Count: count}
 		run(b, func() (int, error) {
 			n := 0
 			for k, err := range c.ScanAll(ctx, opts) {

@@ -26,6 +26,11 @@ type arg struct {
 	// one string (XADD's "* | id"), which the generator turns into a string.
 	Default    string
 	hasDefault bool
+	// zeroMeans is set on an optional number whose zero is a value of its
+	// own, distinct from leaving the argument out (DB 0, BLOCK 0): it says
+	// what 0 means, and the Go field is a pointer so that 0 can be given.
+	// Other optional numbers are plain values whose zero sends nothing.
+	zeroMeans string
 
 	scalar scalarKind
 	// countOf is set on a "num..." integer that the generated code computes
@@ -60,12 +65,18 @@ const (
 //   - a double named "timeout" (the timeout of the blocking commands) is a
 //     time.Duration sent in fractional seconds;
 //   - a unix-time is a time.Time, sent in milliseconds when its name says
-//     "milliseconds" or its token is PXAT, else in seconds.
+//     "milliseconds" or its token is PXAT, else in seconds;
+//   - a stream's "min-idle-time" (XAUTOCLAIM, XCLAIM, XPENDING IDLE,
+//     XREADGROUP CLAIM) is a time.Duration in whole milliseconds, whether
+//     the spec types it integer or string, as XCLAIM's IDLE "ms" is.
 //
 // Integers whose unit the spec does not name (WAIT's "timeout", MIGRATE's
-// "timeout", RESTORE's "ttl", "min-idle-time") stay int64: guessing their
-// unit would hide it from the reader of the signature.
+// "timeout", RESTORE's "ttl") stay int64: guessing their unit would hide
+// it from the reader of the signature.
 func classify(a *spec.Argument) scalarKind {
+	if a.Name == "min-idle-time" && (a.Type == "integer" || a.Type == "string") {
+		return scMillis
+	}
 	switch a.Type {
 	case "key":
 		return scKey
@@ -95,21 +106,30 @@ func classify(a *spec.Argument) scalarKind {
 	return scNone
 }
 
-// typeOverrides corrects argument types that COMMAND DOCS states too
-// narrowly, keyed by "COMMAND/argument". Score bounds are typed double but
-// take "(1.5" (exclusive) and "-inf"; ZUNION/ZINTER weights are typed
-// integer but are floating point.
-var typeOverrides = map[string]string{
-	"ZRANGEBYSCORE/min": "string", "ZRANGEBYSCORE/max": "string",
-	"ZREVRANGEBYSCORE/min": "string", "ZREVRANGEBYSCORE/max": "string",
-	"ZCOUNT/min": "string", "ZCOUNT/max": "string",
-	"ZREMRANGEBYSCORE/min": "string", "ZREMRANGEBYSCORE/max": "string",
-	"ZINTER/weight": "double", "ZINTERSTORE/weight": "double",
-	"ZUNION/weight": "double", "ZUNIONSTORE/weight": "double",
-	"ZINCRBY/increment": "double",
-	// Script and function arguments are values of any type Do takes.
-	"EVAL/arg": "any", "EVALSHA/arg": "any", "EVAL_RO/arg": "any", "EVALSHA_RO/arg": "any",
-	"FCALL/arg": "any", "FCALL_RO/arg": "any",
+// numeric reports the kinds of numbers: integers, doubles and durations.
+func numeric(k scalarKind) bool {
+	switch k {
+	case scInt, scDouble, scSeconds, scMillis, scSecondsFloat:
+		return true
+	}
+	return false
+}
+
+// zeroByRule reports an optional number whose zero is a value by the
+// spec's own naming: a database index (DB, "destination-db") or a hash
+// slot counts from 0. Zeros that mean something special (BLOCK 0 blocks
+// without a limit, LPOS COUNT 0 returns every match) are not in the names;
+// spec/supplement.json lists them ("zero").
+func zeroByRule(a *arg) string {
+	switch {
+	case a.Type != "integer":
+		return ""
+	case a.Name == "db" || strings.HasSuffix(a.Name, "-db"):
+		return "is database 0"
+	case a.Name == "slot":
+		return "is slot 0"
+	}
+	return ""
 }
 
 // buildArgs converts a command's spec arguments.
@@ -126,14 +146,8 @@ func buildArgs(cmd *spec.Command) []*arg {
 				Deprecated: s.DeprecatedSince, Summary: s.Summary, Servers: s.Servers,
 				parent: parent,
 			}
-			if parent == nil {
-				if t, ok := typeOverrides[cmd.Name+"/"+s.Name]; ok {
-					a.Type = t
-				}
-			}
-			sc := *s
-			sc.Type = a.Type
-			a.scalar = classify(&sc)
+			a.scalar = classify(s)
+			a.zeroMeans = zeroByRule(a)
 			a.Children = conv(s.Arguments, a)
 			liftToken(a)
 			joinTokens(a)
@@ -224,11 +238,42 @@ func liftToken(a *arg) {
 		return
 	}
 	f := a.Children[0]
+	if f.Type == "pure-token" && !f.Optional && !f.Multiple && isWordToken(f.Token) && !allTokens(a.Children) {
+		// A block that starts with its token as a part of its own
+		// (XINFO STREAM's "FULL [COUNT count]", XCFGSET's
+		// "IDMP-DURATION duration").
+		a.Token, a.Children = f.Token, a.Children[1:]
+		a.MultipleToken = a.Multiple
+		oneValue(a)
+		return
+	}
 	if f.Optional || f.Multiple || f.Type == "pure-token" || !isWordToken(f.Token) {
 		return
 	}
 	a.Token, f.Token = f.Token, ""
 	a.MultipleToken = a.Multiple
+}
+
+func allTokens(list []*arg) bool {
+	for _, c := range list {
+		if c.Type != "pure-token" {
+			return false
+		}
+	}
+	return true
+}
+
+// oneValue turns a block of a token and one plain value into that value
+// with the token: the same words are sent, without a struct of one field.
+func oneValue(a *arg) {
+	if len(a.Children) != 1 {
+		return
+	}
+	v := a.Children[0]
+	if v.Optional || v.Multiple || v.Token != "" || v.scalar == scNone || v.countOf != nil {
+		return
+	}
+	a.Type, a.scalar, a.zeroMeans, a.Children = v.Type, v.scalar, v.zeroMeans, nil
 }
 
 // markCounts finds "numkeys numkeys-many keys" pairs: an integer whose name

@@ -373,9 +373,25 @@ func (g *generator) methodDoc(m *method) []string {
 				sel = append(sel, "the "+s+" argument")
 			}
 		}
+		var may []string
+		if m.variant != nil {
+			may = m.variant.Optional
+		}
+		text := fmt.Sprintf("This form sends %s, which changes the reply; %s is the form without.", strings.Join(sel, " and "), m.base)
+		switch {
+		case len(sel) == 0:
+			text = fmt.Sprintf("This form has the options %s, which change the reply (the parts not asked for are zero); %s is the form without.",
+				strings.Join(may, ", "), m.base)
+		case len(may) > 0:
+			text = fmt.Sprintf("This form sends %s and has the options %s, which change the reply; %s is the form without.",
+				strings.Join(sel, " and "), strings.Join(may, ", "), m.base)
+		}
 		out = append(out, "")
-		out = append(out, wrap(fmt.Sprintf("This form sends %s, which changes the reply; %s is the form without.",
-			strings.Join(sel, " and "), m.base), 100)...)
+		out = append(out, wrap(text, 100)...)
+	}
+	if note := expiryNote(m.reply); note != "" {
+		out = append(out, "")
+		out = append(out, wrap(note, 100)...)
 	}
 	if rawArgs(c) {
 		out = append(out, "", "The spec does not describe the arguments of "+c.Name+" (COMMAND DOCS lists none), so they are",
@@ -408,6 +424,32 @@ func (g *generator) methodDoc(m *method) []string {
 		out = append(out, "", dep)
 	}
 	return out
+}
+
+// expiryNote documents the special values of a TTL or expiry time reply
+// (ttl, pttl, deadline, pdeadline; alone or one per field).
+func expiryNote(t *Type) string {
+	if t == nil {
+		return ""
+	}
+	perField := false
+	if t.Kind == KindList {
+		perField, t = true, t.Elem
+	}
+	var none string
+	switch t.Kind {
+	case KindTTL, KindPTTL:
+		none = "NoExpiry"
+	case KindDeadline, KindPDeadline:
+		none = "the zero time"
+	default:
+		return ""
+	}
+	if perField {
+		return "One value per field asked for: not Valid for a field that does not exist (or a missing key), " +
+			none + " for a field without expiry."
+	}
+	return "A key without expiry gives " + none + "; a missing key gives the error Nil."
 }
 
 // wrap breaks s into lines of at most width characters.
@@ -518,7 +560,33 @@ func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.
 				jen.Lit(strings.Join(names, ", "))}, sets...)...)}
 			return append(out, g.encArgs(a.Children, c, ex, true)...)
 		}
-		return append(tok, g.encArgs(a.Children, c, ex, false)...)
+		if opt && len(a.Children) > 1 && !a.Children[0].Optional {
+			// A flattened optional block: its first part says whether
+			// it is given, and the others need it.
+			first, rest := a.Children[0], a.Children[1:]
+			var sets []jen.Code
+			var names []string
+			for _, ch := range rest {
+				sets = append(sets, g.setExpr(ch, c, ex, true))
+				names = append(names, c.goNames(ch)...)
+			}
+			// Inside, the parts the spec requires are sent as they are.
+			send := append(tok, g.encRequired(first, c, ex)...)
+			for _, ch := range rest {
+				if ch.Optional {
+					send = append(send, g.encArg(ch, c, ex, true)...)
+				} else {
+					send = append(send, g.encRequired(ch, c, ex)...)
+				}
+			}
+			verb := " needs "
+			if len(names) > 1 {
+				verb = " need "
+			}
+			return []jen.Code{jen.If(g.setExpr(first, c, ex, true)).Block(send...).Else().If(orOp(sets)).Block(
+				jen.Id("argFail").Call(x(), jen.Lit(first.Name), jen.Lit(strings.Join(names, ", ")+verb+strings.Join(c.goNames(first), ", "))))}
+		}
+		return append(tok, g.encArgs(a.Children, c, ex, opt)...)
 	case fValue:
 		return append(tok, g.encValue(a, ex(s), true)...)
 	case fPtr:
@@ -564,6 +632,24 @@ func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.
 	panic("encArg: unknown form")
 }
 
+// encRequired sends a, a part that a flattened optional block requires,
+// whatever its Go field holds (a pointer is sent through).
+func (g *generator) encRequired(a *arg, c *container, ex exprFn) []jen.Code {
+	s := c.slots[a]
+	if s == nil || s.form != fZero && s.form != fPtr {
+		return g.encArg(a, c, ex, true)
+	}
+	var tok []jen.Code
+	if a.Token != "" {
+		tok = []jen.Code{tokenCall(a.Token)}
+	}
+	v := ex(s)
+	if s.form == fPtr {
+		v = jen.Op("*").Add(ex(s))
+	}
+	return append(tok, g.encValue(a, v, true)...)
+}
+
 // setExpr is true when the optional argument a is given.
 func (g *generator) setExpr(a *arg, c *container, ex exprFn, opt bool) jen.Code {
 	f := formOf(a, opt)
@@ -594,6 +680,8 @@ func (g *generator) setExpr(a *arg, c *container, ex exprFn, opt bool) jen.Code 
 			return ex(s).Dot("set").Call()
 		case a.scalar == scUnixSeconds || a.scalar == scUnixMillis:
 			return jen.Op("!").Add(ex(s)).Dot("IsZero").Call()
+		case numeric(a.scalar):
+			return ex(s).Op("!=").Lit(0)
 		}
 		return ex(s).Op("!=").Lit("")
 	}

@@ -64,10 +64,16 @@ func slotDoc(s *slot) []string {
 	switch s.form {
 	case fPtr, fPtrStruct, fOptBool:
 		doc += "; nil sends nothing"
+		if a.zeroMeans != "" {
+			doc += ", and 0 " + a.zeroMeans
+		}
 	case fZero:
-		if a.Type == "oneof" || a.scalar == scUnixSeconds || a.scalar == scUnixMillis {
+		switch {
+		case a.Type == "oneof" || a.scalar == scUnixSeconds || a.scalar == scUnixMillis:
 			doc += "; the zero value sends nothing"
-		} else {
+		case numeric(a.scalar):
+			doc += "; 0 sends nothing"
+		default:
 			doc += `; "" sends nothing`
 		}
 	case fSlice:

@@ -60,6 +60,7 @@ type method struct {
 	forced   []string
 	omitted  []string
 	variant  *Variant
+	reply    *Type
 	argsFunc bool
 	// lease is the decoder of the Lease and Append forms (lease.go), for
 	// a method whose reply is one bulk string read from a key; "" for none.
@@ -75,7 +76,9 @@ type generator struct {
 	infos    []*spec.Command
 	skipped  []string
 	emitted  map[string]bool
-	lacks    map[string]map[string][]string // from the supplement: command, server, arguments
+	lacks    map[string]map[string][]string          // from the supplement: command, server, arguments
+	zero     map[string]map[string]string            // from the supplement: command, argument, what 0 means
+	without  map[string]map[string]map[string]string // from the supplement: TypesWithout by command
 }
 
 type excludedCmd struct {
@@ -95,7 +98,14 @@ func Generate(cfg Config) (*Output, error) {
 		return nil, err
 	}
 	cfg.Spec = sp
-	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks}
+	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks, zero: map[string]map[string]string{},
+		without: map[string]map[string]map[string]string{}}
+	if cfg.Supplement != nil {
+		for _, e := range cfg.Supplement.Commands {
+			g.zero[e.Name] = e.Zero
+			g.without[e.Name] = e.TypesWithout
+		}
+	}
 	g.rep = newReplies(cfg.Replies, g.reg)
 	if err := g.build(); err != nil {
 		return nil, err
@@ -198,15 +208,18 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 	if err := applyLacks(args, cmd, g.lacks[cmd.Name]); err != nil {
 		return err
 	}
+	if err := applyZero(args, cmd, g.zero[cmd.Name]); err != nil {
+		return err
+	}
 	g.infos = append(g.infos, cmd)
 	var all []string
 	for _, v := range e.Variants {
-		for _, sel := range v.Selectors {
+		for _, sel := range v.all() {
 			if _, err := findSelector(args, sel); err != nil {
-				return fmt.Errorf("variant %s: %w", strings.Join(v.Selectors, "+"), err)
+				return fmt.Errorf("variant %s: %w", strings.Join(v.all(), "+"), err)
 			}
 		}
-		all = append(all, v.Selectors...)
+		all = append(all, v.all()...)
 	}
 	base, err := g.buildMethod(cmd, baseName, "", args, nil, all, e.Reply, nil, nil)
 	if err != nil {
@@ -217,8 +230,8 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 		var others []string
 		for j, w := range e.Variants {
 			if j != i {
-				for _, s := range w.Selectors {
-					if !slices.Contains(v.Selectors, s) {
+				for _, s := range w.all() {
+					if !slices.Contains(v.all(), s) {
 						others = append(others, s)
 					}
 				}
@@ -227,13 +240,13 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 		name := v.Method
 		if name == "" {
 			name = baseName
-			for _, s := range v.Selectors {
+			for _, s := range v.all() {
 				parts := strings.Split(s, ".")
 				name += fieldName(parts[len(parts)-1])
 			}
 		}
 		if _, err := g.buildMethod(cmd, name, baseName, args, v.Selectors, others, v.Reply, v, base.opts); err != nil {
-			return fmt.Errorf("variant %s: %w", strings.Join(v.Selectors, "+"), err)
+			return fmt.Errorf("variant %s: %w", strings.Join(v.all(), "+"), err)
 		}
 	}
 	return nil
@@ -246,12 +259,15 @@ func (g *generator) buildMethod(cmd *spec.Command, name, base string, args []*ar
 	if err != nil {
 		return nil, err
 	}
+	if err := retypeWithout(shaped, cmd.Name, g.without[cmd.Name]); err != nil {
+		return nil, err
+	}
 	c, err := layout(g.reg, name, cmd.Name, shaped, true, nil)
 	if err != nil {
 		return nil, err
 	}
 	m := &method{name: name, base: base, cmd: cmd, info: infoVar(cmd.Name), c: c, args: shaped,
-		forced: force, omitted: omit, variant: v}
+		forced: force, omitted: omit, variant: v, reply: reply}
 	m.res, m.rt, m.dec, err = g.rep.result(reply, name+"Reply")
 	if err != nil {
 		return nil, err

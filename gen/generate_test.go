@@ -25,12 +25,19 @@ func loadTestdata(t *testing.T) (*spec.Spec, *Replies) {
 	return s, r
 }
 
+func loadTestSupplement(t *testing.T) *Supplement {
+	t.Helper()
+	sup, err := LoadSupplement("testdata/supplement.json")
+	require.NoError(t, err)
+	return sup
+}
+
 // TestGolden generates from testdata/commands.json and testdata/replies.txt
 // and compares with testdata/golden. Run with -update after an intended
 // change and review the diff.
 func TestGolden(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r})
+	out, err := Generate(Config{Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
 	require.NoError(t, err)
 	dir := filepath.Join("testdata", "golden")
 	if *update {
@@ -119,14 +126,15 @@ func TestGenerateRejectsBadEntries(t *testing.T) {
 
 func TestVariantShapes(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r})
+	out, err := Generate(Config{Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
 	require.NoError(t, err)
 	src := string(out.Files["zz_commands.go"])
 	for _, sig := range []string{
 		"func (c *Client) Get(ctx context.Context, key string) (string, error)",
 		"func (c *Client) Set(ctx context.Context, key string, value string, opts *SetOptions) (bool, error)",
 		"func (c *Client) SetGet(ctx context.Context, key string, value string, opts *SetOptions) (string, error)",
-		"func (c *Client) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error)",
+		"func (c *Client) ZRangeWithScores(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]ScoredMember, error)",
+		"func (c *Client) ZRangeBy(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]string, error)",
 		"func (c *Client) ZAdd(ctx context.Context, key string, data []ScoredMember, opts *ZAddOptions) (int64, error)",
 		"func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (KeyElement, error)",
 		"func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...any) (Reply, error)",
@@ -143,4 +151,29 @@ func TestVariantShapes(t *testing.T) {
 	assert.NotContains(t, types, "\tGet bool")
 	assert.Contains(t, string(out.Files["zz_batch.go"]), "func (b *Batch) SetGet(key string, value string, opts *SetOptions) *Future[string]")
 	assert.Contains(t, string(out.Files["zz_excluded.md"]), "| `SUBSCRIBE` | pubsub | puts the connection in subscriber mode |")
+}
+
+// TestOptionalTupleKinds: the optional fields of a tuple are told apart by
+// their kind of reply, so two of one kind are refused.
+func TestOptionalTupleKinds(t *testing.T) {
+	s, _ := loadTestdata(t)
+	for _, c := range []struct{ reply, want string }{
+		{"GEOSEARCH: [str] ; [WITHDIST] as GeoSearchLocations => [(member:str, dist?:float, hash?:int)]", ""},
+		{"GEOSEARCH: [str] ; [WITHDIST] as GeoSearchLocations => [(member:str, dist?:float, name?:str)]", "optional fields dist and name are the same kind of reply"},
+	} {
+		full, err := LoadReplies("testdata/replies.txt")
+		require.NoError(t, err)
+		r, err := ParseReplies("replies.txt", c.reply)
+		require.NoError(t, err)
+		full.Entries["GEOSEARCH"] = r.Entries["GEOSEARCH"]
+		out, err := Generate(Config{Spec: s, Replies: full})
+		if c.want != "" {
+			assert.ErrorContains(t, err, c.want)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Contains(t, string(out.Files["zz_decoders.go"]), "readLooseTuple(m, i, fieldsGeoSearchLocationsReplyItem)")
+		assert.Contains(t, string(out.Files["zz_decoders.go"]), "readList(m, i, rdGeoSearchLocationsReplyItem)", "never read as flattened")
+		assert.Contains(t, string(out.Files["zz_types.go"]), "WithDist bool")
+	}
 }

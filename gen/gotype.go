@@ -35,6 +35,10 @@ type gtype struct {
 	decl *typeDecl
 	elem *gtype // slice, ptr, map value, null
 	key  *gtype // map
+	// rd names the hand-written reader of a type whose values need more
+	// than their Go type says (a field's TTL: seconds or milliseconds, -1
+	// and -2 mean something); "" for the usual reader.
+	rd string
 }
 
 var (
@@ -46,6 +50,16 @@ var (
 	tTime     = &gtype{kind: gTime}
 	tReply    = &gtype{kind: gReply}
 	tAny      = &gtype{kind: gAny}
+)
+
+// Elements of an aggregate that are TTLs or expiry times (HTTL,
+// HEXPIRETIME): Null (not Valid) for -2, no such field; NoExpiry or the
+// zero time for -1, no expiry; respire/expiry.go reads them.
+var (
+	tNullTTLSeconds    = &gtype{kind: gNull, elem: tDuration, rd: "readTTLSeconds"}
+	tNullTTLMillis     = &gtype{kind: gNull, elem: tDuration, rd: "readTTLMillis"}
+	tNullDeadlineSecs  = &gtype{kind: gNull, elem: tTime, rd: "readDeadlineSeconds"}
+	tNullDeadlineMilli = &gtype{kind: gNull, elem: tTime, rd: "readDeadlineMillis"}
 )
 
 func sliceOf(t *gtype) *gtype { return &gtype{kind: gSlice, elem: t} }
@@ -113,6 +127,9 @@ func (t *gtype) sig() string {
 	case gMap:
 		return "map[" + t.key.sig() + "]" + t.elem.sig()
 	case gNull:
+		if t.rd != "" {
+			return t.rd
+		}
 		return "Null[" + t.elem.sig() + "]"
 	}
 	return "?"
@@ -141,6 +158,9 @@ func (t *gtype) ident() string {
 	case gMap:
 		return "Map" + t.key.ident() + t.elem.ident()
 	case gNull:
+		if t.rd != "" {
+			return strings.TrimPrefix(t.rd, "read")
+		}
 		return "Null" + t.elem.ident()
 	}
 	return strings.ToUpper(t.sig())

@@ -12,21 +12,31 @@ import (
 //     generated struct): key, string and pattern are string; integer int64;
 //     double float64; durations and unix times see classify.
 //   - A required pure token has no Go value: it is always sent.
-//   - A required block is flattened: its parts take its place.
+//   - A required block is flattened: its parts take its place. So is an
+//     optional block without a token inside another block or a choice
+//     (BITCOUNT's "end [BYTE|BIT]"): its parts are optional fields, and
+//     when its first part is required in the spec the others need it. A
+//     required oneof without a token inside a block or a choice is
+//     flattened too, one field per branch (see nestedChoice); the spec's
+//     grouping names (end-unit-block, write-operation) never show.
 //   - A repeated argument is a slice; at the top, the last one becomes
 //     variadic when the method has no options struct.
 //   - An optional argument is a field of the method's Options struct (or of
 //     the enclosing struct), whose zero value means "not given": a pure
 //     token is a bool; a string, key or unix time is sent when not ""/zero;
-//     an integer, double or duration is a pointer (nil = not given, so that
-//     0 stays expressible: COUNT 0, BLOCK 0); a block is a pointer to its
-//     struct.
+//     an integer, double or duration is a plain value sent when not 0 (EX,
+//     COUNT, LIMIT: 0 would be refused or mean the default), except where 0
+//     is a value of its own (arg.zeroMeans: DB 0, BLOCK 0), where it is a
+//     pointer, nil = not given; a block is a pointer to its struct.
 //   - A oneof of pure tokens is a string enum type with a constant per
 //     token; YES/NO and ON/OFF are a bool (*bool when optional); any other
 //     oneof is a choice struct with a field per branch, of which exactly one
 //     (required) or at most one (optional) may be set. An optional oneof
-//     without a token of its own is flattened into the enclosing struct,
-//     one field per branch, at most one set.
+//     of pure tokens is its enum type too, "" = not given, so that a
+//     choice has one type wherever it appears (GEODIST's and GEOSEARCH's
+//     Unit); any other optional oneof without a token of its own is
+//     flattened into the enclosing struct, one field per branch, at most
+//     one set.
 //   - An integer named num... right before a repeated argument is its
 //     length and is computed (numkeys, numfields).
 //
@@ -141,6 +151,10 @@ func formOf(a *arg, opt bool) form {
 			return fNone
 		case "block":
 			return fFlat
+		case "oneof":
+			if nestedChoice(a) {
+				return fFlat
+			}
 		}
 		return fValue
 	}
@@ -148,21 +162,35 @@ func formOf(a *arg, opt bool) form {
 	case "pure-token":
 		return fBool
 	case "block":
+		if a.Token == "" && a.parent != nil {
+			return fFlat
+		}
 		return fPtrStruct
 	case "oneof":
 		if _, _, ok := isBoolPair(a); ok {
 			return fOptBool
 		}
-		if a.Token == "" {
+		if a.Token == "" && !isEnum(a) {
 			return fFlat
 		}
 		return fZero
 	}
-	switch a.scalar {
-	case scKey, scString, scUnixSeconds, scUnixMillis:
-		return fZero
+	if numeric(a.scalar) && a.zeroMeans != "" {
+		return fPtr
 	}
-	return fPtr
+	return fZero
+}
+
+// nestedChoice reports a required oneof without a token inside a block
+// or a choice, other than a choice of tokens: its branches become fields
+// of the enclosing struct (BITFIELD's SET and INCRBY next to GET), so
+// that no struct of the spec's grouping shows in the API.
+func nestedChoice(a *arg) bool {
+	if a.Type != "oneof" || a.Token != "" || a.parent == nil || isEnum(a) {
+		return false
+	}
+	_, _, pair := isBoolPair(a)
+	return !pair
 }
 
 // goName is the Go name of a field: its token when it is a word (EX,
@@ -171,7 +199,7 @@ func goFieldName(a *arg) string {
 	if isWordToken(a.Token) {
 		return tokenName(a.Token)
 	}
-	return fieldName(a.Name)
+	return fieldName(strings.TrimSuffix(a.Name, "-block"))
 }
 
 // place adds a to c.
@@ -185,8 +213,9 @@ func (c *container) place(a *arg, opt bool) error {
 		return nil
 	case fFlat:
 		for _, ch := range a.Children {
-			// Parts of a flattened optional oneof are each optional.
-			if err := c.place(ch, ch.Optional || a.Type == "oneof"); err != nil {
+			// Parts of a flattened oneof, or of a flattened optional
+			// block, are each optional.
+			if err := c.place(ch, ch.Optional || a.Type == "oneof" || opt); err != nil {
 				return err
 			}
 		}
@@ -219,7 +248,13 @@ func (c *container) place(a *arg, opt bool) error {
 		s.name = unique(c.used, base)
 		c.params = append(c.params, s)
 	} else {
-		s.name = unique(c.usedF, goFieldName(a))
+		name := goFieldName(a)
+		if name == "Options" && val.kind == gNamed && val.decl.cand != "" {
+			// A field called Options would read as a nested options
+			// struct: CLUSTER FAILOVER's FORCE|TAKEOVER is a FailoverMode.
+			name = val.decl.cand
+		}
+		s.name = unique(c.usedF, name)
 		s.inOpts = c.top
 		if c.top {
 			c.opts = append(c.opts, s)
@@ -301,6 +336,18 @@ func layout(reg *registry, owner, cmd string, args []*arg, top bool, path []stri
 		}
 	}
 	return c, nil
+}
+
+// goNames are the Go names of the fields that a takes in c.
+func (c *container) goNames(a *arg) []string {
+	if s := c.slots[a]; s != nil {
+		return []string{s.name}
+	}
+	var out []string
+	for _, ch := range a.Children {
+		out = append(out, c.goNames(ch)...)
+	}
+	return out
 }
 
 // sig is the structural signature of the container's slots.

@@ -48,7 +48,7 @@ var fragments = map[string]string{
 	"noack": "NoAck", "noquantize": "NoQuant", "noquant": "NoQuant", "cas": "CAS",
 	"setattr": "SetAttr", "getattr": "GetAttr", "ef": "EF", "fp32": "FP32", "q8": "Q8",
 	"bin": "Bin", "lastid": "LastID", "entriesread": "EntriesRead", "keepref": "KeepRef",
-	"delref": "DelRef", "acked": "Acked", "fnv": "FNV",
+	"delref": "DelRef", "acked": "Acked", "fnv": "FNV", "retrycount": "RetryCount", "entriesadded": "EntriesAdded",
 	// words
 	"ack": "Ack", "add": "Add", "addslots": "AddSlots", "after": "After", "aggregate": "Aggregate",
 	"all": "All", "alpha": "Alpha", "am": "Am", "and": "And", "any": "Any", "append": "Append",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -57,6 +58,9 @@ type Type struct {
 type Field struct {
 	Name string
 	Type *Type
+	// Optional marks a tuple field written name?:T, which the server sends
+	// only when asked (GEOSEARCH's WITHDIST): see optionalTuple.
+	Optional bool
 }
 
 // String returns the type in canonical notation.
@@ -109,6 +113,9 @@ func (t *Type) write(b *strings.Builder) {
 				// As the parser reads it: no escapes, a name has no '"'.
 				b.WriteString(`"` + f.Name + `"`)
 			}
+			if f.Optional {
+				b.WriteByte('?')
+			}
 			b.WriteByte(':')
 			f.Type.write(b)
 		}
@@ -137,10 +144,16 @@ type Entry struct {
 // Variant is a reply shape selected by arguments.
 type Variant struct {
 	Selectors []string // tokens or argument names (paths with '.')
-	Method    string   // "as Name", or ""
-	Reply     *Type
-	Line      int
+	// Optional are selectors written [SEL]: options of this method that
+	// the others (the base method too) do not have.
+	Optional []string
+	Method   string // "as Name", or ""
+	Reply    *Type
+	Line     int
 }
+
+// all returns the variant's selectors, required and optional.
+func (v *Variant) all() []string { return append(slices.Clone(v.Selectors), v.Optional...) }
 
 // TypeDef is a "type Name = TYPE" line.
 type TypeDef struct {
@@ -515,10 +528,18 @@ func parseVariant(s string, line int) (Variant, *notationError) {
 		return v, &notationError{line, fmt.Sprintf("variant %q: want SEL[+SEL...] [as Name] => TYPE", strings.TrimSpace(lhs))}
 	}
 	for _, sel := range strings.Split(words[0], "+") {
+		opt := false
+		if inner, ok := strings.CutPrefix(sel, "["); ok && strings.HasSuffix(inner, "]") {
+			sel, opt = strings.TrimSuffix(inner, "]"), true
+		}
 		if !isIdent(sel) {
 			return v, &notationError{line, fmt.Sprintf("variant selector %q is not a token or an argument name", sel)}
 		}
-		v.Selectors = append(v.Selectors, sel)
+		if opt {
+			v.Optional = append(v.Optional, sel)
+		} else {
+			v.Selectors = append(v.Selectors, sel)
+		}
 	}
 	t, err := parseType(rhs, line+strings.Count(lhs, "\n"))
 	if err != nil {
@@ -671,7 +692,7 @@ func (p *typeParser) primary() (*Type, *notationError) {
 		// "(name:" starts a tuple; anything else is a parenthesized type.
 		save := p.i
 		w := p.word()
-		isTuple := w != "" && p.peek() == ':' || p.peek() == '"'
+		isTuple := w != "" && (p.peek() == ':' || strings.HasPrefix(p.s[p.i:], "?:")) || p.peek() == '"'
 		p.i = save
 		if isTuple {
 			return p.fields(KindTuple, ')')
@@ -728,6 +749,16 @@ func (p *typeParser) fields(kind Kind, close byte) (*Type, *notationError) {
 			return nil, p.errorf("field %s appears twice", name)
 		}
 		seen[name] = true
+		optional := false
+		if kind == KindTuple && p.peek() == '?' {
+			p.i++
+			optional = true
+			if len(t.Fields) == 0 {
+				return nil, p.errorf("field %s: the first field of a tuple is always sent", name)
+			}
+		} else if len(t.Fields) > 0 && t.Fields[len(t.Fields)-1].Optional {
+			return nil, p.errorf("field %s: the fields after an optional one are optional too", name)
+		}
 		if err := p.expect(':'); err != nil {
 			return nil, err
 		}
@@ -738,7 +769,7 @@ func (p *typeParser) fields(kind Kind, close byte) (*Type, *notationError) {
 		if ft.Kind == KindOK {
 			return nil, p.errorf("field %s: ok is only a whole reply", name)
 		}
-		t.Fields = append(t.Fields, Field{Name: name, Type: ft})
+		t.Fields = append(t.Fields, Field{Name: name, Type: ft, Optional: optional})
 		switch p.peek() {
 		case ',':
 			p.i++

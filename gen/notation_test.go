@@ -17,7 +17,7 @@ type Info = <length:int, "radix tree":int, last-id:str?,
 GET: str?
 SET: ok? ; GET => str?
 ZRANGE: [str] ; WITHSCORES => [ScoredMember]
-GEOSEARCH: [str] ; WITHCOORD+WITHDIST as GeoSearchLocations => [(name:str, dist:float)]
+GEOSEARCH: [str] ; WITHCOORD+[WITHDIST] as GeoSearchLocations => [(name:str, dist?:float)]
 HGETALL: {str:str}
 OBJECT ENCODING: status
 X: (int | str)?
@@ -49,9 +49,10 @@ INFO: <
 	assert.Equal(t, []string{"GET"}, set.Variants[0].Selectors)
 	assert.Equal(t, "str?", set.Variants[0].Reply.String())
 	geo := r.Entries["GEOSEARCH"].Variants[0]
-	assert.Equal(t, []string{"WITHCOORD", "WITHDIST"}, geo.Selectors)
+	assert.Equal(t, []string{"WITHCOORD"}, geo.Selectors)
+	assert.Equal(t, []string{"WITHDIST"}, geo.Optional, "[SEL]: an option of this form only")
 	assert.Equal(t, "GeoSearchLocations", geo.Method)
-	assert.Equal(t, "[(name:str, dist:float)]", geo.Reply.String())
+	assert.Equal(t, "[(name:str, dist?:float)]", geo.Reply.String())
 	sub := r.Entries["SUBSCRIBE"]
 	assert.Nil(t, sub.Reply)
 	assert.Equal(t, "puts the connection in subscriber mode (use Subscribe)", sub.Excluded)
@@ -60,7 +61,7 @@ INFO: <
 
 func TestParseRepliesRoundTrip(t *testing.T) {
 	// String gives notation that parses back to the same type.
-	for _, s := range []string{"str", "[int?]", "{str:(a:int, b:[str])}", "<x:float, \"a b\":bool>?", "any | [any]", "(str | int)?"} {
+	for _, s := range []string{"str", "[int?]", "{str:(a:int, b:[str])}", "<x:float, \"a b\":bool>?", "any | [any]", "(str | int)?", "[(a:str, b?:int, c?:[str])]"} {
 		r, err := ParseReplies("f", "A: "+s)
 		require.NoError(t, err, s)
 		again, err := ParseReplies("f", "A: "+r.Entries["A"].Reply.String())
@@ -90,6 +91,8 @@ func TestParseRepliesErrors(t *testing.T) {
 		{"GET: (a:ok)", "ok is only a whole reply"},
 		{"GET: <a:int,\n  b:strr>", `f:2: GET: unknown type "strr"`},
 		{"GET: str extra", `unexpected "extra" after the type`},
+		{"GET: (a?:int, b:str)", "the first field of a tuple is always sent"},
+		{"GET: (a:int, b?:str, c:int)", "the fields after an optional one are optional too"},
 	}
 	for _, c := range cases {
 		_, err := ParseReplies("f", c.src)

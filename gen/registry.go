@@ -124,28 +124,29 @@ var nameOverrides = map[string]string{
 	"set-block":                   "BitFieldSet",
 	"incrby-block":                "BitFieldIncrBy",
 	"overflow-block":              "BitFieldOverflow",
-	"write-operation":             "BitFieldWriteOp",
-	"BITFIELD/write":              "BitFieldWrite",
 	"BITFIELD/operation":          "BitFieldOp",
 	"wherefrom":                   "Side",
 	"whereto":                     "Side",
 	"fromlonlat":                  "LonLat",
-	"host-port":                   "HostPort",
-	"save-selector-block":         "ShutdownSave",
-	"end-unit-block":              "BitRangeEnd",
+	"idmp-with-pid-iid":           "IdempotentID",
 	"range":                       "",
 }
 
 // enumOverrides names enum types by their token set.
 var enumOverrides = map[string]string{
-	"LEFT|RIGHT":   "Side",
-	"BEFORE|AFTER": "Position",
-	"MIN|MAX":      "ScoreEnd",
-	"ASC|DESC":     "Order",
-	"ASYNC|SYNC":   "FlushMode",
-	"M|KM|FT|MI":   "Unit",
-	"BYTE|BIT":     "BitUnit",
-	"MAXLEN|MINID": "TrimStrategy",
+	"LEFT|RIGHT":           "Side",
+	"BEFORE|AFTER":         "Position",
+	"MIN|MAX":              "ScoreEnd",
+	"ASC|DESC":             "Order",
+	"ASYNC|SYNC":           "FlushMode",
+	"M|KM|FT|MI":           "Unit",
+	"BYTE|BIT":             "BitUnit",
+	"MAXLEN|MINID":         "TrimStrategy",
+	"NX|XX":                "Existence",
+	"FNX|FXX":              "FieldExistence",
+	"NX|XX|GT|LT":          "ExpireCondition",
+	"FORCE|TAKEOVER":       "FailoverMode",
+	"KEEPREF|DELREF|ACKED": "RefPolicy",
 }
 
 // genericNames are argument names that say nothing about the type.

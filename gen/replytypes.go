@@ -65,6 +65,22 @@ func (g *replies) structDecl(name string, t *Type) (*typeDecl, error) {
 		}
 		d.rfields = append(d.rfields, replyField{name: unique(used, fieldName(f.Name)), key: f.Name, t: f.Type, gt: gt})
 	}
+	if optionalTuple(t) {
+		kinds := map[string]string{}
+		for i, f := range t.Fields {
+			if !f.Optional {
+				continue
+			}
+			k := replyKind(d.rfields[i].gt)
+			if k == "" {
+				return nil, fmt.Errorf("%s.%s: an optional field must be a string, number, integer or aggregate", name, f.Name)
+			}
+			if prev := kinds[k]; prev != "" {
+				return nil, fmt.Errorf("%s: optional fields %s and %s are the same kind of reply, so they cannot be told apart", name, prev, f.Name)
+			}
+			kinds[k] = f.Name
+		}
+	}
 	return d, nil
 }
 
@@ -84,8 +100,14 @@ func (g *replies) goType(t *Type, ctx string) (*gtype, error) {
 		return tReply, nil
 	case KindOK:
 		return nil, fmt.Errorf("ok is only a whole reply")
-	case KindTTL, KindPTTL, KindDeadline, KindPDeadline:
-		return nil, fmt.Errorf("%s is only a whole reply", t)
+	case KindTTL:
+		return tNullTTLSeconds, nil
+	case KindPTTL:
+		return tNullTTLMillis, nil
+	case KindDeadline:
+		return tNullDeadlineSecs, nil
+	case KindPDeadline:
+		return tNullDeadlineMilli, nil
 	case KindNamed:
 		d, err := g.named(t.Name)
 		if err != nil {
@@ -255,7 +277,7 @@ func (g *replies) leaseDecoder(t *Type) string {
 // flat reports a tuple struct whose fields are all single values, which
 // RESP2 may flatten into an enclosing array.
 func flat(d *typeDecl) bool {
-	if d.kind != declReply || d.rt.Kind != KindTuple {
+	if d.kind != declReply || d.rt.Kind != KindTuple || optionalTuple(d.rt) {
 		return false
 	}
 	for _, f := range d.rfields {
@@ -268,10 +290,32 @@ func flat(d *typeDecl) bool {
 	return true
 }
 
+// pair reports a tuple struct of a scalar and an aggregate ((stream:str,
+// entries:[StreamEntry])): a list of them may come as a RESP3 map from
+// the first to the second, and is read in the server's order.
+func pair(d *typeDecl) bool {
+	if d.kind != declReply || d.rt.Kind != KindTuple || len(d.rfields) != 2 {
+		return false
+	}
+	switch d.rfields[0].gt.kind {
+	case gString, gInt64:
+	default:
+		return false
+	}
+	switch d.rfields[1].gt.kind {
+	case gSlice, gMap, gNamed, gPtr:
+		return true
+	}
+	return false
+}
+
 var respMsg = jen.Qual(respPkg, "Msg")
 
 // reader returns the name of the reader of gt, generating it if needed.
 func (g *replies) reader(gt *gtype) string {
+	if gt.rd != "" {
+		return gt.rd
+	}
 	switch gt.kind {
 	case gString:
 		return "readStr"
@@ -299,7 +343,10 @@ func (g *replies) reader(gt *gtype) string {
 	var code jen.Code
 	switch gt.kind {
 	case gSlice:
-		if gt.elem.kind == gNamed && flat(gt.elem.decl) {
+		if gt.elem.kind == gNamed && pair(gt.elem.decl) {
+			g.reader(gt.elem)
+			code = sig(jen.Return(jen.Id("readPairList").Call(jen.Id("m"), jen.Id("i"), jen.Id("fields"+gt.elem.decl.name))))
+		} else if gt.elem.kind == gNamed && flat(gt.elem.decl) {
 			g.reader(gt.elem)
 			code = sig(jen.Return(jen.Id("readTupleList").Call(jen.Id("m"), jen.Id("i"),
 				jen.Lit(len(gt.elem.decl.rfields)), jen.Id("fields"+gt.elem.decl.name))))
@@ -323,6 +370,9 @@ func (g *replies) reader(gt *gtype) string {
 // fields function.
 func (g *replies) structReader(d *typeDecl, sig func(...jen.Code) jen.Code) jen.Code {
 	fields := "fields" + d.name
+	if optionalTuple(d.rt) {
+		return g.looseReader(d, sig)
+	}
 	if d.rt.Kind == KindTuple {
 		var body []jen.Code
 		for _, f := range d.rfields {
@@ -340,6 +390,63 @@ func (g *replies) structReader(d *typeDecl, sig func(...jen.Code) jen.Code) jen.
 	fn := jen.Func().Id(fields).Params(jen.Id("r").Op("*").Id("record"), jen.Id("v").Op("*").Id(d.name)).Block(
 		jen.Switch(jen.String().Parens(jen.Id("r").Dot("key").Call())).Block(cases...))
 	return jen.Add(sig(jen.Return(jen.Id("readRecord").Call(jen.Id("m"), jen.Id("i"), jen.Id(fields))))).Line().Line().Add(fn)
+}
+
+// optionalTuple reports a tuple with optional fields (name?:T): the
+// server sends the first field and those of the others it was asked for,
+// in order (GEOSEARCH WITHDIST WITHCOORD: [member, dist, [lon, lat]]), or
+// the first field alone, not in an array, when asked for none.
+func optionalTuple(t *Type) bool {
+	return t.Kind == KindTuple && len(t.Fields) > 1 && t.Fields[len(t.Fields)-1].Optional
+}
+
+// replyKind is how the reader tells the optional fields of a tuple apart:
+// by the kind of reply each is, so that no two may share one.
+func replyKind(gt *gtype) string {
+	switch gt.kind {
+	case gInt64:
+		return "kindInt"
+	case gNamed, gSlice, gMap, gPtr:
+		return "kindAggregate"
+	case gString, gFloat64:
+		return "kindText"
+	}
+	return ""
+}
+
+// looseReader reads an optional tuple (see optionalTuple): the required
+// fields by position, then each optional field by its reply kind.
+func (g *replies) looseReader(d *typeDecl, sig func(...jen.Code) jen.Code) jen.Code {
+	fields := "fields" + d.name
+	var body, cases []jen.Code
+	kinds := map[string]string{}
+	for _, f := range d.rfields {
+		opt := false
+		for _, tf := range d.rt.Fields {
+			if tf.Name == f.key {
+				opt = tf.Optional
+			}
+		}
+		if !opt {
+			body = append(body, jen.Id("v").Dot(f.name).Op("=").Add(g.fieldRead("t", f.gt)))
+			continue
+		}
+		k := replyKind(f.gt)
+		if k == "" || kinds[k] != "" {
+			continue // structDecl refused it
+
+		}
+		kinds[k] = f.name
+		c := jen.Case(jen.Id(k))
+		if k == "kindText" {
+			c = jen.Default()
+		}
+		cases = append(cases, c.Block(jen.Id("v").Dot(f.name).Op("=").Add(g.fieldRead("t", f.gt))))
+	}
+	body = append(body, jen.For(jen.Id("t").Dot("n").Op(">").Lit(0).Op("&&").Id("t").Dot("err").Op("==").Nil()).Block(
+		jen.Switch(jen.Id("t").Dot("kind").Call()).Block(cases...)), jen.Return())
+	fn := jen.Func().Id(fields).Params(jen.Id("t").Op("*").Id("tuple")).Params(jen.Id("v").Id(d.name)).Block(body...)
+	return jen.Add(sig(jen.Return(jen.Id("readLooseTuple").Call(jen.Id("m"), jen.Id("i"), jen.Id(fields))))).Line().Line().Add(fn)
 }
 
 // fieldRead reads one field through the tuple or record cursor cur.

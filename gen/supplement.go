@@ -35,6 +35,18 @@ type SupplementCommand struct {
 	// command's arguments, the arguments (token, else name) it does not
 	// have; it is taken to have all the others.
 	Lacks map[string][]string `json:"lacks,omitempty"`
+	// Types corrects the type of the argument at a path ("min",
+	// "condition/ifdeq-digest") where COMMAND DOCS states it too
+	// narrowly: score bounds typed double take "(1.5" and "-inf".
+	Types map[string]string `json:"types,omitempty"`
+	// Zero names the optional numbers (token, else name) whose zero is a
+	// value of its own rather than "not given", with what 0 means there
+	// ("blocks without a time limit"). Their Go fields are pointers.
+	Zero map[string]string `json:"zero,omitempty"`
+	// TypesWithout retypes arguments in the methods that do not send a
+	// given argument: ZRANGE's start and stop are indexes (integers)
+	// unless BYSCORE or BYLEX ("sortby") makes them scores or names.
+	TypesWithout map[string]map[string]string `json:"typesWithout,omitempty"`
 }
 
 // SupplementReplace is one replaced argument.
@@ -99,6 +111,17 @@ func applySupplement(sp *spec.Spec, sup *Supplement) (*spec.Spec, map[string]map
 			}
 			cmd.Arguments = args
 		}
+		for _, path := range sortedKeys(e.Types) {
+			args, covered, err := retype(cmd.Arguments, strings.Split(path, "/"), e.Types[path])
+			if err != nil {
+				fail("types %s: %v", path, err)
+				continue
+			}
+			if covered {
+				notes = append(notes, fmt.Sprintf("%s: the servers' docs now give %s of %s the type %s; remove it from types", sup.File, path, e.Name, e.Types[path]))
+			}
+			cmd.Arguments = args
+		}
 		if len(e.Replace) > 0 {
 			// The servers that described no arguments before the
 			// replacement still have the others.
@@ -124,21 +147,40 @@ func applySupplement(sp *spec.Spec, sup *Supplement) (*spec.Spec, map[string]map
 // replaceArgument replaces the argument at path in list by with. covered
 // reports that the list already holds exactly with there.
 func replaceArgument(list []spec.Argument, path []string, with []spec.Argument) ([]spec.Argument, bool, error) {
+	return editAt(list, path, func(out []spec.Argument, i int) ([]spec.Argument, bool) {
+		covered := len(with) > 0 && i+len(with) <= len(out) && sameShape(out[i:i+len(with)], with)
+		return slices.Replace(out, i, i+1, with...), covered
+	})
+}
+
+// retype sets the type of the argument at path; covered reports that it
+// already had that type.
+func retype(list []spec.Argument, path []string, typ string) ([]spec.Argument, bool, error) {
+	return editAt(list, path, func(out []spec.Argument, i int) ([]spec.Argument, bool) {
+		covered := out[i].Type == typ
+		out[i].Type = typ
+		return out, covered
+	})
+}
+
+// editAt applies edit to a copy of the list holding the argument at path
+// (names separated into parts), at that argument's index, and returns a
+// copy of list with the result in place.
+func editAt(list []spec.Argument, path []string, edit func(out []spec.Argument, i int) ([]spec.Argument, bool)) ([]spec.Argument, bool, error) {
 	i := slices.IndexFunc(list, func(a spec.Argument) bool { return a.Name == path[0] })
 	if i < 0 {
 		return nil, false, fmt.Errorf("no argument %q", path[0])
 	}
 	out := slices.Clone(list)
 	if len(path) > 1 {
-		sub, covered, err := replaceArgument(list[i].Arguments, path[1:], with)
+		sub, covered, err := editAt(list[i].Arguments, path[1:], edit)
 		if err != nil {
 			return nil, false, err
 		}
 		out[i].Arguments = sub
 		return out, covered, nil
 	}
-	covered := len(with) > 0 && i+len(with) <= len(list) && sameShape(list[i:i+len(with)], with)
-	out = slices.Replace(out, i, i+1, with...)
+	out, covered := edit(out, i)
 	return out, covered, nil
 }
 
@@ -159,31 +201,77 @@ func sameShape(a, b []spec.Argument) bool {
 	return reflect.DeepEqual(strip(a), strip(b))
 }
 
+// retypeWithout applies a command's TypesWithout to the arguments of one
+// method: where the argument named by a key is not among them, the
+// arguments it names get the type given.
+func retypeWithout(list []*arg, cmd string, without map[string]map[string]string) error {
+	for _, sel := range sortedKeys(without) {
+		if _, err := findSelector(list, sel); err == nil {
+			continue // sent by this method: the spec's types hold
+		}
+		for _, name := range sortedKeys(without[sel]) {
+			typ := without[sel][name]
+			if !eachNamed(list, name, func(a *arg) {
+				a.Type = typ
+				a.scalar = classify(&spec.Argument{Name: a.Name, Type: typ, Token: a.Token})
+			}) {
+				return fmt.Errorf("typesWithout: %s has no argument %s", cmd, name)
+			}
+		}
+	}
+	return nil
+}
+
+// applyZero marks the optional numbers named in zero (by token, else by
+// name) as having a zero of their own.
+func applyZero(args []*arg, cmd *spec.Command, zero map[string]string) error {
+	var errs []error
+	for _, name := range sortedKeys(zero) {
+		found := eachNamed(args, name, func(a *arg) {
+			if !numeric(a.scalar) {
+				errs = append(errs, fmt.Errorf("zero: %s of %s is not a number", name, cmd.Name))
+			}
+			a.zeroMeans = zero[name]
+		})
+		if !found {
+			errs = append(errs, fmt.Errorf("zero: %s has no argument %s", cmd.Name, name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // applyLacks removes the servers that lack them from the arguments named
 // (by token, else by name), anywhere in the tree.
 func applyLacks(args []*arg, cmd *spec.Command, lacks map[string][]string) error {
 	for srv, names := range lacks {
 		for _, name := range names {
-			found := false
-			var walk func([]*arg)
-			walk = func(list []*arg) {
-				for _, a := range list {
-					if strings.EqualFold(a.Token, name) || (a.Token == "" && a.Name == name) {
-						found = true
-						have := a.Servers
-						if len(have) == 0 {
-							have = cmd.Servers
-						}
-						a.Servers = slices.DeleteFunc(slices.Clone(have), func(s string) bool { return s == srv })
-					}
-					walk(a.Children)
+			found := eachNamed(args, name, func(a *arg) {
+				have := a.Servers
+				if len(have) == 0 {
+					have = cmd.Servers
 				}
-			}
-			walk(args)
+				a.Servers = slices.DeleteFunc(slices.Clone(have), func(s string) bool { return s == srv })
+			})
 			if !found {
 				return fmt.Errorf("lacks: %s has no argument %s", cmd.Name, name)
 			}
 		}
 	}
 	return nil
+}
+
+// eachNamed calls f for every argument of the tree named name (its token,
+// else its spec name) and reports whether there was one.
+func eachNamed(list []*arg, name string, f func(*arg)) bool {
+	found := false
+	for _, a := range list {
+		if strings.EqualFold(a.Token, name) || (a.Token == "" && a.Name == name) {
+			found = true
+			f(a)
+		}
+		if eachNamed(a.Children, name, f) {
+			found = true
+		}
+	}
+	return found
 }

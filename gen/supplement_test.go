@@ -66,3 +66,39 @@ func TestSupplementFileLoads(t *testing.T) {
 		assert.NotEmpty(t, c.Why, "%s: say why", c.Name)
 	}
 }
+
+func TestSupplementTypesAndZero(t *testing.T) {
+	sp := &spec.Spec{Servers: []string{"redis-8.6.3"}, Commands: []spec.Command{{
+		Name: "ZCOUNT", Servers: []string{"redis-8.6.3"},
+		Arguments: []spec.Argument{
+			{Name: "key", Type: "key"},
+			{Name: "min", Type: "double"},
+			{Name: "count", Type: "integer", Token: "COUNT", Optional: true},
+			{Name: "limit", Type: "integer", Token: "LIMIT", Optional: true},
+			{Name: "db", Type: "integer", Token: "DB", Optional: true},
+		},
+	}}}
+	sup := &Supplement{File: "sup.json", Commands: []SupplementCommand{{
+		Name: "ZCOUNT", Types: map[string]string{"min": "string"}, Zero: map[string]string{"COUNT": "returns all"},
+	}}}
+	out, _, notes, err := applySupplement(sp, sup)
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	assert.Equal(t, "double", sp.Commands[0].Arguments[1].Type, "the input is not modified")
+	assert.Equal(t, "string", out.Commands[0].Arguments[1].Type)
+
+	built := buildArgs(&out.Commands[0])
+	require.NoError(t, applyZero(built, &out.Commands[0], sup.Commands[0].Zero))
+	assert.Equal(t, fPtr, formOf(built[2], true), "COUNT 0 is a value of its own: a pointer")
+	assert.Equal(t, fZero, formOf(built[3], true), "LIMIT 0 is not: a plain value")
+	assert.Equal(t, fPtr, formOf(built[4], true), "a database index counts from 0, by rule")
+
+	err = applyZero(built, &out.Commands[0], map[string]string{"NOPE": "x", "min": "y"})
+	assert.ErrorContains(t, err, "zero: ZCOUNT has no argument NOPE")
+	assert.ErrorContains(t, err, "zero: min of ZCOUNT is not a number")
+
+	_, _, notes, err = applySupplement(out, sup)
+	require.NoError(t, err)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "the servers' docs now give min of ZCOUNT the type string")
+}

@@ -20,8 +20,7 @@ func TestBatchArgumentErrorSendsNothing(t *testing.T) {
 	get := b.Get("k")
 	_, err = get.Result()
 	assert.ErrorIs(t, err, ErrNotExecuted)
-	half := 1500 * time.Millisecond
-	bad := b.Set("k", "v", &SetOptions{EX: &half, KeepTTL: true})
+	bad := b.Set("k", "v", &SetOptions{EX: 1500 * time.Millisecond, KeepTTL: true})
 	assert.Equal(t, 2, b.Len())
 
 	err = b.Exec(context.Background())
@@ -47,11 +46,10 @@ func TestArgumentValidation(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
-	ex := 10 * time.Second
 	var ae *ArgError
 	for name, err := range map[string]error{
 		"two branches":   func() error { _, err := c.SetIf(ctx, "k", "v", SetIfCondition{NX: true, XX: true}, nil); return err }(),
-		"EX and KEEPTTL": c.Set(ctx, "k", "v", &SetOptions{EX: &ex, KeepTTL: true}),
+		"EX and KEEPTTL": c.Set(ctx, "k", "v", &SetOptions{EX: 10 * time.Second, KeepTTL: true}),
 		"fraction":       func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }(),
 		"no keys":        func() error { _, err := c.Del(ctx); return err }(),
 		"no choice":      func() error { _, err := c.GeoSearch(ctx, "k", GeoSearchFrom{}, GeoSearchBy{}, nil); return err }(),

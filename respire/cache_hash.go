@@ -278,8 +278,8 @@ func fieldSeen(x *cmd, i int) bool {
 		vs, _ := x.res.Any.([]Null[string])
 		return i >= len(vs) || vs[i].Valid
 	case &cmdHEXPIRETIME, &cmdHPEXPIRETIME:
-		ts, _ := x.res.Any.([]int64)
-		return i >= len(ts) || ts[i] != -2
+		ts, _ := x.res.Any.([]Null[time.Time])
+		return i >= len(ts) || ts[i].Valid
 	}
 	// HGET's value, or a read whose answer cannot tell: assume it saw the
 	// field, which forbids caching when HPTTL says it is missing.

@@ -11,6 +11,7 @@ package respire
 import (
 	"maps"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/respire-go/respire/cache"
@@ -55,6 +56,11 @@ func anySize(a any) (int64, bool) {
 		return sliceSize(len(v), 1), true
 	case []Null[float64]:
 		return sliceSize(len(v), unsafe.Sizeof(Null[float64]{})), true
+	case []Null[time.Duration]:
+		return sliceSize(len(v), unsafe.Sizeof(Null[time.Duration]{})), true
+	case []Null[time.Time]:
+		// The times' locations are the shared time.Local or UTC.
+		return sliceSize(len(v), unsafe.Sizeof(Null[time.Time]{})), true
 	case RankScore:
 		return int64(unsafe.Sizeof(v)), true
 	case []ScoredMember:
@@ -105,6 +111,10 @@ func cloneCached(a any) any {
 	case []bool:
 		return slices.Clone(v)
 	case []Null[float64]:
+		return slices.Clone(v)
+	case []Null[time.Duration]:
+		return slices.Clone(v)
+	case []Null[time.Time]:
 		return slices.Clone(v)
 	case []ScoredMember:
 		return slices.Clone(v)

@@ -48,7 +48,7 @@ func ExampleClient_Set() {
 	defer c.Close()
 
 	ttl := time.Minute
-	fmt.Println(c.Set(ctx, "ex:set:lock", "owner-1", &respire.SetOptions{EX: &ttl}))
+	fmt.Println(c.Set(ctx, "ex:set:lock", "owner-1", &respire.SetOptions{EX: ttl}))
 	ok, err := c.SetIf(ctx, "ex:set:lock", "owner-2", respire.SetIfCondition{NX: true}, nil)
 	fmt.Println(ok, err)
 	left, err := c.TTL(ctx, "ex:set:lock")
@@ -119,7 +119,7 @@ func ExampleClient_ZAdd() {
 		fmt.Println(err)
 		return
 	}
-	top, err := c.ZRangeWithScores(ctx, "ex:zadd:board", "0", "1", &respire.ZRangeOptions{Rev: true})
+	top, err := c.ZRangeWithScores(ctx, "ex:zadd:board", 0, 1, &respire.ZRangeOptions{Rev: true})
 	fmt.Println(top, err)
 	// Output: [{grace 57} {ada 31}] <nil>
 }
@@ -166,7 +166,7 @@ func ExampleClient_Scan() {
 	var keys []string
 	count := int64(100)
 	for cursor := int64(0); ; {
-		page, err := c.Scan(ctx, cursor, &respire.ScanOptions{Match: "ex:scan:*", Count: &count})
+		page, err := c.Scan(ctx, cursor, &respire.ScanOptions{Match: "ex:scan:*", Count: count})
 		if err != nil {
 			fmt.Println(err)
 			return

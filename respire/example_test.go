@@ -19,7 +19,7 @@ func ExampleConnect() {
 	defer c.Close()
 
 	ttl := 10 * time.Minute
-	if err := c.Set(ctx, "session:42", "alice", &respire.SetOptions{EX: &ttl}); err != nil {
+	if err := c.Set(ctx, "session:42", "alice", &respire.SetOptions{EX: ttl}); err != nil {
 		fmt.Println(err)
 		return
 	}

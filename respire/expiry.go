@@ -103,3 +103,38 @@ func cachedTime(ctx context.Context, v Cached, x *cmd, dec decoder, key string) 
 	}
 	return unixNanos(val.Int), nil
 }
+
+// Inside an array (HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME: one value per
+// field asked for) -2 is a field that does not exist, a value that is not
+// Valid; -1 a field without expiry, NoExpiry or the zero time.
+
+func readTTLSeconds(m resp.Msg, i int) (Null[time.Duration], int, error) {
+	return readExpiryElem(m, i, time.Second, func(n int64) time.Duration { return time.Duration(n) })
+}
+
+func readTTLMillis(m resp.Msg, i int) (Null[time.Duration], int, error) {
+	return readExpiryElem(m, i, time.Millisecond, func(n int64) time.Duration { return time.Duration(n) })
+}
+
+func readDeadlineSeconds(m resp.Msg, i int) (Null[time.Time], int, error) {
+	return readExpiryElem(m, i, time.Second, unixNanos)
+}
+
+func readDeadlineMillis(m resp.Msg, i int) (Null[time.Time], int, error) {
+	return readExpiryElem(m, i, time.Millisecond, unixNanos)
+}
+
+// readExpiryElem reads one TTL-like element in units of unit and makes
+// its value with conv from nanoseconds (or -1 for no expiry).
+func readExpiryElem[T any](m resp.Msg, i int, unit time.Duration, conv func(int64) T) (Null[T], int, error) {
+	n, next, err := readInt(m, i)
+	switch {
+	case err != nil:
+		return Null[T]{}, next, err
+	case n == replyNoKey:
+		return Null[T]{}, next, nil
+	case n == replyNoExpiry:
+		return Null[T]{V: conv(replyNoExpiry), Valid: true}, next, nil
+	}
+	return Null[T]{V: conv(int64(time.Duration(n) * unit)), Valid: true}, next, nil
+}

@@ -19,7 +19,7 @@ func ExampleClient_ScanAll() {
 	// Every key under session:, a page of about 100 at a time. On a
 	// cluster client the same loop scans every primary.
 	count := int64(100)
-	for key, err := range c.ScanAll(ctx, &respire.ScanOptions{Match: "session:*", Count: &count}) {
+	for key, err := range c.ScanAll(ctx, &respire.ScanOptions{Match: "session:*", Count: count}) {
 		if err != nil {
 			fmt.Println("scan:", err)
 			return

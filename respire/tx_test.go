@@ -121,8 +121,7 @@ func TestTxArgumentErrorSendsNothing(t *testing.T) {
 	defer c.Close()
 	tx := c.NewTx()
 	get := tx.Get("k")
-	ex := 1500 * time.Millisecond
-	tx.Set("k", "v", &SetOptions{EX: &ex})
+	tx.Set("k", "v", &SetOptions{EX: 1500 * time.Millisecond})
 	err = tx.Exec(context.Background())
 	var ae *ArgError
 	require.ErrorAs(t, err, &ae)

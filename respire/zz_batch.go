@@ -487,6 +487,7 @@ func (b *Batch) ClusterMigrateSlots(migrationGroups ...MigrationGroup) *Future[s
 	x := b.newCmd(&cmdCLUSTER_MIGRATESLOTS)
 	needOne(x, "migration-group", len(migrationGroups))
 	for _, e := range migrationGroups {
+		x.arg("SLOTSRANGE")
 		e.args(x)
 	}
 	return queue(b, x, decOK, pickNone)
@@ -1034,7 +1035,7 @@ func (b *Batch) GeoRadius(key string, longitude float64, latitude float64, radiu
 // GeoRadiusLocations queues GEORADIUS; see Client.GeoRadiusLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
-func (b *Batch) GeoRadiusLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUS)
 	argsGeoRadiusLocations(x, key, longitude, latitude, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1070,7 +1071,7 @@ func (b *Batch) GeoRadiusByMember(key string, member string, radius float64, uni
 // GeoRadiusByMemberLocations queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMemberLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
-func (b *Batch) GeoRadiusByMemberLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusByMemberLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
 	argsGeoRadiusByMemberLocations(x, key, member, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1106,7 +1107,7 @@ func (b *Batch) GeoRadiusByMemberRO(key string, member string, radius float64, u
 // GeoRadiusByMemberROLocations queues GEORADIUSBYMEMBER_RO; see Client.GeoRadiusByMemberROLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
-func (b *Batch) GeoRadiusByMemberROLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusByMemberROLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1124,7 +1125,7 @@ func (b *Batch) GeoRadiusRO(key string, longitude float64, latitude float64, rad
 // GeoRadiusROLocations queues GEORADIUS_RO; see Client.GeoRadiusROLocations.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
-func (b *Batch) GeoRadiusROLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoRadiusROLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1138,7 +1139,7 @@ func (b *Batch) GeoSearch(key string, from GeoSearchFrom, by GeoSearchBy, opts *
 }
 
 // GeoSearchLocations queues GEOSEARCH; see Client.GeoSearchLocations.
-func (b *Batch) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) *Future[[]GeoLocation] {
+func (b *Batch) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) *Future[[]GeoLocation] {
 	x := b.newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
@@ -1268,10 +1269,10 @@ func (b *Batch) HExpireAt(key string, unixTimeSeconds time.Time, fields []string
 }
 
 // HExpireTime queues HEXPIRETIME; see Client.HExpireTime.
-func (b *Batch) HExpireTime(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
 	x := b.newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListDeadlineSeconds, pickAny[[]Null[time.Time]])
 }
 
 // HGet queues HGET; see Client.HGet.
@@ -1409,17 +1410,17 @@ func (b *Batch) HPExpireAt(key string, unixTimeMilliseconds time.Time, fields []
 }
 
 // HPExpireTime queues HPEXPIRETIME; see Client.HPExpireTime.
-func (b *Batch) HPExpireTime(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HPExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
 	x := b.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListDeadlineMillis, pickAny[[]Null[time.Time]])
 }
 
 // HPTTL queues HPTTL; see Client.HPTTL.
-func (b *Batch) HPTTL(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HPTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
 	x := b.newCmd(&cmdHPTTL)
 	argsHPTTL(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListTTLMillis, pickAny[[]Null[time.Duration]])
 }
 
 // HRandField queues HRANDFIELD; see Client.HRandField.
@@ -1496,10 +1497,10 @@ func (b *Batch) HStrLen(key string, field string) *Future[int64] {
 }
 
 // HTTL queues HTTL; see Client.HTTL.
-func (b *Batch) HTTL(key string, fields ...string) *Future[[]int64] {
+func (b *Batch) HTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
 	x := b.newCmd(&cmdHTTL)
 	argsHTTL(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return queue(b, x, decListTTLSeconds, pickAny[[]Null[time.Duration]])
 }
 
 // HVals queues HVALS; see Client.HVals.
@@ -2834,14 +2835,14 @@ func (b *Batch) XAddNoMkStreamLease(key string, id string, data []FieldValue, op
 }
 
 // XAutoClaim queues XAUTOCLAIM; see Client.XAutoClaim.
-func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
+func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
 	x := b.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
 	return queue(b, x, decXAutoClaim, pickAny[XAutoClaim])
 }
 
 // XAutoClaimJustID queues XAUTOCLAIM; see Client.XAutoClaimJustID.
-func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) *Future[XAutoClaimIDs] {
+func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaimIDs] {
 	x := b.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
 	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
@@ -2855,14 +2856,14 @@ func (b *Batch) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
 }
 
 // XClaim queues XCLAIM; see Client.XClaim.
-func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
+func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
 	x := b.newCmd(&cmdXCLAIM)
 	argsXClaim(x, key, group, consumer, minIdleTime, ids, opts)
 	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
 }
 
 // XClaimJustID queues XCLAIM; see Client.XClaimJustID.
-func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) *Future[[]string] {
+func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]string] {
 	x := b.newCmd(&cmdXCLAIM)
 	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -2996,17 +2997,17 @@ func (b *Batch) XRange(key string, start string, end string, opts *XRangeOptions
 }
 
 // XRead queues XREAD; see Client.XRead.
-func (b *Batch) XRead(keys []string, ids []string, opts *XReadOptions) *Future[map[string][]StreamEntry] {
+func (b *Batch) XRead(keys []string, ids []string, opts *XReadOptions) *Future[[]StreamEntries] {
 	x := b.newCmd(&cmdXREAD)
 	argsXRead(x, keys, ids, opts)
-	return queue(b, x, decMapStrListStreamEntryNull, pickAny[map[string][]StreamEntry])
+	return queue(b, x, decListStreamEntriesNull, pickAny[[]StreamEntries])
 }
 
 // XReadGroup queues XREADGROUP; see Client.XReadGroup.
-func (b *Batch) XReadGroup(group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) *Future[map[string][]StreamEntry] {
+func (b *Batch) XReadGroup(group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) *Future[[]StreamEntries] {
 	x := b.newCmd(&cmdXREADGROUP)
 	argsXReadGroup(x, group, consumer, keys, ids, opts)
-	return queue(b, x, decMapStrListStreamEntryNull, pickAny[map[string][]StreamEntry])
+	return queue(b, x, decListStreamEntriesNull, pickAny[[]StreamEntries])
 }
 
 // XRevRange queues XREVRANGE; see Client.XRevRange.
@@ -3180,16 +3181,30 @@ func (b *Batch) ZRandMemberWithScores(key string, count int64) *Future[[]ScoredM
 }
 
 // ZRange queues ZRANGE; see Client.ZRange.
-func (b *Batch) ZRange(key string, start string, stop string, opts *ZRangeOptions) *Future[[]string] {
+func (b *Batch) ZRange(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]string] {
 	x := b.newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
 // ZRangeWithScores queues ZRANGE; see Client.ZRangeWithScores.
-func (b *Batch) ZRangeWithScores(key string, start string, stop string, opts *ZRangeOptions) *Future[[]ScoredMember] {
+func (b *Batch) ZRangeWithScores(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]ScoredMember] {
 	x := b.newCmd(&cmdZRANGE)
 	argsZRangeWithScores(x, key, start, stop, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
+// ZRangeBy queues ZRANGE; see Client.ZRangeBy.
+func (b *Batch) ZRangeBy(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZRangeByWithScores queues ZRANGE; see Client.ZRangeByWithScores.
+func (b *Batch) ZRangeByWithScores(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]ScoredMember] {
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 

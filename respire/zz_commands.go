@@ -864,8 +864,8 @@ func argsACLGenPass(x *cmd, opts *ACLGenPassOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Bits != nil {
-		x.argInt(*o.Bits)
+	if o.Bits != 0 {
+		x.argInt(o.Bits)
 	}
 }
 
@@ -917,8 +917,8 @@ func argsACLLog(x *cmd, opts *ACLLogOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -1003,12 +1003,8 @@ func argsBgSave(x *cmd, opts *BgSaveOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "operation", false, "SCHEDULE, CANCEL", o.Schedule, o.Cancel)
-	if o.Schedule {
-		x.arg("SCHEDULE")
-	}
-	if o.Cancel {
-		x.arg("CANCEL")
+	if o.Operation != "" {
+		x.arg(string(o.Operation))
 	}
 }
 
@@ -1090,16 +1086,16 @@ func (v Cached) BitFieldRO(ctx context.Context, key string, opts *BitFieldROOpti
 
 func argsBitOp(x *cmd, operation BitOpOperation, destKey string, keys []string) {
 	if operation == "DIFF" {
-		x.needs("DIFF", serverRedis70|serverRedis86)
+		x.needs("DIFF", serverRedis86)
 	}
 	if operation == "DIFF1" {
-		x.needs("DIFF1", serverRedis70|serverRedis86)
+		x.needs("DIFF1", serverRedis86)
 	}
 	if operation == "ANDOR" {
-		x.needs("ANDOR", serverRedis70|serverRedis86)
+		x.needs("ANDOR", serverRedis86)
 	}
 	if operation == "ONE" {
-		x.needs("ONE", serverRedis70|serverRedis86)
+		x.needs("ONE", serverRedis86)
 	}
 	argEnum(x, "operation", string(operation))
 	x.argKey(destKey)
@@ -1194,9 +1190,9 @@ func argsBLMPop(x *cmd, timeout time.Duration, keys []string, where Side, opts *
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -1295,9 +1291,9 @@ func argsBZMPop(x *cmd, timeout time.Duration, keys []string, where ScoreEnd, op
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -1455,12 +1451,12 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.arg("SKIPME")
 		argBoolToken(x, *o.SkipMe, "YES", "NO")
 	}
-	if o.MaxAge != nil {
+	if o.MaxAge != 0 {
 		x.needs("MAXAGE", serverValkey81|serverValkey91)
 	}
-	if o.MaxAge != nil {
+	if o.MaxAge != 0 {
 		x.arg("MAXAGE")
-		x.argInt(*o.MaxAge)
+		x.argInt(o.MaxAge)
 	}
 	if o.Name != "" {
 		x.needs("NAME", serverValkey91)
@@ -1469,12 +1465,12 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 		x.arg("NAME")
 		x.arg(o.Name)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.needs("IDLE", serverValkey91)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(*o.Idle)
+		x.argInt(o.Idle)
 	}
 	if o.Flags != "" {
 		x.needs("FLAGS", serverValkey91)
@@ -1651,12 +1647,8 @@ func argsClientPause(x *cmd, timeout int64, opts *ClientPauseOptions) {
 		o = *opts
 	}
 	x.argInt(timeout)
-	oneOf(x, "mode", false, "WRITE, ALL", o.Write, o.All)
-	if o.Write {
-		x.arg("WRITE")
-	}
-	if o.All {
-		x.arg("ALL")
+	if o.Mode != "" {
+		x.arg(string(o.Mode))
 	}
 }
 
@@ -1701,12 +1693,8 @@ func argsClientUnblock(x *cmd, clientID int64, opts *ClientUnblockOptions) {
 		o = *opts
 	}
 	x.argInt(clientID)
-	oneOf(x, "unblock-type", false, "TIMEOUT, ERROR", o.Timeout, o.Error)
-	if o.Timeout {
-		x.arg("TIMEOUT")
-	}
-	if o.Error {
-		x.arg("ERROR")
+	if o.UnblockType != "" {
+		x.arg(string(o.UnblockType))
 	}
 }
 
@@ -1817,12 +1805,8 @@ func argsClusterFailover(x *cmd, opts *ClusterFailoverOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "options", false, "FORCE, TAKEOVER", o.Force, o.Takeover)
-	if o.Force {
-		x.arg("FORCE")
-	}
-	if o.Takeover {
-		x.arg("TAKEOVER")
+	if o.FailoverMode != "" {
+		x.arg(string(o.FailoverMode))
 	}
 }
 
@@ -1841,12 +1825,8 @@ func argsClusterFlushSlot(x *cmd, slot int64, opts *ClusterFlushSlotOptions) {
 		o = *opts
 	}
 	x.argInt(slot)
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -1937,8 +1917,8 @@ func argsClusterMeet(x *cmd, ip string, port int64, opts *ClusterMeetOptions) {
 	}
 	x.arg(ip)
 	x.argInt(port)
-	if o.ClusterBusPort != nil {
-		x.argInt(*o.ClusterBusPort)
+	if o.ClusterBusPort != 0 {
+		x.argInt(o.ClusterBusPort)
 	}
 }
 
@@ -1959,6 +1939,7 @@ func (c *Client) ClusterMigrateSlots(ctx context.Context, migrationGroups ...Mig
 	x := c.newCmd(&cmdCLUSTER_MIGRATESLOTS)
 	needOne(x, "migration-group", len(migrationGroups))
 	for _, e := range migrationGroups {
+		x.arg("SLOTSRANGE")
 		e.args(x)
 	}
 	return execOK(ctx, c, x, decOK)
@@ -2027,12 +2008,8 @@ func argsClusterReset(x *cmd, opts *ClusterResetOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "reset-type", false, "HARD, SOFT", o.Hard, o.Soft)
-	if o.Hard {
-		x.arg("HARD")
-	}
-	if o.Soft {
-		x.arg("SOFT")
+	if o.ResetType != "" {
+		x.arg(string(o.ResetType))
 	}
 }
 
@@ -2070,12 +2047,12 @@ func argsClusterSetSlot(x *cmd, slot int64, subCommand ClusterSetSlotSubCommand,
 	}
 	x.argInt(slot)
 	subCommand.args(x, true)
-	if o.Timeout != nil {
+	if o.Timeout != 0 {
 		x.needs("TIMEOUT", serverValkey81|serverValkey91)
 	}
-	if o.Timeout != nil {
+	if o.Timeout != 0 {
 		x.arg("TIMEOUT")
-		x.argInt(*o.Timeout)
+		x.argInt(o.Timeout)
 	}
 }
 
@@ -2146,9 +2123,9 @@ func argsClusterScan(x *cmd, cursor string, opts *ClusterScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Type != "" {
 		x.arg("TYPE")
@@ -2645,18 +2622,8 @@ func argsExpire(x *cmd, key string, seconds time.Duration, opts *ExpireOptions) 
 	}
 	x.argKey(key)
 	argSeconds(x, "seconds", seconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -2676,18 +2643,8 @@ func argsExpireAt(x *cmd, key string, unixTimeSeconds time.Time, opts *ExpireAtO
 	}
 	x.argKey(key)
 	argUnixSeconds(x, "unix-time-seconds", unixTimeSeconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -2701,6 +2658,8 @@ func (c *Client) ExpireAt(ctx context.Context, key string, unixTimeSeconds time.
 }
 
 // ExpireTime returns the expiration time of a key as a Unix timestamp.
+//
+// A key without expiry gives the zero time; a missing key gives the error Nil.
 //
 // Since 7.0.0. Complexity: O(1).
 func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
@@ -2728,9 +2687,9 @@ func argsFailover(x *cmd, opts *FailoverOptions) {
 	if o.Abort {
 		x.arg("ABORT")
 	}
-	if o.Timeout != nil {
+	if o.Timeout != 0 {
 		x.arg("TIMEOUT")
-		argMillis(x, "milliseconds", *o.Timeout)
+		argMillis(x, "milliseconds", o.Timeout)
 	}
 }
 
@@ -2788,12 +2747,8 @@ func argsFlushAll(x *cmd, opts *FlushAllOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2811,12 +2766,8 @@ func argsFlushDB(x *cmd, opts *FlushDBOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2851,12 +2802,8 @@ func argsFunctionFlush(x *cmd, opts *FunctionFlushOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -2934,15 +2881,8 @@ func argsFunctionRestore(x *cmd, serializedValue string, opts *FunctionRestoreOp
 		o = *opts
 	}
 	x.arg(serializedValue)
-	oneOf(x, "policy", false, "FLUSH, APPEND, REPLACE", o.Flush, o.Append, o.Replace)
-	if o.Flush {
-		x.arg("FLUSH")
-	}
-	if o.Append {
-		x.arg("APPEND")
-	}
-	if o.Replace {
-		x.arg("REPLACE")
+	if o.Policy != "" {
+		x.arg(string(o.Policy))
 	}
 }
 
@@ -2969,12 +2909,8 @@ func argsGeoAdd(x *cmd, key string, data []GeoMember, opts *GeoAddOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	if o.CH {
 		x.arg("CH")
@@ -3003,18 +2939,8 @@ func argsGeoDist(x *cmd, key string, member1 string, member2 string, opts *GeoDi
 	x.argKey(key)
 	x.arg(member1)
 	x.arg(member2)
-	oneOf(x, "unit", false, "M, KM, FT, MI", o.M, o.KM, o.FT, o.MI)
-	if o.M {
-		x.arg("M")
-	}
-	if o.KM {
-		x.arg("KM")
-	}
-	if o.FT {
-		x.arg("FT")
-	}
-	if o.MI {
-		x.arg("MI")
+	if o.Unit != "" {
+		x.arg(string(o.Unit))
 	}
 }
 
@@ -3092,12 +3018,8 @@ func argsGeoRadius(x *cmd, key string, longitude float64, latitude float64, radi
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3114,8 +3036,8 @@ func (c *Client) GeoRadius(ctx context.Context, key string, longitude float64, l
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
-func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) {
-	var o GeoRadiusOptions
+func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) {
+	var o GeoRadiusLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3124,33 +3046,35 @@ func argsGeoRadiusLocations(x *cmd, key string, longitude float64, latitude floa
 	argDouble(x, "latitude", latitude)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
 // GeoRadiusLocations queries a geospatial index for members within a distance from a coordinate,
 // optionally stores the result.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadius is the form
-// without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadius is the form without.
 //
 // Since 3.2.0. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
-func (c *Client) GeoRadiusLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUS)
 	argsGeoRadiusLocations(x, key, longitude, latitude, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
@@ -3170,12 +3094,8 @@ func argsGeoRadiusStore(x *cmd, key string, longitude float64, latitude float64,
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STORE")
 	x.argKey(storeKey)
@@ -3210,12 +3130,8 @@ func argsGeoRadiusStoreDist(x *cmd, key string, longitude float64, latitude floa
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STOREDIST")
 	x.argKey(storeDistKey)
@@ -3249,12 +3165,8 @@ func argsGeoRadiusByMember(x *cmd, key string, member string, radius float64, un
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3271,8 +3183,8 @@ func (c *Client) GeoRadiusByMember(ctx context.Context, key string, member strin
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
-func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) {
-	var o GeoRadiusByMemberOptions
+func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) {
+	var o GeoRadiusByMemberLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3280,33 +3192,35 @@ func argsGeoRadiusByMemberLocations(x *cmd, key string, member string, radius fl
 	x.arg(member)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
 // GeoRadiusByMemberLocations queries a geospatial index for members within a distance from a member,
 // optionally stores the result.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadiusByMember is
-// the form without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadiusByMember is the form without.
 //
 // Since 3.2.0. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
-func (c *Client) GeoRadiusByMemberLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusByMemberLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUSBYMEMBER)
 	argsGeoRadiusByMemberLocations(x, key, member, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
@@ -3325,12 +3239,8 @@ func argsGeoRadiusByMemberStore(x *cmd, key string, member string, radius float6
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STORE")
 	x.argKey(storeKey)
@@ -3364,12 +3274,8 @@ func argsGeoRadiusByMemberStoreDist(x *cmd, key string, member string, radius fl
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	x.arg("STOREDIST")
 	x.argKey(storeDistKey)
@@ -3403,12 +3309,8 @@ func argsGeoRadiusByMemberRO(x *cmd, key string, member string, radius float64, 
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3432,8 +3334,8 @@ func (v Cached) GeoRadiusByMemberRO(ctx context.Context, key string, member stri
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) {
-	var o GeoRadiusByMemberROOptions
+func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) {
+	var o GeoRadiusByMemberROLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3441,40 +3343,42 @@ func argsGeoRadiusByMemberROLocations(x *cmd, key string, member string, radius 
 	x.arg(member)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
 // GeoRadiusByMemberROLocations returns members from a geospatial index that are within a distance from
 // a member.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadiusByMemberRO is
-// the form without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadiusByMemberRO is the form without.
 //
 // Since 3.2.10. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
-func (c *Client) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
 // GeoRadiusByMemberROLocations is Client.GeoRadiusByMemberROLocations served from the client-side cache; see Cached.
-func (v Cached) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) ([]GeoLocation, error) {
+func (v Cached) GeoRadiusByMemberROLocations(ctx context.Context, key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) ([]GeoLocation, error) {
 	x := newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
 	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
@@ -3494,12 +3398,8 @@ func argsGeoRadiusRO(x *cmd, key string, longitude float64, latitude float64, ra
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
@@ -3522,8 +3422,8 @@ func (v Cached) GeoRadiusRO(ctx context.Context, key string, longitude float64, 
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) {
-	var o GeoRadiusROOptions
+func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) {
+	var o GeoRadiusROLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -3532,40 +3432,42 @@ func argsGeoRadiusROLocations(x *cmd, key string, longitude float64, latitude fl
 	argDouble(x, "latitude", latitude)
 	argDouble(x, "radius", radius)
 	argEnum(x, "unit", string(unit))
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 }
 
 // GeoRadiusROLocations returns members from a geospatial index that are within a distance from a
 // coordinate.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoRadiusRO is the
-// form without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoRadiusRO is the form without.
 //
 // Since 3.2.10. Complexity: O(N+log(M)) where N is the number of elements inside the bounding box of
 // the circular area delimited by center and radius and M is the number of items inside the index.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
-func (c *Client) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) ([]GeoLocation, error) {
+func (c *Client) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
 // GeoRadiusROLocations is Client.GeoRadiusROLocations served from the client-side cache; see Cached.
-func (v Cached) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) ([]GeoLocation, error) {
+func (v Cached) GeoRadiusROLocations(ctx context.Context, key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) ([]GeoLocation, error) {
 	x := newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
 	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
@@ -3579,12 +3481,8 @@ func argsGeoSearch(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts 
 	x.argKey(key)
 	from.args(x, true)
 	by.args(x, true)
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -3609,45 +3507,47 @@ func (v Cached) GeoSearch(ctx context.Context, key string, from GeoSearchFrom, b
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) {
-	var o GeoSearchOptions
+func argsGeoSearchLocations(x *cmd, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) {
+	var o GeoSearchLocationsOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
 	from.args(x, true)
 	by.args(x, true)
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Count != nil {
 		x.arg("COUNT")
 		o.Count.args(x)
 	}
-	x.arg("WITHCOORD")
-	x.arg("WITHDIST")
-	x.arg("WITHHASH")
+	if o.WithCoord {
+		x.arg("WITHCOORD")
+	}
+	if o.WithDist {
+		x.arg("WITHDIST")
+	}
+	if o.WithHash {
+		x.arg("WITHHASH")
+	}
 }
 
 // GeoSearchLocations queries a geospatial index for members inside an area of a box or a circle.
 //
-// This form sends WITHCOORD and WITHDIST and WITHHASH, which changes the reply; GeoSearch is the form
-// without.
+// This form has the options WITHCOORD, WITHDIST, WITHHASH, which change the reply (the parts not asked
+// for are zero); GeoSearch is the form without.
 //
 // Since 6.2.0. Complexity: O(N+log(M)) where N is the number of elements in the grid-aligned bounding
 // box area around the shape provided as the filter and M is the number of items inside the shape.
-func (c *Client) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) ([]GeoLocation, error) {
+func (c *Client) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) ([]GeoLocation, error) {
 	x := c.newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return execAny[[]GeoLocation](ctx, c, x, decListGeoLocation)
 }
 
 // GeoSearchLocations is Client.GeoSearchLocations served from the client-side cache; see Cached.
-func (v Cached) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) ([]GeoLocation, error) {
+func (v Cached) GeoSearchLocations(ctx context.Context, key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) ([]GeoLocation, error) {
 	x := newCmd(&cmdGEOSEARCH)
 	argsGeoSearchLocations(x, key, from, by, opts)
 	return cachedAny[[]GeoLocation](ctx, v, x, decListGeoLocation, key)
@@ -3662,12 +3562,8 @@ func argsGeoSearchStore(x *cmd, destination string, source string, from GeoSearc
 	x.argKey(source)
 	from.args(x, true)
 	by.args(x, true)
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Count != nil {
 		x.arg("COUNT")
@@ -3767,14 +3663,14 @@ func argsGetEx(x *cmd, key string, opts *GetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -3931,18 +3827,8 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 	}
 	x.argKey(key)
 	argSeconds(x, "seconds", seconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -3969,18 +3855,8 @@ func argsHExpireAt(x *cmd, key string, unixTimeSeconds time.Time, fields []strin
 	}
 	x.argKey(key)
 	argUnixSeconds(x, "unix-time-seconds", unixTimeSeconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -4012,19 +3888,22 @@ func argsHExpireTime(x *cmd, key string, fields []string) {
 
 // HExpireTime returns the expiration time of a hash field as a Unix timestamp, in seconds.
 //
+// One value per field asked for: not Valid for a field that does not exist (or a missing key), the
+// zero time for a field without expiry.
+//
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := c.newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Time]](ctx, c, x, decListDeadlineSeconds)
 }
 
 // HExpireTime is Client.HExpireTime served from the client-side cache; see Cached.
-func (v Cached) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (v Cached) HExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := newCmd(&cmdHEXPIRETIME)
 	argsHExpireTime(x, key, fields)
-	return cachedAny[[]int64](ctx, v, x, decListInt, key)
+	return cachedAny[[]Null[time.Time]](ctx, v, x, decListDeadlineSeconds, key)
 }
 
 // HGet returns the value of a field in a hash.
@@ -4092,14 +3971,14 @@ func argsHGetEx(x *cmd, key string, fields []string, opts *HGetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -4267,17 +4146,17 @@ func argsHotkeysStart(x *cmd, count int64, opts *HotkeysStartOptions) {
 	if o.Net {
 		x.arg("NET")
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
-	if o.Duration != nil {
+	if o.Duration != 0 {
 		x.arg("DURATION")
-		argSeconds(x, "seconds", *o.Duration)
+		argSeconds(x, "seconds", o.Duration)
 	}
-	if o.Sample != nil {
+	if o.Sample != 0 {
 		x.arg("SAMPLE")
-		x.argInt(*o.Sample)
+		x.argInt(o.Sample)
 	}
 	if o.Slots != nil {
 		x.arg("SLOTS")
@@ -4329,18 +4208,8 @@ func argsHPExpire(x *cmd, key string, milliseconds time.Duration, fields []strin
 	}
 	x.argKey(key)
 	argMillis(x, "milliseconds", milliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -4367,18 +4236,8 @@ func argsHPExpireAt(x *cmd, key string, unixTimeMilliseconds time.Time, fields [
 	}
 	x.argKey(key)
 	argUnixMillis(x, "unix-time-milliseconds", unixTimeMilliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("FIELDS")
 	x.argInt(int64(len(fields)))
@@ -4410,19 +4269,22 @@ func argsHPExpireTime(x *cmd, key string, fields []string) {
 
 // HPExpireTime returns the expiration time of a hash field as a Unix timestamp, in msec.
 //
+// One value per field asked for: not Valid for a field that does not exist (or a missing key), the
+// zero time for a field without expiry.
+//
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := c.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Time]](ctx, c, x, decListDeadlineMillis)
 }
 
 // HPExpireTime is Client.HPExpireTime served from the client-side cache; see Cached.
-func (v Cached) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (v Cached) HPExpireTime(ctx context.Context, key string, fields ...string) ([]Null[time.Time], error) {
 	x := newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
-	return cachedAny[[]int64](ctx, v, x, decListInt, key)
+	return cachedAny[[]Null[time.Time]](ctx, v, x, decListDeadlineMillis, key)
 }
 
 func argsHPTTL(x *cmd, key string, fields []string) {
@@ -4437,12 +4299,15 @@ func argsHPTTL(x *cmd, key string, fields []string) {
 
 // HPTTL returns the TTL in milliseconds of a hash field.
 //
+// One value per field asked for: not Valid for a field that does not exist (or a missing key),
+// NoExpiry for a field without expiry.
+//
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]Null[time.Duration], error) {
 	x := c.newCmd(&cmdHPTTL)
 	argsHPTTL(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Duration]](ctx, c, x, decListTTLMillis)
 }
 
 // HRandField returns one or more random fields from a hash.
@@ -4512,9 +4377,9 @@ func argsHScan(x *cmd, key string, cursor int64, opts *HScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -4539,9 +4404,9 @@ func argsHScanNoValues(x *cmd, key string, cursor int64, opts *HScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	x.needs("NOVALUES", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	x.arg("NOVALUES")
@@ -4583,37 +4448,29 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.NX || o.XX {
+	if o.KeyCondition != "" {
 		x.needs("key-condition", serverValkey91)
 	}
-	oneOf(x, "key-condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
+	if o.KeyCondition == "NX" {
 		x.needs("NX", serverValkey91)
 	}
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
+	if o.KeyCondition == "XX" {
 		x.needs("XX", serverValkey91)
 	}
-	if o.XX {
-		x.arg("XX")
+	if o.KeyCondition != "" {
+		x.arg(string(o.KeyCondition))
 	}
-	oneOf(x, "condition", false, "FNX, FXX", o.FNX, o.FXX)
-	if o.FNX {
-		x.arg("FNX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.FXX {
-		x.arg("FXX")
-	}
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -4689,12 +4546,15 @@ func argsHTTL(x *cmd, key string, fields []string) {
 
 // HTTL returns the TTL in seconds of a hash field.
 //
+// One value per field asked for: not Valid for a field that does not exist (or a missing key),
+// NoExpiry for a field without expiry.
+//
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
-func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]int64, error) {
+func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]Null[time.Duration], error) {
 	x := c.newCmd(&cmdHTTL)
 	argsHTTL(x, key, fields)
-	return execAny[[]int64](ctx, c, x, decListInt)
+	return execAny[[]Null[time.Duration]](ctx, c, x, decListTTLSeconds)
 }
 
 // HVals returns all values in a hash.
@@ -4845,9 +4705,9 @@ func argsLCS(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	}
 	x.argKey(key1)
 	x.argKey(key2)
-	if o.MinMatchLen != nil {
+	if o.MinMatchLen != 0 {
 		x.arg("MINMATCHLEN")
-		x.argInt(*o.MinMatchLen)
+		x.argInt(o.MinMatchLen)
 	}
 	if o.WithMatchLen {
 		x.arg("WITHMATCHLEN")
@@ -4888,9 +4748,9 @@ func argsLCSLen(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	x.argKey(key1)
 	x.argKey(key2)
 	x.arg("LEN")
-	if o.MinMatchLen != nil {
+	if o.MinMatchLen != 0 {
 		x.arg("MINMATCHLEN")
-		x.argInt(*o.MinMatchLen)
+		x.argInt(o.MinMatchLen)
 	}
 	if o.WithMatchLen {
 		x.arg("WITHMATCHLEN")
@@ -4916,9 +4776,9 @@ func argsLCSIdx(x *cmd, key1 string, key2 string, opts *LCSOptions) {
 	x.argKey(key1)
 	x.argKey(key2)
 	x.arg("IDX")
-	if o.MinMatchLen != nil {
+	if o.MinMatchLen != 0 {
 		x.arg("MINMATCHLEN")
-		x.argInt(*o.MinMatchLen)
+		x.argInt(o.MinMatchLen)
 	}
 	if o.WithMatchLen {
 		x.arg("WITHMATCHLEN")
@@ -5055,9 +4915,9 @@ func argsLMPop(x *cmd, keys []string, where Side, opts *LMPopOptions) {
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -5077,9 +4937,9 @@ func argsLolwut(x *cmd, opts *LolwutOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Version != nil {
+	if o.Version != 0 {
 		x.arg("VERSION")
-		x.argInt(*o.Version)
+		x.argInt(o.Version)
 	}
 }
 
@@ -5140,13 +5000,13 @@ func argsLPos(x *cmd, key string, element string, opts *LPosOptions) {
 	}
 	x.argKey(key)
 	x.arg(element)
-	if o.Rank != nil {
+	if o.Rank != 0 {
 		x.arg("RANK")
-		x.argInt(*o.Rank)
+		x.argInt(o.Rank)
 	}
-	if o.MaxLen != nil {
+	if o.MaxLen != 0 {
 		x.arg("MAXLEN")
-		x.argInt(*o.MaxLen)
+		x.argInt(o.MaxLen)
 	}
 }
 
@@ -5175,15 +5035,15 @@ func argsLPosCount(x *cmd, key string, element string, numMatches int64, opts *L
 	}
 	x.argKey(key)
 	x.arg(element)
-	if o.Rank != nil {
+	if o.Rank != 0 {
 		x.arg("RANK")
-		x.argInt(*o.Rank)
+		x.argInt(o.Rank)
 	}
 	x.arg("COUNT")
 	x.argInt(numMatches)
-	if o.MaxLen != nil {
+	if o.MaxLen != 0 {
 		x.arg("MAXLEN")
-		x.argInt(*o.MaxLen)
+		x.argInt(o.MaxLen)
 	}
 }
 
@@ -5533,21 +5393,17 @@ func argsMSetEx(x *cmd, data []KeyValue, opts *MSetExOptions) {
 	for _, e := range data {
 		e.args(x)
 	}
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.XX {
-		x.arg("XX")
-	}
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -5663,18 +5519,8 @@ func argsPExpire(x *cmd, key string, milliseconds time.Duration, opts *PExpireOp
 	}
 	x.argKey(key)
 	argMillis(x, "milliseconds", milliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -5694,18 +5540,8 @@ func argsPExpireAt(x *cmd, key string, unixTimeMilliseconds time.Time, opts *PEx
 	}
 	x.argKey(key)
 	argUnixMillis(x, "unix-time-milliseconds", unixTimeMilliseconds)
-	oneOf(x, "condition", false, "NX, XX, GT, LT", o.NX, o.XX, o.GT, o.LT)
-	if o.NX {
-		x.arg("NX")
-	}
-	if o.XX {
-		x.arg("XX")
-	}
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -5719,6 +5555,8 @@ func (c *Client) PExpireAt(ctx context.Context, key string, unixTimeMilliseconds
 }
 
 // PExpireTime returns the expiration time of a key as a Unix milliseconds timestamp.
+//
+// A key without expiry gives the zero time; a missing key gives the error Nil.
 //
 // Since 7.0.0. Complexity: O(1).
 func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
@@ -5828,6 +5666,8 @@ func (c *Client) PSetEx(ctx context.Context, key string, milliseconds time.Durat
 }
 
 // PTTL returns the expiration time in milliseconds of a key.
+//
+// A key without expiry gives NoExpiry; a missing key gives the error Nil.
 //
 // Since 2.6.0. Complexity: O(1).
 func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
@@ -5978,9 +5818,9 @@ func argsRestore(x *cmd, key string, ttl int64, serializedValue string, opts *Re
 	if o.AbsTTL {
 		x.arg("ABSTTL")
 	}
-	if o.IdleTime != nil {
+	if o.IdleTime != 0 {
 		x.arg("IDLETIME")
-		argSeconds(x, "seconds", *o.IdleTime)
+		argSeconds(x, "seconds", o.IdleTime)
 	}
 	if o.Freq != nil {
 		x.arg("FREQ")
@@ -6015,9 +5855,9 @@ func argsRestoreAsking(x *cmd, key string, ttl int64, serializedValue string, op
 	if o.AbsTTL {
 		x.arg("ABSTTL")
 	}
-	if o.IdleTime != nil {
+	if o.IdleTime != 0 {
 		x.arg("IDLETIME")
-		argSeconds(x, "seconds", *o.IdleTime)
+		argSeconds(x, "seconds", o.IdleTime)
 	}
 	if o.Freq != nil {
 		x.arg("FREQ")
@@ -6192,9 +6032,9 @@ func argsScan(x *cmd, cursor int64, opts *ScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Type != "" {
 		x.arg("TYPE")
@@ -6246,12 +6086,8 @@ func argsScriptFlush(x *cmd, opts *ScriptFlushOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "flush-type", false, "ASYNC, SYNC", o.Async, o.Sync)
-	if o.Async {
-		x.arg("ASYNC")
-	}
-	if o.Sync {
-		x.arg("SYNC")
+	if o.FlushType != "" {
+		x.arg(string(o.FlushType))
 	}
 }
 
@@ -6334,14 +6170,14 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 	}
 	x.argKey(key)
 	x.arg(value)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6373,14 +6209,14 @@ func argsSetIf(x *cmd, key string, value string, condition SetIfCondition, opts 
 	x.argKey(key)
 	x.arg(value)
 	condition.args(x, true)
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6414,14 +6250,14 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 	x.argKey(key)
 	x.arg(value)
 	x.arg("GET")
-	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != nil, o.PX != nil, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
-	if o.EX != nil {
+	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
+	if o.EX != 0 {
 		x.arg("EX")
-		argSeconds(x, "seconds", *o.EX)
+		argSeconds(x, "seconds", o.EX)
 	}
-	if o.PX != nil {
+	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", *o.PX)
+		argMillis(x, "milliseconds", o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6532,9 +6368,27 @@ func argsShutdown(x *cmd, opts *ShutdownOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	oneOf(x, "abort-selector", false, "save-selector-block, ABORT", o.SaveSelectorBlock != nil, o.Abort)
-	if o.SaveSelectorBlock != nil {
-		o.SaveSelectorBlock.args(x)
+	oneOf(x, "abort-selector", false, "save-selector-block, ABORT", o.SaveSelector != "" || o.Now || o.Force || o.Safe || o.Failover, o.Abort)
+	if o.SaveSelector != "" {
+		x.arg(string(o.SaveSelector))
+	}
+	if o.Now {
+		x.arg("NOW")
+	}
+	if o.Force {
+		x.arg("FORCE")
+	}
+	if o.Safe {
+		x.needs("SAFE", serverValkey91)
+	}
+	if o.Safe {
+		x.arg("SAFE")
+	}
+	if o.Failover {
+		x.needs("FAILOVER", serverValkey91)
+	}
+	if o.Failover {
+		x.arg("FAILOVER")
 	}
 	if o.Abort {
 		x.arg("ABORT")
@@ -6574,9 +6428,9 @@ func argsSInterCard(x *cmd, keys []string, opts *SInterCardOptions) {
 	for _, e := range keys {
 		x.argKey(e)
 	}
-	if o.Limit != nil {
+	if o.Limit != 0 {
 		x.arg("LIMIT")
-		x.argInt(*o.Limit)
+		x.argInt(o.Limit)
 	}
 }
 
@@ -6642,8 +6496,8 @@ func argsSlowLogGet(x *cmd, opts *SlowLogGetOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -6753,12 +6607,8 @@ func argsSort(x *cmd, key string, opts *SortOptions) {
 		x.arg("GET")
 		x.arg(e)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Alpha {
 		x.arg("ALPHA")
@@ -6793,12 +6643,8 @@ func argsSortStore(x *cmd, key string, destination string, opts *SortOptions) {
 		x.arg("GET")
 		x.arg(e)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Alpha {
 		x.arg("ALPHA")
@@ -6837,12 +6683,8 @@ func argsSortRO(x *cmd, key string, opts *SortROOptions) {
 		x.arg("GET")
 		x.arg(e)
 	}
-	oneOf(x, "order", false, "ASC, DESC", o.Asc, o.Desc)
-	if o.Asc {
-		x.arg("ASC")
-	}
-	if o.Desc {
-		x.arg("DESC")
+	if o.Order != "" {
+		x.arg(string(o.Order))
 	}
 	if o.Alpha {
 		x.arg("ALPHA")
@@ -6982,9 +6824,9 @@ func argsSScan(x *cmd, key string, cursor int64, opts *SScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -7139,6 +6981,8 @@ func (c *Client) TrimSlots(ctx context.Context, slots ...TrimSlotsSlots) error {
 
 // TTL returns the expiration time in seconds of a key.
 //
+// A key without expiry gives NoExpiry; a missing key gives the error Nil.
+//
 // Since 1.0.0. Complexity: O(1).
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	x := c.newCmd(&cmdTTL)
@@ -7191,27 +7035,20 @@ func argsVAdd(x *cmd, key string, vector Vector, element string, opts *VAddOptio
 	if o.CAS {
 		x.arg("CAS")
 	}
-	oneOf(x, "quant_type", false, "NOQUANT, BIN, Q8", o.NoQuant, o.Bin, o.Q8)
-	if o.NoQuant {
-		x.arg("NOQUANT")
+	if o.QuantType != "" {
+		x.arg(string(o.QuantType))
 	}
-	if o.Bin {
-		x.arg("BIN")
-	}
-	if o.Q8 {
-		x.arg("Q8")
-	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.SetAttr != "" {
 		x.arg("SETATTR")
 		x.arg(o.SetAttr)
 	}
-	if o.M != nil {
+	if o.M != 0 {
 		x.arg("M")
-		x.argInt(*o.M)
+		x.argInt(o.M)
 	}
 }
 
@@ -7392,8 +7229,8 @@ func argsVRange(x *cmd, key string, start string, end string, opts *VRangeOption
 	x.argKey(key)
 	x.arg(start)
 	x.arg(end)
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -7438,25 +7275,25 @@ func argsVSim(x *cmd, key string, query Query, opts *VSimOptions) {
 	}
 	x.argKey(key)
 	query.args(x, true)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
-	if o.Epsilon != nil {
+	if o.Epsilon != 0 {
 		x.arg("EPSILON")
-		argDouble(x, "max_distance", *o.Epsilon)
+		argDouble(x, "max_distance", o.Epsilon)
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.Filter != "" {
 		x.arg("FILTER")
 		x.arg(o.Filter)
 	}
-	if o.FilterEF != nil {
+	if o.FilterEF != 0 {
 		x.arg("FILTER-EF")
-		x.argInt(*o.FilterEF)
+		x.argInt(o.FilterEF)
 	}
 	if o.Truth {
 		x.arg("TRUTH")
@@ -7483,25 +7320,25 @@ func argsVSimWithScores(x *cmd, key string, query Query, opts *VSimOptions) {
 	x.argKey(key)
 	query.args(x, true)
 	x.arg("WITHSCORES")
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
-	if o.Epsilon != nil {
+	if o.Epsilon != 0 {
 		x.arg("EPSILON")
-		argDouble(x, "max_distance", *o.Epsilon)
+		argDouble(x, "max_distance", o.Epsilon)
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.Filter != "" {
 		x.arg("FILTER")
 		x.arg(o.Filter)
 	}
-	if o.FilterEF != nil {
+	if o.FilterEF != 0 {
 		x.arg("FILTER-EF")
-		x.argInt(*o.FilterEF)
+		x.argInt(o.FilterEF)
 	}
 	if o.Truth {
 		x.arg("TRUTH")
@@ -7531,25 +7368,25 @@ func argsVSimWithAttribs(x *cmd, key string, query Query, opts *VSimOptions) {
 	query.args(x, true)
 	x.needs("WITHATTRIBS", serverRedis86)
 	x.arg("WITHATTRIBS")
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
-	if o.Epsilon != nil {
+	if o.Epsilon != 0 {
 		x.arg("EPSILON")
-		argDouble(x, "max_distance", *o.Epsilon)
+		argDouble(x, "max_distance", o.Epsilon)
 	}
-	if o.EF != nil {
+	if o.EF != 0 {
 		x.arg("EF")
-		x.argInt(*o.EF)
+		x.argInt(o.EF)
 	}
 	if o.Filter != "" {
 		x.arg("FILTER")
 		x.arg(o.Filter)
 	}
-	if o.FilterEF != nil {
+	if o.FilterEF != 0 {
 		x.arg("FILTER-EF")
-		x.argInt(*o.FilterEF)
+		x.argInt(o.FilterEF)
 	}
 	if o.Truth {
 		x.arg("TRUTH")
@@ -7623,15 +7460,8 @@ func argsXAckDel(x *cmd, key string, group string, ids []string, opts *XAckDelOp
 	}
 	x.argKey(key)
 	x.arg(group)
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("IDS")
 	x.argInt(int64(len(ids)))
@@ -7656,43 +7486,38 @@ func argsXAdd(x *cmd, key string, id string, data []FieldValue, opts *XAddOption
 		o = *opts
 	}
 	x.argKey(key)
-	if o.KeepRef || o.DelRef || o.Acked {
+	if o.Condition != "" {
 		x.needs("condition", serverRedis86)
 	}
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
+	if o.Condition == "KEEPREF" {
 		x.needs("KEEPREF", serverRedis86)
 	}
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
+	if o.Condition == "DELREF" {
 		x.needs("DELREF", serverRedis86)
 	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
+	if o.Condition == "ACKED" {
 		x.needs("ACKED", serverRedis86)
 	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+	if o.IDMPAuto != "" || o.IDMP != nil {
 		x.needs("idmp", serverRedis86)
 	}
-	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
-	if o.IDMPAutoWithPid != nil {
-		x.needs("idmpauto-with-pid", serverRedis86)
+	oneOf(x, "idmp", false, "IDMPAUTO, IDMP", o.IDMPAuto != "", o.IDMP != nil)
+	if o.IDMPAuto != "" {
+		x.needs("IDMPAUTO", serverRedis86)
 	}
-	if o.IDMPAutoWithPid != nil {
-		o.IDMPAutoWithPid.args(x)
+	if o.IDMPAuto != "" {
+		x.arg("IDMPAUTO")
+		x.arg(o.IDMPAuto)
 	}
-	if o.IDMPWithPidIid != nil {
-		x.needs("idmp-with-pid-iid", serverRedis86)
+	if o.IDMP != nil {
+		x.needs("IDMP", serverRedis86)
 	}
-	if o.IDMPWithPidIid != nil {
-		o.IDMPWithPidIid.args(x)
+	if o.IDMP != nil {
+		x.arg("IDMP")
+		o.IDMP.args(x)
 	}
 	if o.Trim != nil {
 		o.Trim.args(x)
@@ -7744,43 +7569,38 @@ func argsXAddNoMkStream(x *cmd, key string, id string, data []FieldValue, opts *
 	}
 	x.argKey(key)
 	x.arg("NOMKSTREAM")
-	if o.KeepRef || o.DelRef || o.Acked {
+	if o.Condition != "" {
 		x.needs("condition", serverRedis86)
 	}
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
+	if o.Condition == "KEEPREF" {
 		x.needs("KEEPREF", serverRedis86)
 	}
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
+	if o.Condition == "DELREF" {
 		x.needs("DELREF", serverRedis86)
 	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
+	if o.Condition == "ACKED" {
 		x.needs("ACKED", serverRedis86)
 	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.IDMPAutoWithPid != nil || o.IDMPWithPidIid != nil {
+	if o.IDMPAuto != "" || o.IDMP != nil {
 		x.needs("idmp", serverRedis86)
 	}
-	oneOf(x, "idmp", false, "idmpauto-with-pid, idmp-with-pid-iid", o.IDMPAutoWithPid != nil, o.IDMPWithPidIid != nil)
-	if o.IDMPAutoWithPid != nil {
-		x.needs("idmpauto-with-pid", serverRedis86)
+	oneOf(x, "idmp", false, "IDMPAUTO, IDMP", o.IDMPAuto != "", o.IDMP != nil)
+	if o.IDMPAuto != "" {
+		x.needs("IDMPAUTO", serverRedis86)
 	}
-	if o.IDMPAutoWithPid != nil {
-		o.IDMPAutoWithPid.args(x)
+	if o.IDMPAuto != "" {
+		x.arg("IDMPAUTO")
+		x.arg(o.IDMPAuto)
 	}
-	if o.IDMPWithPidIid != nil {
-		x.needs("idmp-with-pid-iid", serverRedis86)
+	if o.IDMP != nil {
+		x.needs("IDMP", serverRedis86)
 	}
-	if o.IDMPWithPidIid != nil {
-		o.IDMPWithPidIid.args(x)
+	if o.IDMP != nil {
+		x.arg("IDMP")
+		o.IDMP.args(x)
 	}
 	if o.Trim != nil {
 		o.Trim.args(x)
@@ -7828,7 +7648,7 @@ func (c *Client) XAddNoMkStreamAppend(ctx context.Context, dst []byte, key strin
 	return execAppend(ctx, c, x, dst, decLeaseNull)
 }
 
-func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) {
+func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) {
 	var o XAutoClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7836,11 +7656,11 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	x.arg(start)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -7848,13 +7668,13 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 // delivered to as consumer group member.
 //
 // Since 6.2.0. Complexity: O(1) if COUNT is small.
-func (c *Client) XAutoClaim(ctx context.Context, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) (XAutoClaim, error) {
+func (c *Client) XAutoClaim(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) (XAutoClaim, error) {
 	x := c.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
 	return execAny[XAutoClaim](ctx, c, x, decXAutoClaim)
 }
 
-func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) {
+func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) {
 	var o XAutoClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7862,11 +7682,11 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	x.arg(start)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	x.arg("JUSTID")
 }
@@ -7877,7 +7697,7 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 // This form sends JUSTID, which changes the reply; XAutoClaim is the form without.
 //
 // Since 6.2.0. Complexity: O(1) if COUNT is small.
-func (c *Client) XAutoClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime string, start string, opts *XAutoClaimOptions) (XAutoClaimIDs, error) {
+func (c *Client) XAutoClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) (XAutoClaimIDs, error) {
 	x := c.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
 	return execAny[XAutoClaimIDs](ctx, c, x, decXAutoClaimIDs)
@@ -7889,11 +7709,13 @@ func argsXCfgSet(x *cmd, key string, opts *XCfgSetOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.IDMPDurationBlock != nil {
-		o.IDMPDurationBlock.args(x)
+	if o.IDMPDuration != 0 {
+		x.arg("IDMP-DURATION")
+		x.argInt(o.IDMPDuration)
 	}
-	if o.IDMPMaxSizeBlock != nil {
-		o.IDMPMaxSizeBlock.args(x)
+	if o.IDMPMaxSize != 0 {
+		x.arg("IDMP-MAXSIZE")
+		x.argInt(o.IDMPMaxSize)
 	}
 }
 
@@ -7906,7 +7728,7 @@ func (c *Client) XCfgSet(ctx context.Context, key string, opts *XCfgSetOptions) 
 	return execOK(ctx, c, x, decOK)
 }
 
-func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) {
+func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) {
 	var o XClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7914,22 +7736,22 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime s
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	needOne(x, "id", len(ids))
 	for _, e := range ids {
 		x.arg(e)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "ms", *o.Idle)
+		argMillis(x, "ms", o.Idle)
 	}
 	if !o.Time.IsZero() {
 		x.arg("TIME")
 		argUnixMillis(x, "unix-time-milliseconds", o.Time)
 	}
-	if o.Retrycount != nil {
+	if o.RetryCount != nil {
 		x.arg("RETRYCOUNT")
-		x.argInt(*o.Retrycount)
+		x.argInt(*o.RetryCount)
 	}
 	if o.Force {
 		x.arg("FORCE")
@@ -7945,13 +7767,13 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime s
 //
 // Since 5.0.0. Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group.
-func (c *Client) XClaim(ctx context.Context, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) ([]StreamEntry, error) {
+func (c *Client) XClaim(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) ([]StreamEntry, error) {
 	x := c.newCmd(&cmdXCLAIM)
 	argsXClaim(x, key, group, consumer, minIdleTime, ids, opts)
 	return execAny[[]StreamEntry](ctx, c, x, decListStreamEntry)
 }
 
-func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) {
+func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) {
 	var o XClaimOptions
 	if opts != nil {
 		o = *opts
@@ -7959,22 +7781,22 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	x.arg(minIdleTime)
+	argMillis(x, "min-idle-time", minIdleTime)
 	needOne(x, "id", len(ids))
 	for _, e := range ids {
 		x.arg(e)
 	}
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "ms", *o.Idle)
+		argMillis(x, "ms", o.Idle)
 	}
 	if !o.Time.IsZero() {
 		x.arg("TIME")
 		argUnixMillis(x, "unix-time-milliseconds", o.Time)
 	}
-	if o.Retrycount != nil {
+	if o.RetryCount != nil {
 		x.arg("RETRYCOUNT")
-		x.argInt(*o.Retrycount)
+		x.argInt(*o.RetryCount)
 	}
 	if o.Force {
 		x.arg("FORCE")
@@ -7993,7 +7815,7 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 //
 // Since 5.0.0. Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group.
-func (c *Client) XClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime string, ids []string, opts *XClaimOptions) ([]string, error) {
+func (c *Client) XClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) ([]string, error) {
 	x := c.newCmd(&cmdXCLAIM)
 	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
@@ -8023,15 +7845,8 @@ func argsXDelEx(x *cmd, key string, ids []string, opts *XDelExOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 	x.arg("IDS")
 	x.argInt(int64(len(ids)))
@@ -8273,9 +8088,9 @@ func argsXPendingExt(x *cmd, key string, group string, start string, end string,
 	}
 	x.argKey(key)
 	x.arg(group)
-	if o.Idle != nil {
+	if o.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(*o.Idle)
+		argMillis(x, "min-idle-time", o.Idle)
 	}
 	x.arg(start)
 	x.arg(end)
@@ -8307,9 +8122,9 @@ func argsXRange(x *cmd, key string, start string, end string, opts *XRangeOption
 	x.argKey(key)
 	x.arg(start)
 	x.arg(end)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -8335,9 +8150,9 @@ func argsXRead(x *cmd, keys []string, ids []string, opts *XReadOptions) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Block != nil {
 		x.arg("BLOCK")
@@ -8358,10 +8173,10 @@ func argsXRead(x *cmd, keys []string, ids []string, opts *XReadOptions) {
 // a message is available otherwise.
 //
 // Since 5.0.0.
-func (c *Client) XRead(ctx context.Context, keys []string, ids []string, opts *XReadOptions) (map[string][]StreamEntry, error) {
+func (c *Client) XRead(ctx context.Context, keys []string, ids []string, opts *XReadOptions) ([]StreamEntries, error) {
 	x := c.newCmd(&cmdXREAD)
 	argsXRead(x, keys, ids, opts)
-	return execAny[map[string][]StreamEntry](ctx, c, x, decMapStrListStreamEntryNull)
+	return execAny[[]StreamEntries](ctx, c, x, decListStreamEntriesNull)
 }
 
 func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) {
@@ -8372,9 +8187,9 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 	x.arg("GROUP")
 	x.arg(group)
 	x.arg(consumer)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	if o.Block != nil {
 		x.arg("BLOCK")
@@ -8385,7 +8200,7 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 	}
 	if o.Claim != nil {
 		x.arg("CLAIM")
-		x.argInt(*o.Claim)
+		argMillis(x, "min-idle-time", *o.Claim)
 	}
 	if o.NoAck {
 		x.arg("NOACK")
@@ -8408,10 +8223,10 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 // returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can
 // consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to
 // serve the N clients blocked on the stream getting new data.
-func (c *Client) XReadGroup(ctx context.Context, group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) (map[string][]StreamEntry, error) {
+func (c *Client) XReadGroup(ctx context.Context, group string, consumer string, keys []string, ids []string, opts *XReadGroupOptions) ([]StreamEntries, error) {
 	x := c.newCmd(&cmdXREADGROUP)
 	argsXReadGroup(x, group, consumer, keys, ids, opts)
-	return execAny[map[string][]StreamEntry](ctx, c, x, decMapStrListStreamEntryNull)
+	return execAny[[]StreamEntries](ctx, c, x, decListStreamEntriesNull)
 }
 
 func argsXRevRange(x *cmd, key string, end string, start string, opts *XRevRangeOptions) {
@@ -8422,9 +8237,9 @@ func argsXRevRange(x *cmd, key string, end string, start string, opts *XRevRange
 	x.argKey(key)
 	x.arg(end)
 	x.arg(start)
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -8452,9 +8267,9 @@ func argsXSetID(x *cmd, key string, lastID string, opts *XSetIDOptions) {
 	}
 	x.argKey(key)
 	x.arg(lastID)
-	if o.Entriesadded != nil {
+	if o.EntriesAdded != nil {
 		x.arg("ENTRIESADDED")
-		x.argInt(*o.Entriesadded)
+		x.argInt(*o.EntriesAdded)
 	}
 	if o.MaxDeletedID != "" {
 		x.arg("MAXDELETEDID")
@@ -8490,27 +8305,20 @@ func argsXTrim(x *cmd, key string, strategy TrimStrategy, threshold string, opts
 		x.arg("LIMIT")
 		x.argInt(*o.Limit)
 	}
-	if o.KeepRef || o.DelRef || o.Acked {
+	if o.Condition != "" {
 		x.needs("condition", serverRedis86)
 	}
-	oneOf(x, "condition", false, "KEEPREF, DELREF, ACKED", o.KeepRef, o.DelRef, o.Acked)
-	if o.KeepRef {
+	if o.Condition == "KEEPREF" {
 		x.needs("KEEPREF", serverRedis86)
 	}
-	if o.KeepRef {
-		x.arg("KEEPREF")
-	}
-	if o.DelRef {
+	if o.Condition == "DELREF" {
 		x.needs("DELREF", serverRedis86)
 	}
-	if o.DelRef {
-		x.arg("DELREF")
-	}
-	if o.Acked {
+	if o.Condition == "ACKED" {
 		x.needs("ACKED", serverRedis86)
 	}
-	if o.Acked {
-		x.arg("ACKED")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
 }
 
@@ -8531,19 +8339,11 @@ func argsZAdd(x *cmd, key string, data []ScoredMember, opts *ZAddOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.XX {
-		x.arg("XX")
-	}
-	oneOf(x, "comparison", false, "GT, LT", o.GT, o.LT)
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Comparison != "" {
+		x.arg(string(o.Comparison))
 	}
 	if o.CH {
 		x.arg("CH")
@@ -8571,19 +8371,11 @@ func argsZAddIncr(x *cmd, key string, data []ScoredMember, opts *ZAddOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	oneOf(x, "condition", false, "NX, XX", o.NX, o.XX)
-	if o.NX {
-		x.arg("NX")
+	if o.Condition != "" {
+		x.arg(string(o.Condition))
 	}
-	if o.XX {
-		x.arg("XX")
-	}
-	oneOf(x, "comparison", false, "GT, LT", o.GT, o.LT)
-	if o.GT {
-		x.arg("GT")
-	}
-	if o.LT {
-		x.arg("LT")
+	if o.Comparison != "" {
+		x.arg(string(o.Comparison))
 	}
 	if o.CH {
 		x.arg("CH")
@@ -8798,9 +8590,9 @@ func argsZInterCard(x *cmd, keys []string, opts *ZInterCardOptions) {
 	for _, e := range keys {
 		x.argKey(e)
 	}
-	if o.Limit != nil {
+	if o.Limit != 0 {
 		x.arg("LIMIT")
-		x.argInt(*o.Limit)
+		x.argInt(o.Limit)
 	}
 }
 
@@ -8881,9 +8673,9 @@ func argsZMPop(x *cmd, keys []string, where ScoreEnd, opts *ZMPopOptions) {
 		x.argKey(e)
 	}
 	argEnum(x, "where", string(where))
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -8928,8 +8720,8 @@ func argsZPopMax(x *cmd, key string, opts *ZPopMaxOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -8950,8 +8742,8 @@ func argsZPopMin(x *cmd, key string, opts *ZPopMinOptions) {
 		o = *opts
 	}
 	x.argKey(key)
-	if o.Count != nil {
-		x.argInt(*o.Count)
+	if o.Count != 0 {
+		x.argInt(o.Count)
 	}
 }
 
@@ -9022,21 +8814,14 @@ func (c *Client) ZRandMemberWithScores(ctx context.Context, key string, count in
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
-func argsZRange(x *cmd, key string, start string, stop string, opts *ZRangeOptions) {
+func argsZRange(x *cmd, key string, start int64, stop int64, opts *ZRangeOptions) {
 	var o ZRangeOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	x.arg(start)
-	x.arg(stop)
-	oneOf(x, "sortby", false, "BYSCORE, BYLEX", o.ByScore, o.ByLex)
-	if o.ByScore {
-		x.arg("BYSCORE")
-	}
-	if o.ByLex {
-		x.arg("BYLEX")
-	}
+	x.argInt(start)
+	x.argInt(stop)
 	if o.Rev {
 		x.arg("REV")
 	}
@@ -9050,34 +8835,27 @@ func argsZRange(x *cmd, key string, start string, stop string, opts *ZRangeOptio
 //
 // Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
 // number of elements returned.
-func (c *Client) ZRange(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]string, error) {
+func (c *Client) ZRange(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]string, error) {
 	x := c.newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return execAny[[]string](ctx, c, x, decListStr)
 }
 
 // ZRange is Client.ZRange served from the client-side cache; see Cached.
-func (v Cached) ZRange(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]string, error) {
+func (v Cached) ZRange(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]string, error) {
 	x := newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return cachedAny[[]string](ctx, v, x, decListStr, key)
 }
 
-func argsZRangeWithScores(x *cmd, key string, start string, stop string, opts *ZRangeOptions) {
+func argsZRangeWithScores(x *cmd, key string, start int64, stop int64, opts *ZRangeOptions) {
 	var o ZRangeOptions
 	if opts != nil {
 		o = *opts
 	}
 	x.argKey(key)
-	x.arg(start)
-	x.arg(stop)
-	oneOf(x, "sortby", false, "BYSCORE, BYLEX", o.ByScore, o.ByLex)
-	if o.ByScore {
-		x.arg("BYSCORE")
-	}
-	if o.ByLex {
-		x.arg("BYLEX")
-	}
+	x.argInt(start)
+	x.argInt(stop)
 	if o.Rev {
 		x.arg("REV")
 	}
@@ -9094,16 +8872,92 @@ func argsZRangeWithScores(x *cmd, key string, start string, stop string, opts *Z
 //
 // Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
 // number of elements returned.
-func (c *Client) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error) {
+func (c *Client) ZRangeWithScores(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]ScoredMember, error) {
 	x := c.newCmd(&cmdZRANGE)
 	argsZRangeWithScores(x, key, start, stop, opts)
 	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
 }
 
 // ZRangeWithScores is Client.ZRangeWithScores served from the client-side cache; see Cached.
-func (v Cached) ZRangeWithScores(ctx context.Context, key string, start string, stop string, opts *ZRangeOptions) ([]ScoredMember, error) {
+func (v Cached) ZRangeWithScores(ctx context.Context, key string, start int64, stop int64, opts *ZRangeOptions) ([]ScoredMember, error) {
 	x := newCmd(&cmdZRANGE)
 	argsZRangeWithScores(x, key, start, stop, opts)
+	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
+}
+
+func argsZRangeBy(x *cmd, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) {
+	var o ZRangeOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(start)
+	x.arg(stop)
+	argEnum(x, "sortby", string(sortBy))
+	if o.Rev {
+		x.arg("REV")
+	}
+	if o.Limit != nil {
+		x.arg("LIMIT")
+		o.Limit.args(x)
+	}
+}
+
+// ZRangeBy returns members in a sorted set within a range of indexes.
+//
+// This form sends the sortby argument, which changes the reply; ZRange is the form without.
+//
+// Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
+// number of elements returned.
+func (c *Client) ZRangeBy(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]string, error) {
+	x := c.newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return execAny[[]string](ctx, c, x, decListStr)
+}
+
+// ZRangeBy is Client.ZRangeBy served from the client-side cache; see Cached.
+func (v Cached) ZRangeBy(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]string, error) {
+	x := newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return cachedAny[[]string](ctx, v, x, decListStr, key)
+}
+
+func argsZRangeByWithScores(x *cmd, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) {
+	var o ZRangeOptions
+	if opts != nil {
+		o = *opts
+	}
+	x.argKey(key)
+	x.arg(start)
+	x.arg(stop)
+	argEnum(x, "sortby", string(sortBy))
+	if o.Rev {
+		x.arg("REV")
+	}
+	if o.Limit != nil {
+		x.arg("LIMIT")
+		o.Limit.args(x)
+	}
+	x.arg("WITHSCORES")
+}
+
+// ZRangeByWithScores returns members in a sorted set within a range of indexes.
+//
+// This form sends the sortby argument and WITHSCORES, which changes the reply; ZRange is the form
+// without.
+//
+// Since 1.2.0. Complexity: O(log(N)+M) with N being the number of elements in the sorted set and M the
+// number of elements returned.
+func (c *Client) ZRangeByWithScores(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]ScoredMember, error) {
+	x := c.newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
+	return execAny[[]ScoredMember](ctx, c, x, decListScoredMember)
+}
+
+// ZRangeByWithScores is Client.ZRangeByWithScores served from the client-side cache; see Cached.
+func (v Cached) ZRangeByWithScores(ctx context.Context, key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) ([]ScoredMember, error) {
+	x := newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
 	return cachedAny[[]ScoredMember](ctx, v, x, decListScoredMember, key)
 }
 
@@ -9221,12 +9075,8 @@ func argsZRangeStore(x *cmd, dst string, src string, min string, max string, opt
 	x.argKey(src)
 	x.arg(min)
 	x.arg(max)
-	oneOf(x, "sortby", false, "BYSCORE, BYLEX", o.ByScore, o.ByLex)
-	if o.ByScore {
-		x.arg("BYSCORE")
-	}
-	if o.ByLex {
-		x.arg("BYLEX")
+	if o.SortBy != "" {
+		x.arg(string(o.SortBy))
 	}
 	if o.Rev {
 		x.arg("REV")
@@ -9573,9 +9423,9 @@ func argsZScan(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 }
 
@@ -9600,9 +9450,9 @@ func argsZScanNoScores(x *cmd, key string, cursor int64, opts *ZScanOptions) {
 		x.arg("MATCH")
 		x.arg(o.Match)
 	}
-	if o.Count != nil {
+	if o.Count != 0 {
 		x.arg("COUNT")
-		x.argInt(*o.Count)
+		x.argInt(o.Count)
 	}
 	x.needs("NOSCORES", serverValkey81|serverValkey91)
 	x.arg("NOSCORES")

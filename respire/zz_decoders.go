@@ -2,70 +2,77 @@
 
 package respire
 
-import "github.com/respire-go/respire/transport/resp"
+import (
+	"github.com/respire-go/respire/transport/resp"
+	"time"
+)
 
 // Decoders of the composite replies; the scalar ones are in decode.go.
 var (
-	decACLUserNull               = decodeNullWith(rdACLUser)
-	decAofAck                    = decodeWith(rdAofAck)
-	decClientTrackingInfo        = decodeWith(rdClientTrackingInfo)
-	decClusterScanPage           = decodeWith(rdClusterScanPage)
-	decFunctionStats             = decodeWith(rdFunctionStats)
-	decHScanPage                 = decodeWith(rdHScanPage)
-	decKeyElementNull            = decodeNullWith(rdKeyElement)
-	decKeyElementsNull           = decodeNullWith(rdKeyElements)
-	decKeyScoredMemberNull       = decodeNullWith(rdKeyScoredMember)
-	decKeyScoredMembersNull      = decodeNullWith(rdKeyScoredMembers)
-	decLCSIdx                    = decodeWith(rdLCSIdx)
-	decListACLLogEntry           = decodeWith(rdListACLLogEntry)
-	decListBool                  = decodeWith(rdListBool)
-	decListClusterLink           = decodeWith(rdListClusterLink)
-	decListClusterShard          = decodeWith(rdListClusterShard)
-	decListCommandLogEntry       = decodeWith(rdListCommandLogEntry)
-	decListFieldValue            = decodeWith(rdListFieldValue)
-	decListFloatNull             = decodeNullWith(rdListFloat)
-	decListFunctionLibrary       = decodeWith(rdListFunctionLibrary)
-	decListGeoLocation           = decodeWith(rdListGeoLocation)
-	decListHotkeysReportNull     = decodeNullWith(rdListHotkeysReport)
-	decListInt                   = decodeWith(rdListInt)
-	decListKeyFlags              = decodeWith(rdListKeyFlags)
-	decListLatencyEvent          = decodeWith(rdListLatencyEvent)
-	decListLatencySample         = decodeWith(rdListLatencySample)
-	decListListScoredMemberNull  = decodeNullWith(rdListListScoredMember)
-	decListListStrNull           = decodeNullWith(rdListListStr)
-	decListMapStrReply           = decodeWith(rdListMapStrReply)
-	decListMemberAttributes      = decodeWith(rdListMemberAttributes)
-	decListModuleInfo            = decodeWith(rdListModuleInfo)
-	decListNullFloat             = decodeWith(rdListNullFloat)
-	decListNullInt               = decodeWith(rdListNullInt)
-	decListNullStr               = decodeWith(rdListNullStr)
-	decListPtrGeoPos             = decodeWith(rdListPtrGeoPos)
-	decListReply                 = decodeWith(rdListReply)
-	decListScoredMember          = decodeWith(rdListScoredMember)
-	decListSlotStats             = decodeWith(rdListSlotStats)
-	decListSlowLogEntry          = decodeWith(rdListSlowLogEntry)
-	decListStr                   = decodeWith(rdListStr)
-	decListStrNull               = decodeNullWith(rdListStr)
-	decListStreamEntry           = decodeWith(rdListStreamEntry)
-	decListXInfoConsumer         = decodeWith(rdListXInfoConsumer)
-	decListXInfoGroup            = decodeWith(rdListXInfoGroup)
-	decListXPendingEntry         = decodeWith(rdListXPendingEntry)
-	decMapStrInt                 = decodeWith(rdMapStrInt)
-	decMapStrLatencyHistogram    = decodeWith(rdMapStrLatencyHistogram)
-	decMapStrListStreamEntryNull = decodeNullWith(rdMapStrListStreamEntry)
-	decMapStrReply               = decodeWith(rdMapStrReply)
-	decMapStrStr                 = decodeWith(rdMapStrStr)
-	decRankScoreNull             = decodeNullWith(rdRankScore)
-	decScanPage                  = decodeWith(rdScanPage)
-	decServerTime                = decodeWith(rdServerTime)
-	decVectorRawNull             = decodeNullWith(rdVectorRaw)
-	decVectorSetInfoNull         = decodeNullWith(rdVectorSetInfo)
-	decXAutoClaim                = decodeWith(rdXAutoClaim)
-	decXAutoClaimIDs             = decodeWith(rdXAutoClaimIDs)
-	decXInfoStream               = decodeWith(rdXInfoStream)
-	decXInfoStreamFull           = decodeWith(rdXInfoStreamFull)
-	decXPendingSummary           = decodeWith(rdXPendingSummary)
-	decZScanPage                 = decodeWith(rdZScanPage)
+	decACLUserNull              = decodeNullWith(rdACLUser)
+	decAofAck                   = decodeWith(rdAofAck)
+	decClientTrackingInfo       = decodeWith(rdClientTrackingInfo)
+	decClusterScanPage          = decodeWith(rdClusterScanPage)
+	decFunctionStats            = decodeWith(rdFunctionStats)
+	decHScanPage                = decodeWith(rdHScanPage)
+	decKeyElementNull           = decodeNullWith(rdKeyElement)
+	decKeyElementsNull          = decodeNullWith(rdKeyElements)
+	decKeyScoredMemberNull      = decodeNullWith(rdKeyScoredMember)
+	decKeyScoredMembersNull     = decodeNullWith(rdKeyScoredMembers)
+	decLCSIdx                   = decodeWith(rdLCSIdx)
+	decListACLLogEntry          = decodeWith(rdListACLLogEntry)
+	decListBool                 = decodeWith(rdListBool)
+	decListClusterLink          = decodeWith(rdListClusterLink)
+	decListClusterShard         = decodeWith(rdListClusterShard)
+	decListCommandLogEntry      = decodeWith(rdListCommandLogEntry)
+	decListDeadlineMillis       = decodeWith(rdListDeadlineMillis)
+	decListDeadlineSeconds      = decodeWith(rdListDeadlineSeconds)
+	decListFieldValue           = decodeWith(rdListFieldValue)
+	decListFloatNull            = decodeNullWith(rdListFloat)
+	decListFunctionLibrary      = decodeWith(rdListFunctionLibrary)
+	decListGeoLocation          = decodeWith(rdListGeoLocation)
+	decListHotkeysReportNull    = decodeNullWith(rdListHotkeysReport)
+	decListInt                  = decodeWith(rdListInt)
+	decListKeyFlags             = decodeWith(rdListKeyFlags)
+	decListLatencyEvent         = decodeWith(rdListLatencyEvent)
+	decListLatencySample        = decodeWith(rdListLatencySample)
+	decListListScoredMemberNull = decodeNullWith(rdListListScoredMember)
+	decListListStrNull          = decodeNullWith(rdListListStr)
+	decListMapStrReply          = decodeWith(rdListMapStrReply)
+	decListMemberAttributes     = decodeWith(rdListMemberAttributes)
+	decListModuleInfo           = decodeWith(rdListModuleInfo)
+	decListNullFloat            = decodeWith(rdListNullFloat)
+	decListNullInt              = decodeWith(rdListNullInt)
+	decListNullStr              = decodeWith(rdListNullStr)
+	decListPtrGeoPos            = decodeWith(rdListPtrGeoPos)
+	decListReply                = decodeWith(rdListReply)
+	decListScoredMember         = decodeWith(rdListScoredMember)
+	decListSlotStats            = decodeWith(rdListSlotStats)
+	decListSlowLogEntry         = decodeWith(rdListSlowLogEntry)
+	decListStr                  = decodeWith(rdListStr)
+	decListStrNull              = decodeNullWith(rdListStr)
+	decListStreamEntriesNull    = decodeNullWith(rdListStreamEntries)
+	decListStreamEntry          = decodeWith(rdListStreamEntry)
+	decListTTLMillis            = decodeWith(rdListTTLMillis)
+	decListTTLSeconds           = decodeWith(rdListTTLSeconds)
+	decListXInfoConsumer        = decodeWith(rdListXInfoConsumer)
+	decListXInfoGroup           = decodeWith(rdListXInfoGroup)
+	decListXPendingEntry        = decodeWith(rdListXPendingEntry)
+	decMapStrInt                = decodeWith(rdMapStrInt)
+	decMapStrLatencyHistogram   = decodeWith(rdMapStrLatencyHistogram)
+	decMapStrReply              = decodeWith(rdMapStrReply)
+	decMapStrStr                = decodeWith(rdMapStrStr)
+	decRankScoreNull            = decodeNullWith(rdRankScore)
+	decScanPage                 = decodeWith(rdScanPage)
+	decServerTime               = decodeWith(rdServerTime)
+	decVectorRawNull            = decodeNullWith(rdVectorRaw)
+	decVectorSetInfoNull        = decodeNullWith(rdVectorSetInfo)
+	decXAutoClaim               = decodeWith(rdXAutoClaim)
+	decXAutoClaimIDs            = decodeWith(rdXAutoClaimIDs)
+	decXInfoStream              = decodeWith(rdXInfoStream)
+	decXInfoStreamFull          = decodeWith(rdXInfoStreamFull)
+	decXPendingSummary          = decodeWith(rdXPendingSummary)
+	decZScanPage                = decodeWith(rdZScanPage)
 )
 
 func rdACLLogEntry(m resp.Msg, i int) (ACLLogEntry, int, error) {
@@ -334,14 +341,21 @@ func fieldsFunctionStats(r *record, v *FunctionStats) {
 }
 
 func rdGeoLocation(m resp.Msg, i int) (GeoLocation, int, error) {
-	return readTuple(m, i, fieldsGeoLocation)
+	return readLooseTuple(m, i, fieldsGeoLocation)
 }
 
 func fieldsGeoLocation(t *tuple) (v GeoLocation) {
 	v.Member = t.str()
-	v.Dist = t.float()
-	v.Hash = t.int()
-	v.Coord = field(t, rdGeoPos)
+	for t.n > 0 && t.err == nil {
+		switch t.kind() {
+		default:
+			v.Dist = t.float()
+		case kindInt:
+			v.Hash = t.int()
+		case kindAggregate:
+			v.Coord = field(t, rdGeoPos)
+		}
+	}
 	return
 }
 
@@ -564,6 +578,14 @@ func rdListCommandLogEntry(m resp.Msg, i int) ([]CommandLogEntry, int, error) {
 	return readList(m, i, rdCommandLogEntry)
 }
 
+func rdListDeadlineMillis(m resp.Msg, i int) ([]Null[time.Time], int, error) {
+	return readList(m, i, readDeadlineMillis)
+}
+
+func rdListDeadlineSeconds(m resp.Msg, i int) ([]Null[time.Time], int, error) {
+	return readList(m, i, readDeadlineSeconds)
+}
+
 func rdListFieldValue(m resp.Msg, i int) ([]FieldValue, int, error) {
 	return readTupleList(m, i, 2, fieldsFieldValue)
 }
@@ -597,7 +619,7 @@ func rdListInt(m resp.Msg, i int) ([]int64, int, error) {
 }
 
 func rdListKeyFlags(m resp.Msg, i int) ([]KeyFlags, int, error) {
-	return readList(m, i, rdKeyFlags)
+	return readPairList(m, i, fieldsKeyFlags)
 }
 
 func rdListLCSMatch(m resp.Msg, i int) ([]LCSMatch, int, error) {
@@ -661,7 +683,7 @@ func rdListSlotRange(m resp.Msg, i int) ([]SlotRange, int, error) {
 }
 
 func rdListSlotStats(m resp.Msg, i int) ([]SlotStats, int, error) {
-	return readList(m, i, rdSlotStats)
+	return readPairList(m, i, fieldsSlotStats)
 }
 
 func rdListSlowLogEntry(m resp.Msg, i int) ([]SlowLogEntry, int, error) {
@@ -672,8 +694,20 @@ func rdListStr(m resp.Msg, i int) ([]string, int, error) {
 	return readList(m, i, readStr)
 }
 
+func rdListStreamEntries(m resp.Msg, i int) ([]StreamEntries, int, error) {
+	return readPairList(m, i, fieldsStreamEntries)
+}
+
 func rdListStreamEntry(m resp.Msg, i int) ([]StreamEntry, int, error) {
-	return readList(m, i, rdStreamEntry)
+	return readPairList(m, i, fieldsStreamEntry)
+}
+
+func rdListTTLMillis(m resp.Msg, i int) ([]Null[time.Duration], int, error) {
+	return readList(m, i, readTTLMillis)
+}
+
+func rdListTTLSeconds(m resp.Msg, i int) ([]Null[time.Duration], int, error) {
+	return readList(m, i, readTTLSeconds)
 }
 
 func rdListXInfoConsumer(m resp.Msg, i int) ([]XInfoConsumer, int, error) {
@@ -722,10 +756,6 @@ func rdMapStrInt(m resp.Msg, i int) (map[string]int64, int, error) {
 
 func rdMapStrLatencyHistogram(m resp.Msg, i int) (map[string]LatencyHistogram, int, error) {
 	return readMap(m, i, readStr, rdLatencyHistogram)
-}
-
-func rdMapStrListStreamEntry(m resp.Msg, i int) (map[string][]StreamEntry, int, error) {
-	return readMap(m, i, readStr, rdListStreamEntry)
 }
 
 func rdMapStrReply(m resp.Msg, i int) (map[string]Reply, int, error) {
@@ -877,6 +907,16 @@ func fieldsSlowLogEntry(t *tuple) (v SlowLogEntry) {
 	v.Args = field(t, rdListStr)
 	v.Client = t.str()
 	v.ClientName = t.str()
+	return
+}
+
+func rdStreamEntries(m resp.Msg, i int) (StreamEntries, int, error) {
+	return readTuple(m, i, fieldsStreamEntries)
+}
+
+func fieldsStreamEntries(t *tuple) (v StreamEntries) {
+	v.Stream = t.str()
+	v.Entries = field(t, rdListStreamEntry)
 	return
 }
 

@@ -12,8 +12,8 @@ type ACLCatOptions struct {
 
 // ACLGenPassOptions are the optional arguments of ACLGenPass. The zero value sends none of them.
 type ACLGenPassOptions struct {
-	// Bits sends bits; nil sends nothing.
-	Bits *int64
+	// Bits sends bits; 0 sends nothing.
+	Bits int64
 }
 
 // ACLLogEntry is a reply: <count:int, reason:str, context:str, object:str, username:str, age-seconds:float, client-info:str, entry-id:int, timestamp-created:int, timestamp-last-updated:int>.
@@ -32,8 +32,8 @@ type ACLLogEntry struct {
 
 // ACLLogOptions are the optional arguments of ACLLog. The zero value sends none of them.
 type ACLLogOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // ACLSelector is a reply: <commands:str, keys:str, channels:str>.
@@ -83,22 +83,28 @@ type AofAck struct {
 
 // BLMPopOptions are the optional arguments of BLMPop. The zero value sends none of them.
 type BLMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // BZMPopOptions are the optional arguments of BZMPop. The zero value sends none of them.
 type BZMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
+
+// BgSaveOperation is one of the tokens SCHEDULE, CANCEL.
+type BgSaveOperation string
+
+const (
+	BgSaveOperationSchedule BgSaveOperation = "SCHEDULE"
+	BgSaveOperationCancel   BgSaveOperation = "CANCEL"
+)
 
 // BgSaveOptions are the optional arguments of BgSave. The zero value sends none of them.
 type BgSaveOptions struct {
-	// Schedule sends SCHEDULE. Since 3.2.2.
-	Schedule bool
-	// Cancel sends CANCEL. Since 8.1.0.
-	Cancel bool
+	// Operation sends SCHEDULE|CANCEL; the zero value sends nothing.
+	Operation BgSaveOperation
 }
 
 // BitCountOptions are the optional arguments of BitCount. The zero value sends none of them.
@@ -140,19 +146,32 @@ func (v BitFieldIncrBy) args(x *cmd) {
 type BitFieldOp struct {
 	// Get sends GET encoding offset; nil sends nothing.
 	Get *BitFieldGet
-	// Write sends [OVERFLOW WRAP|SAT|FAIL] SET encoding offset value|INCRBY encoding offset increment; nil
-	// sends nothing.
-	Write *BitFieldWrite
+	// Overflow sends OVERFLOW WRAP|SAT|FAIL; the zero value sends nothing.
+	Overflow BitFieldOverflow
+	// Set sends SET encoding offset value; nil sends nothing.
+	Set *BitFieldSet
+	// IncrBy sends INCRBY encoding offset increment; nil sends nothing.
+	IncrBy *BitFieldIncrBy
 }
 
 func (v BitFieldOp) args(x *cmd, required bool) {
-	oneOf(x, "operation", required, "GET, write", v.Get != nil, v.Write != nil)
+	oneOf(x, "operation", required, "GET, write", v.Get != nil, v.Overflow != "" || v.Set != nil || v.IncrBy != nil)
 	if v.Get != nil {
 		x.arg("GET")
 		v.Get.args(x)
 	}
-	if v.Write != nil {
-		v.Write.args(x)
+	if v.Overflow != "" {
+		x.arg("OVERFLOW")
+		x.arg(string(v.Overflow))
+	}
+	oneOf(x, "write-operation", false, "SET, INCRBY", v.Set != nil, v.IncrBy != nil)
+	if v.Set != nil {
+		x.arg("SET")
+		v.Set.args(x)
+	}
+	if v.IncrBy != nil {
+		x.arg("INCRBY")
+		v.IncrBy.args(x)
 	}
 }
 
@@ -187,42 +206,6 @@ func (v BitFieldSet) args(x *cmd) {
 	x.argInt(v.Value)
 }
 
-// BitFieldWrite is the argument [OVERFLOW WRAP|SAT|FAIL] SET encoding offset value|INCRBY encoding offset increment (used by BitField).
-type BitFieldWrite struct {
-	// Overflow sends OVERFLOW WRAP|SAT|FAIL; the zero value sends nothing.
-	Overflow BitFieldOverflow
-	// WriteOperation sends SET encoding offset value|INCRBY encoding offset increment.
-	WriteOperation BitFieldWriteOp
-}
-
-func (v BitFieldWrite) args(x *cmd) {
-	if v.Overflow != "" {
-		x.arg("OVERFLOW")
-		x.arg(string(v.Overflow))
-	}
-	v.WriteOperation.args(x, true)
-}
-
-// BitFieldWriteOp is the argument SET encoding offset value|INCRBY encoding offset increment (used by BitField): set exactly one field.
-type BitFieldWriteOp struct {
-	// Set sends SET encoding offset value; nil sends nothing.
-	Set *BitFieldSet
-	// IncrBy sends INCRBY encoding offset increment; nil sends nothing.
-	IncrBy *BitFieldIncrBy
-}
-
-func (v BitFieldWriteOp) args(x *cmd, required bool) {
-	oneOf(x, "write-operation", required, "SET, INCRBY", v.Set != nil, v.IncrBy != nil)
-	if v.Set != nil {
-		x.arg("SET")
-		v.Set.args(x)
-	}
-	if v.IncrBy != nil {
-		x.arg("INCRBY")
-		v.IncrBy.args(x)
-	}
-}
-
 // BitOpOperation is one of the tokens AND, OR, XOR, NOT, DIFF, DIFF1, ANDOR, ONE.
 type BitOpOperation string
 
@@ -247,37 +230,31 @@ type BitPosOptions struct {
 type BitRange struct {
 	// Start sends start.
 	Start int64
-	// EndUnitBlock sends end [BYTE|BIT]; nil sends nothing.
-	EndUnitBlock *BitRangeEnd
+	// End sends end; nil sends nothing, and 0 is the first byte (or bit).
+	End *int64
+	// Unit sends BYTE|BIT; the zero value sends nothing. Since 7.0.0.
+	Unit BitUnit
 }
 
 func (v BitRange) args(x *cmd) {
 	x.argInt(v.Start)
-	if v.EndUnitBlock != nil {
-		v.EndUnitBlock.args(x)
+	if v.End != nil {
+		x.argInt(*v.End)
+		if v.Unit != "" {
+			x.arg(string(v.Unit))
+		}
+	} else if v.Unit != "" {
+		argFail(x, "end", "Unit needs End")
 	}
 }
 
-// BitRangeEnd is the argument end [BYTE|BIT] (used by BitCount).
-type BitRangeEnd struct {
-	// End sends end.
-	End int64
-	// Byte sends BYTE.
-	Byte bool
-	// Bit sends BIT.
-	Bit bool
-}
+// BitUnit is one of the tokens BYTE, BIT.
+type BitUnit string
 
-func (v BitRangeEnd) args(x *cmd) {
-	x.argInt(v.End)
-	oneOf(x, "unit", false, "BYTE, BIT", v.Byte, v.Bit)
-	if v.Byte {
-		x.arg("BYTE")
-	}
-	if v.Bit {
-		x.arg("BIT")
-	}
-}
+const (
+	BitUnitByte BitUnit = "BYTE"
+	BitUnitBit  BitUnit = "BIT"
+)
 
 // Cancel is the argument CANCEL ID task-id|ALL (used by ClusterMigration): set exactly one field.
 type Cancel struct {
@@ -316,8 +293,8 @@ const (
 
 // ClientKillFilter is the argument ID client-id|TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|USER username|ADDR addr|LADDR laddr|SKIPME YES|NO|MAXAGE maxage|NAME name|IDLE idle|FLAGS flags|LIB-NAME lib-name|LIB-VER lib-ver|DB db|CAPA capa|IP ip|NOT-TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB|NOT-ID not-client-id ...|NOT-USER not-username|NOT-ADDR not-addr|NOT-LADDR not-laddr|NOT-NAME not-name|NOT-FLAGS not-flags|NOT-LIB-NAME not-lib-name|NOT-LIB-VER not-lib-ver|NOT-DB not-db|NOT-CAPA not-capa|NOT-IP not-ip ... (used by ClientKill): set exactly one field.
 type ClientKillFilter struct {
-	// ID sends ID client-id; nil sends nothing. Since 2.8.12.
-	ID *int64
+	// ID sends ID client-id; 0 sends nothing. Since 2.8.12.
+	ID int64
 	// Type sends TYPE NORMAL|MASTER|PRIMARY|SLAVE|REPLICA|PUBSUB; the zero value sends nothing. Since
 	// 2.8.12.
 	Type ClientKillClientType
@@ -329,20 +306,20 @@ type ClientKillFilter struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 7.4.0. Only on redis-8.0.2, redis-8.6.3,
+	// MaxAge sends MAXAGE maxage; 0 sends nothing. Since 7.4.0. Only on redis-8.0.2, redis-8.6.3,
 	// valkey-8.1.1, valkey-9.1.2.
-	MaxAge *int64
+	MaxAge int64
 	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Name string
-	// Idle sends IDLE idle; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
-	Idle *int64
+	// Idle sends IDLE idle; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle int64
 	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Flags string
 	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibName string
 	// LibVer sends LIB-VER lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibVer string
-	// DB sends DB db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// DB sends DB db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on valkey-9.1.2.
 	DB *int64
 	// Capa sends CAPA capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Capa string
@@ -367,7 +344,8 @@ type ClientKillFilter struct {
 	NotLibName string
 	// NotLibVer sends NOT-LIB-VER not-lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotLibVer string
-	// NotDB sends NOT-DB not-db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// NotDB sends NOT-DB not-db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on
+	// valkey-9.1.2.
 	NotDB *int64
 	// NotCapa sends NOT-CAPA not-capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotCapa string
@@ -376,10 +354,10 @@ type ClientKillFilter struct {
 }
 
 func (v ClientKillFilter) args(x *cmd, required bool) {
-	oneOf(x, "new-format", required, "ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE, NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, IP, NOT-TYPE, NOT-ID, NOT-USER, NOT-ADDR, NOT-LADDR, NOT-NAME, NOT-FLAGS, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP", v.ID != nil, v.Type != "", v.User != "", v.Addr != "", v.LAddr != "", v.SkipMe != nil, v.MaxAge != nil, v.Name != "", v.Idle != nil, v.Flags != "", v.LibName != "", v.LibVer != "", v.DB != nil, v.Capa != "", v.IP != "", v.NotType != "", len(v.NotID) > 0, v.NotUser != "", v.NotAddr != "", v.NotLAddr != "", v.NotName != "", v.NotFlags != "", v.NotLibName != "", v.NotLibVer != "", v.NotDB != nil, v.NotCapa != "", v.NotIP != "")
-	if v.ID != nil {
+	oneOf(x, "new-format", required, "ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE, NAME, IDLE, FLAGS, LIB-NAME, LIB-VER, DB, CAPA, IP, NOT-TYPE, NOT-ID, NOT-USER, NOT-ADDR, NOT-LADDR, NOT-NAME, NOT-FLAGS, NOT-LIB-NAME, NOT-LIB-VER, NOT-DB, NOT-CAPA, NOT-IP", v.ID != 0, v.Type != "", v.User != "", v.Addr != "", v.LAddr != "", v.SkipMe != nil, v.MaxAge != 0, v.Name != "", v.Idle != 0, v.Flags != "", v.LibName != "", v.LibVer != "", v.DB != nil, v.Capa != "", v.IP != "", v.NotType != "", len(v.NotID) > 0, v.NotUser != "", v.NotAddr != "", v.NotLAddr != "", v.NotName != "", v.NotFlags != "", v.NotLibName != "", v.NotLibVer != "", v.NotDB != nil, v.NotCapa != "", v.NotIP != "")
+	if v.ID != 0 {
 		x.arg("ID")
-		x.argInt(*v.ID)
+		x.argInt(v.ID)
 	}
 	if v.Type == "PRIMARY" {
 		x.needs("PRIMARY", serverValkey81|serverValkey91)
@@ -404,12 +382,12 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		x.arg("SKIPME")
 		argBoolToken(x, *v.SkipMe, "YES", "NO")
 	}
-	if v.MaxAge != nil {
+	if v.MaxAge != 0 {
 		x.needs("MAXAGE", serverRedis80|serverRedis86|serverValkey81|serverValkey91)
 	}
-	if v.MaxAge != nil {
+	if v.MaxAge != 0 {
 		x.arg("MAXAGE")
-		x.argInt(*v.MaxAge)
+		x.argInt(v.MaxAge)
 	}
 	if v.Name != "" {
 		x.needs("NAME", serverValkey91)
@@ -418,12 +396,12 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 		x.arg("NAME")
 		x.arg(v.Name)
 	}
-	if v.Idle != nil {
+	if v.Idle != 0 {
 		x.needs("IDLE", serverValkey91)
 	}
-	if v.Idle != nil {
+	if v.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(*v.Idle)
+		x.argInt(v.Idle)
 	}
 	if v.Flags != "" {
 		x.needs("FLAGS", serverValkey91)
@@ -597,19 +575,19 @@ type ClientListOptions struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
-	MaxAge *int64
+	// MaxAge sends MAXAGE maxage; 0 sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
+	MaxAge int64
 	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Name string
-	// Idle sends IDLE idle; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
-	Idle *int64
+	// Idle sends IDLE idle; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle int64
 	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Flags string
 	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibName string
 	// LibVer sends LIB-VER lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	LibVer string
-	// DB sends DB db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// DB sends DB db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on valkey-9.1.2.
 	DB *int64
 	// Capa sends CAPA capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Capa string
@@ -634,7 +612,8 @@ type ClientListOptions struct {
 	NotLibName string
 	// NotLibVer sends NOT-LIB-VER not-lib-ver; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotLibVer string
-	// NotDB sends NOT-DB not-db; nil sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	// NotDB sends NOT-DB not-db; nil sends nothing, and 0 is database 0. Since 9.0.0. Only on
+	// valkey-9.1.2.
 	NotDB *int64
 	// NotCapa sends NOT-CAPA not-capa; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	NotCapa string
@@ -642,12 +621,18 @@ type ClientListOptions struct {
 	NotIP string
 }
 
+// ClientPauseMode is one of the tokens WRITE, ALL.
+type ClientPauseMode string
+
+const (
+	ClientPauseModeWrite ClientPauseMode = "WRITE"
+	ClientPauseModeAll   ClientPauseMode = "ALL"
+)
+
 // ClientPauseOptions are the optional arguments of ClientPause. The zero value sends none of them.
 type ClientPauseOptions struct {
-	// Write sends WRITE.
-	Write bool
-	// All sends ALL.
-	All bool
+	// Mode sends WRITE|ALL; the zero value sends nothing. Since 6.2.0.
+	Mode ClientPauseMode
 }
 
 // ClientSetInfoAttr is the argument LIB-NAME libname|LIB-VER libver (used by ClientSetInfo): set exactly one field.
@@ -679,26 +664,20 @@ type ClientTrackingInfo struct {
 
 // ClientUnblockOptions are the optional arguments of ClientUnblock. The zero value sends none of them.
 type ClientUnblockOptions struct {
-	// Timeout sends TIMEOUT.
-	Timeout bool
-	// Error sends ERROR.
-	Error bool
+	// UnblockType sends TIMEOUT|ERROR; the zero value sends nothing.
+	UnblockType UnblockType
 }
 
 // ClusterFailoverOptions are the optional arguments of ClusterFailover. The zero value sends none of them.
 type ClusterFailoverOptions struct {
-	// Force sends FORCE.
-	Force bool
-	// Takeover sends TAKEOVER.
-	Takeover bool
+	// FailoverMode sends FORCE|TAKEOVER; the zero value sends nothing.
+	FailoverMode FailoverMode
 }
 
 // ClusterFlushSlotOptions are the optional arguments of ClusterFlushSlot. The zero value sends none of them.
 type ClusterFlushSlotOptions struct {
-	// Async sends ASYNC.
-	Async bool
-	// Sync sends SYNC.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
 
 // ClusterLink is a reply: <direction:str, node:str, create-time:int, events:str, send-buffer-allocated:int, send-buffer-used:int>.
@@ -713,8 +692,8 @@ type ClusterLink struct {
 
 // ClusterMeetOptions are the optional arguments of ClusterMeet. The zero value sends none of them.
 type ClusterMeetOptions struct {
-	// ClusterBusPort sends cluster-bus-port; nil sends nothing. Since 4.0.0.
-	ClusterBusPort *int64
+	// ClusterBusPort sends cluster-bus-port; 0 sends nothing. Since 4.0.0.
+	ClusterBusPort int64
 }
 
 // ClusterMigrationStatus is the argument STATUS ID task-id|ALL (used by ClusterMigration): set exactly one field.
@@ -770,21 +749,19 @@ func (v ClusterMigrationSubCommand) args(x *cmd, required bool) {
 
 // ClusterResetOptions are the optional arguments of ClusterReset. The zero value sends none of them.
 type ClusterResetOptions struct {
-	// Hard sends HARD.
-	Hard bool
-	// Soft sends SOFT.
-	Soft bool
+	// ResetType sends HARD|SOFT; the zero value sends nothing.
+	ResetType ResetType
 }
 
 // ClusterScanOptions are the optional arguments of ClusterScan. The zero value sends none of them.
 type ClusterScanOptions struct {
 	// Match sends MATCH match-pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 	// Type sends TYPE type; "" sends nothing.
 	Type string
-	// Slot sends SLOT slot; nil sends nothing.
+	// Slot sends SLOT slot; nil sends nothing, and 0 is slot 0.
 	Slot *int64
 }
 
@@ -796,8 +773,8 @@ type ClusterScanPage struct {
 
 // ClusterSetSlotOptions are the optional arguments of ClusterSetSlot. The zero value sends none of them.
 type ClusterSetSlotOptions struct {
-	// Timeout sends TIMEOUT timeout; nil sends nothing. Since 8.0.0. Only on valkey-8.1.1, valkey-9.1.2.
-	Timeout *int64
+	// Timeout sends TIMEOUT timeout; 0 sends nothing. Since 8.0.0. Only on valkey-8.1.1, valkey-9.1.2.
+	Timeout int64
 }
 
 // ClusterSetSlotSubCommand is the argument IMPORTING importing|MIGRATING migrating|NODE node|STABLE (used by ClusterSetSlot): set exactly one field.
@@ -944,6 +921,14 @@ const (
 	CommandLogGetTypeLargeReply   CommandLogGetType = "LARGE-REPLY"
 )
 
+// Comparison is one of the tokens GT, LT.
+type Comparison string
+
+const (
+	ComparisonGT Comparison = "GT"
+	ComparisonLT Comparison = "LT"
+)
+
 // Conf is the argument CONF option ... value ... (used by ClusterSyncSlots).
 type Conf struct {
 	// Option sends option ....
@@ -991,7 +976,7 @@ func (v Configs) args(x *cmd) {
 
 // CopyOptions are the optional arguments of Copy. The zero value sends none of them.
 type CopyOptions struct {
-	// DB sends DB destination-db; nil sends nothing.
+	// DB sends DB destination-db; nil sends nothing, and 0 is database 0.
 	DB *int64
 	// Replace sends REPLACE.
 	Replace bool
@@ -1009,29 +994,43 @@ type DelExOptions struct {
 	IfDNe string
 }
 
+// Existence is one of the tokens NX, XX.
+type Existence string
+
+const (
+	ExistenceNX Existence = "NX"
+	ExistenceXX Existence = "XX"
+)
+
 // ExpireAtOptions are the optional arguments of ExpireAt. The zero value sends none of them.
 type ExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
+
+// ExpireCondition is one of the tokens NX, XX, GT, LT.
+type ExpireCondition string
+
+const (
+	ExpireConditionNX ExpireCondition = "NX"
+	ExpireConditionXX ExpireCondition = "XX"
+	ExpireConditionGT ExpireCondition = "GT"
+	ExpireConditionLT ExpireCondition = "LT"
+)
 
 // ExpireOptions are the optional arguments of Expire. The zero value sends none of them.
 type ExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
+
+// FailoverMode is one of the tokens FORCE, TAKEOVER.
+type FailoverMode string
+
+const (
+	FailoverModeForce    FailoverMode = "FORCE"
+	FailoverModeTakeover FailoverMode = "TAKEOVER"
+)
 
 // FailoverOptions are the optional arguments of Failover. The zero value sends none of them.
 type FailoverOptions struct {
@@ -1039,8 +1038,8 @@ type FailoverOptions struct {
 	TO *FailoverTarget
 	// Abort sends ABORT.
 	Abort bool
-	// Timeout sends TIMEOUT milliseconds, in whole milliseconds; nil sends nothing.
-	Timeout *time.Duration
+	// Timeout sends TIMEOUT milliseconds, in whole milliseconds; 0 sends nothing.
+	Timeout time.Duration
 }
 
 // FailoverTarget is the argument TO host port [FORCE] (used by Failover).
@@ -1060,6 +1059,14 @@ func (v FailoverTarget) args(x *cmd) {
 		x.arg("FORCE")
 	}
 }
+
+// FieldExistence is one of the tokens FNX, FXX.
+type FieldExistence string
+
+const (
+	FieldExistenceFNX FieldExistence = "FNX"
+	FieldExistenceFXX FieldExistence = "FXX"
+)
 
 func (v FieldValue) args(x *cmd) {
 	x.arg(v.Field)
@@ -1104,19 +1111,23 @@ func (v FilterBy) set() bool {
 
 // FlushAllOptions are the optional arguments of FlushAll. The zero value sends none of them.
 type FlushAllOptions struct {
-	// Async sends ASYNC. Since 4.0.0.
-	Async bool
-	// Sync sends SYNC. Since 6.2.0.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
 
 // FlushDBOptions are the optional arguments of FlushDB. The zero value sends none of them.
 type FlushDBOptions struct {
-	// Async sends ASYNC. Since 4.0.0.
-	Async bool
-	// Sync sends SYNC. Since 6.2.0.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
+
+// FlushMode is one of the tokens ASYNC, SYNC.
+type FlushMode string
+
+const (
+	FlushModeAsync FlushMode = "ASYNC"
+	FlushModeSync  FlushMode = "SYNC"
+)
 
 // FunctionEngineStats is a reply: <libraries_count:int, functions_count:int>.
 type FunctionEngineStats struct {
@@ -1126,10 +1137,8 @@ type FunctionEngineStats struct {
 
 // FunctionFlushOptions are the optional arguments of FunctionFlush. The zero value sends none of them.
 type FunctionFlushOptions struct {
-	// Async sends ASYNC.
-	Async bool
-	// Sync sends SYNC.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing.
+	FlushType FlushMode
 }
 
 // FunctionInfo is a reply: <name:str, description:str?, flags:[str]>.
@@ -1163,13 +1172,18 @@ type FunctionLoadOptions struct {
 
 // FunctionRestoreOptions are the optional arguments of FunctionRestore. The zero value sends none of them.
 type FunctionRestoreOptions struct {
-	// Flush sends FLUSH.
-	Flush bool
-	// Append sends APPEND.
-	Append bool
-	// Replace sends REPLACE.
-	Replace bool
+	// Policy sends FLUSH|APPEND|REPLACE; the zero value sends nothing.
+	Policy FunctionRestorePolicy
 }
+
+// FunctionRestorePolicy is one of the tokens FLUSH, APPEND, REPLACE.
+type FunctionRestorePolicy string
+
+const (
+	FunctionRestorePolicyFlush   FunctionRestorePolicy = "FLUSH"
+	FunctionRestorePolicyAppend  FunctionRestorePolicy = "APPEND"
+	FunctionRestorePolicyReplace FunctionRestorePolicy = "REPLACE"
+)
 
 // FunctionStats is a reply: <running_script:RunningScript?, engines:{str:FunctionEngineStats}>.
 type FunctionStats struct {
@@ -1179,10 +1193,8 @@ type FunctionStats struct {
 
 // GeoAddOptions are the optional arguments of GeoAdd. The zero value sends none of them.
 type GeoAddOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
+	// Condition sends NX|XX; the zero value sends nothing. Since 6.2.0.
+	Condition Existence
 	// CH sends CH. Since 6.2.0.
 	CH bool
 }
@@ -1233,17 +1245,11 @@ func (v GeoCount) args(x *cmd) {
 
 // GeoDistOptions are the optional arguments of GeoDist. The zero value sends none of them.
 type GeoDistOptions struct {
-	// M sends M.
-	M bool
-	// KM sends KM.
-	KM bool
-	// FT sends FT.
-	FT bool
-	// MI sends MI.
-	MI bool
+	// Unit sends M|KM|FT|MI; the zero value sends nothing.
+	Unit Unit
 }
 
-// GeoLocation is a reply: (member:str, dist:float, hash:int, coord:GeoPos).
+// GeoLocation is a reply: (member:str, dist?:float, hash?:int, coord?:GeoPos).
 type GeoLocation struct {
 	Member string
 	Dist   float64
@@ -1273,44 +1279,92 @@ type GeoPos struct {
 	Latitude  float64
 }
 
-// GeoRadiusByMemberOptions are the optional arguments of GeoRadiusByMember and GeoRadiusByMemberLocations and GeoRadiusByMemberStore and GeoRadiusByMemberStoreDist. The zero value sends none of them.
+// GeoRadiusByMemberLocationsOptions are the optional arguments of GeoRadiusByMemberLocations. The zero value sends none of them.
+type GeoRadiusByMemberLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusByMemberOptions are the optional arguments of GeoRadiusByMember and GeoRadiusByMemberStore and GeoRadiusByMemberStoreDist. The zero value sends none of them.
 type GeoRadiusByMemberOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
-// GeoRadiusByMemberROOptions are the optional arguments of GeoRadiusByMemberRO and GeoRadiusByMemberROLocations. The zero value sends none of them.
+// GeoRadiusByMemberROLocationsOptions are the optional arguments of GeoRadiusByMemberROLocations. The zero value sends none of them.
+type GeoRadiusByMemberROLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusByMemberROOptions are the optional arguments of GeoRadiusByMemberRO. The zero value sends none of them.
 type GeoRadiusByMemberROOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
-// GeoRadiusOptions are the optional arguments of GeoRadius and GeoRadiusLocations and GeoRadiusStore and GeoRadiusStoreDist. The zero value sends none of them.
+// GeoRadiusLocationsOptions are the optional arguments of GeoRadiusLocations. The zero value sends none of them.
+type GeoRadiusLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusOptions are the optional arguments of GeoRadius and GeoRadiusStore and GeoRadiusStoreDist. The zero value sends none of them.
 type GeoRadiusOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
-// GeoRadiusROOptions are the optional arguments of GeoRadiusRO and GeoRadiusROLocations. The zero value sends none of them.
+// GeoRadiusROLocationsOptions are the optional arguments of GeoRadiusROLocations. The zero value sends none of them.
+type GeoRadiusROLocationsOptions struct {
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+}
+
+// GeoRadiusROOptions are the optional arguments of GeoRadiusRO. The zero value sends none of them.
 type GeoRadiusROOptions struct {
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 // GeoSearchBy is the argument BYRADIUS radius M|KM|FT|MI|BYBOX width height M|KM|FT|MI|BYPOLYGON num-vertices longitude latitude ... (used by GeoSearch, GeoSearchLocations, GeoSearchStore): set exactly one field.
@@ -1363,22 +1417,32 @@ func (v GeoSearchFrom) args(x *cmd, required bool) {
 	}
 }
 
-// GeoSearchOptions are the optional arguments of GeoSearch and GeoSearchLocations. The zero value sends none of them.
+// GeoSearchLocationsOptions are the optional arguments of GeoSearchLocations. The zero value sends none of them.
+type GeoSearchLocationsOptions struct {
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
+	// Count sends COUNT count [ANY]; nil sends nothing.
+	Count *GeoCount
+	// WithCoord sends WITHCOORD.
+	WithCoord bool
+	// WithDist sends WITHDIST.
+	WithDist bool
+	// WithHash sends WITHHASH.
+	WithHash bool
+}
+
+// GeoSearchOptions are the optional arguments of GeoSearch. The zero value sends none of them.
 type GeoSearchOptions struct {
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
 }
 
 // GeoSearchStoreOptions are the optional arguments of GeoSearchStore. The zero value sends none of them.
 type GeoSearchStoreOptions struct {
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Count sends COUNT count [ANY]; nil sends nothing.
 	Count *GeoCount
 	// StoreDist sends STOREDIST.
@@ -1387,10 +1451,10 @@ type GeoSearchStoreOptions struct {
 
 // GetExOptions are the optional arguments of GetEx. The zero value sends none of them.
 type GetExOptions struct {
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1402,34 +1466,22 @@ type GetExOptions struct {
 
 // HExpireAtOptions are the optional arguments of HExpireAt. The zero value sends none of them.
 type HExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HExpireOptions are the optional arguments of HExpire. The zero value sends none of them.
 type HExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HGetExOptions are the optional arguments of HGetEx. The zero value sends none of them.
 type HGetExOptions struct {
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1441,34 +1493,22 @@ type HGetExOptions struct {
 
 // HPExpireAtOptions are the optional arguments of HPExpireAt. The zero value sends none of them.
 type HPExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HPExpireOptions are the optional arguments of HPExpire. The zero value sends none of them.
 type HPExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing.
+	Condition ExpireCondition
 }
 
 // HScanOptions are the optional arguments of HScan and HScanNoValues. The zero value sends none of them.
 type HScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // HScanPage is a reply: (cursor:int, items:[FieldValue]).
@@ -1479,18 +1519,14 @@ type HScanPage struct {
 
 // HSetExOptions are the optional arguments of HSetEx. The zero value sends none of them.
 type HSetExOptions struct {
-	// NX sends NX. Only on valkey-9.1.2.
-	NX bool
-	// XX sends XX. Only on valkey-9.1.2.
-	XX bool
-	// FNX sends FNX.
-	FNX bool
-	// FXX sends FXX.
-	FXX bool
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// KeyCondition sends NX|XX; the zero value sends nothing. Only on valkey-9.1.2.
+	KeyCondition Existence
+	// Condition sends FNX|FXX; the zero value sends nothing.
+	Condition FieldExistence
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1498,19 +1534,6 @@ type HSetExOptions struct {
 	PXAT time.Time
 	// KeepTTL sends KEEPTTL.
 	KeepTTL bool
-}
-
-// HostPort is the argument host port (used by ReplicaOf).
-type HostPort struct {
-	// Host sends host.
-	Host string
-	// Port sends port.
-	Port int64
-}
-
-func (v HostPort) args(x *cmd) {
-	x.arg(v.Host)
-	x.argInt(v.Port)
 }
 
 // HotKey is a reply: (key:str, value:int).
@@ -1541,12 +1564,12 @@ type HotkeysStartOptions struct {
 	CPU bool
 	// Net sends NET.
 	Net bool
-	// Count sends COUNT k; nil sends nothing.
-	Count *int64
-	// Duration sends DURATION seconds, in whole seconds; nil sends nothing.
-	Duration *time.Duration
-	// Sample sends SAMPLE ratio; nil sends nothing.
-	Sample *int64
+	// Count sends COUNT k; 0 sends nothing.
+	Count int64
+	// Duration sends DURATION seconds, in whole seconds; 0 sends nothing.
+	Duration time.Duration
+	// Sample sends SAMPLE ratio; 0 sends nothing.
+	Sample int64
 	// Slots sends SLOTS count slot ...; nil sends nothing.
 	Slots *HotkeysStartSlots
 }
@@ -1567,51 +1590,15 @@ func (v HotkeysStartSlots) args(x *cmd) {
 	}
 }
 
-// IDMPAutoWithPid is the argument IDMPAUTO pid (used by XAdd, XAddNoMkStream).
-type IDMPAutoWithPid struct {
-	// Pid sends pid. Only on redis-8.6.3.
-	Pid string
-}
-
-func (v IDMPAutoWithPid) args(x *cmd) {
-	x.needs("IDMPAUTO", serverRedis86)
-	x.arg("IDMPAUTO")
-	x.arg(v.Pid)
-}
-
-// IDMPDuration is the argument IDMP-DURATION duration (used by XCfgSet).
-type IDMPDuration struct {
-	// Duration sends duration.
-	Duration int64
-}
-
-func (v IDMPDuration) args(x *cmd) {
-	x.arg("IDMP-DURATION")
-	x.argInt(v.Duration)
-}
-
-// IDMPMaxSize is the argument IDMP-MAXSIZE maxsize (used by XCfgSet).
-type IDMPMaxSize struct {
-	// MaxSize sends maxsize.
-	MaxSize int64
-}
-
-func (v IDMPMaxSize) args(x *cmd) {
-	x.arg("IDMP-MAXSIZE")
-	x.argInt(v.MaxSize)
-}
-
-// IDMPWithPidIid is the argument IDMP pid iid (used by XAdd, XAddNoMkStream).
-type IDMPWithPidIid struct {
+// IdempotentID is the argument IDMP pid iid (used by XAdd, XAddNoMkStream).
+type IdempotentID struct {
 	// Pid sends pid. Only on redis-8.6.3.
 	Pid string
 	// Iid sends iid. Only on redis-8.6.3.
 	Iid string
 }
 
-func (v IDMPWithPidIid) args(x *cmd) {
-	x.needs("IDMP", serverRedis86)
-	x.arg("IDMP")
+func (v IdempotentID) args(x *cmd) {
 	x.arg(v.Pid)
 	x.arg(v.Iid)
 }
@@ -1675,8 +1662,8 @@ type LCSMatch struct {
 
 // LCSOptions are the optional arguments of LCS and LCSLen and LCSIdx. The zero value sends none of them.
 type LCSOptions struct {
-	// MinMatchLen sends MINMATCHLEN min-match-len; nil sends nothing.
-	MinMatchLen *int64
+	// MinMatchLen sends MINMATCHLEN min-match-len; 0 sends nothing.
+	MinMatchLen int64
 	// WithMatchLen sends WITHMATCHLEN.
 	WithMatchLen bool
 }
@@ -1689,16 +1676,16 @@ type LCSRange struct {
 
 // LMPopOptions are the optional arguments of LMPop. The zero value sends none of them.
 type LMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // LPosOptions are the optional arguments of LPos and LPosCount. The zero value sends none of them.
 type LPosOptions struct {
-	// Rank sends RANK rank; nil sends nothing.
-	Rank *int64
-	// MaxLen sends MAXLEN len; nil sends nothing.
-	MaxLen *int64
+	// Rank sends RANK rank; 0 sends nothing.
+	Rank int64
+	// MaxLen sends MAXLEN len; 0 sends nothing.
+	MaxLen int64
 }
 
 // LatencyEvent is a reply: (event:str, timestamp:int, latest:int, max:int, sum:int, count:int).
@@ -1723,7 +1710,7 @@ type LatencySample struct {
 	Latency   int64
 }
 
-// Limit is the argument LIMIT offset count (used by Sort, SortStore, SortRO, ZRange, ZRangeWithScores, ZRangeByLex, ZRangeByScore, ZRangeByScoreWithScores, ZRangeStore, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores).
+// Limit is the argument LIMIT offset count (used by Sort, SortStore, SortRO, ZRange, ZRangeWithScores, ZRangeBy, ZRangeByWithScores, ZRangeByLex, ZRangeByScore, ZRangeByScoreWithScores, ZRangeStore, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores).
 type Limit struct {
 	// Offset sends offset.
 	Offset int64
@@ -1738,8 +1725,8 @@ func (v Limit) args(x *cmd) {
 
 // LolwutOptions are the optional arguments of Lolwut. The zero value sends none of them.
 type LolwutOptions struct {
-	// Version sends VERSION version; nil sends nothing.
-	Version *int64
+	// Version sends VERSION version; 0 sends nothing.
+	Version int64
 }
 
 // LonLat is the argument FROMLONLAT longitude latitude (used by GeoSearch).
@@ -1757,14 +1744,12 @@ func (v LonLat) args(x *cmd) {
 
 // MSetExOptions are the optional arguments of MSetEx. The zero value sends none of them.
 type MSetExOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// EX sends EX seconds, in whole seconds; nil sends nothing.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing.
-	PX *time.Duration
+	// Condition sends NX|XX; the zero value sends nothing.
+	Condition Existence
+	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
 	// PXAT sends PXAT unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
@@ -1782,7 +1767,7 @@ type MemberAttributes struct {
 
 // MemoryUsageOptions are the optional arguments of MemoryUsage. The zero value sends none of them.
 type MemoryUsageOptions struct {
-	// Samples sends SAMPLES count; nil sends nothing.
+	// Samples sends SAMPLES count; nil sends nothing, and 0 samples every element.
 	Samples *int64
 }
 
@@ -1822,7 +1807,6 @@ type MigrationGroup struct {
 }
 
 func (v MigrationGroup) args(x *cmd) {
-	x.arg("SLOTSRANGE")
 	needOne(x, "range", len(v.Range))
 	for _, e := range v.Range {
 		e.args(x)
@@ -1847,28 +1831,24 @@ type ModuleLoadExOptions struct {
 	Args []string
 }
 
+// Order is one of the tokens ASC, DESC.
+type Order string
+
+const (
+	OrderAsc  Order = "ASC"
+	OrderDesc Order = "DESC"
+)
+
 // PExpireAtOptions are the optional arguments of PExpireAt. The zero value sends none of them.
 type PExpireAtOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
 
 // PExpireOptions are the optional arguments of PExpire. The zero value sends none of them.
 type PExpireOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX|GT|LT; the zero value sends nothing. Since 7.0.0.
+	Condition ExpireCondition
 }
 
 // Polygon is the argument BYPOLYGON num-vertices longitude latitude ... (used by GeoSearch).
@@ -1906,6 +1886,15 @@ type PubSubShardChannelsOptions struct {
 	// Pattern sends pattern; "" sends nothing.
 	Pattern string
 }
+
+// QuantType is one of the tokens NOQUANT, BIN, Q8.
+type QuantType string
+
+const (
+	QuantTypeNoQuant QuantType = "NOQUANT"
+	QuantTypeBin     QuantType = "BIN"
+	QuantTypeQ8      QuantType = "Q8"
+)
 
 // Query is the argument ELE element|FP32 fp32|VALUES num value ... (used by VSim, VSimWithScores, VSimWithAttribs): set exactly one field.
 type Query struct {
@@ -1949,23 +1938,45 @@ func (v Reduce) args(x *cmd) {
 	x.argInt(v.Dim)
 }
 
+// RefPolicy is one of the tokens KEEPREF, DELREF, ACKED.
+type RefPolicy string
+
+const (
+	RefPolicyKeepRef RefPolicy = "KEEPREF"
+	RefPolicyDelRef  RefPolicy = "DELREF"
+	RefPolicyAcked   RefPolicy = "ACKED"
+)
+
 // ReplicaOfArgs is the argument host port|NO ONE (used by ReplicaOf, SlaveOf): set exactly one field.
 type ReplicaOfArgs struct {
-	// HostPort sends host port; nil sends nothing.
-	HostPort *HostPort
+	// Host sends host; "" sends nothing.
+	Host string
+	// Port sends port; 0 sends nothing.
+	Port int64
 	// NoOne sends NO ONE.
 	NoOne bool
 }
 
 func (v ReplicaOfArgs) args(x *cmd, required bool) {
-	oneOf(x, "args", required, "host-port, no-one", v.HostPort != nil, v.NoOne)
-	if v.HostPort != nil {
-		v.HostPort.args(x)
+	oneOf(x, "args", required, "host-port, no-one", v.Host != "" || v.Port != 0, v.NoOne)
+	if v.Host != "" {
+		x.arg(v.Host)
+		x.argInt(v.Port)
+	} else if v.Port != 0 {
+		argFail(x, "host", "Port needs Host")
 	}
 	if v.NoOne {
 		argTokens(x, "NO", "ONE")
 	}
 }
+
+// ResetType is one of the tokens HARD, SOFT.
+type ResetType string
+
+const (
+	ResetTypeHard ResetType = "HARD"
+	ResetTypeSoft ResetType = "SOFT"
+)
 
 // RestoreAskingOptions are the optional arguments of RestoreAsking. The zero value sends none of them.
 type RestoreAskingOptions struct {
@@ -1973,9 +1984,9 @@ type RestoreAskingOptions struct {
 	Replace bool
 	// AbsTTL sends ABSTTL. Since 5.0.0.
 	AbsTTL bool
-	// IdleTime sends IDLETIME seconds, in whole seconds; nil sends nothing. Since 5.0.0.
-	IdleTime *time.Duration
-	// Freq sends FREQ frequency; nil sends nothing. Since 5.0.0.
+	// IdleTime sends IDLETIME seconds, in whole seconds; 0 sends nothing. Since 5.0.0.
+	IdleTime time.Duration
+	// Freq sends FREQ frequency; nil sends nothing, and 0 sets the LFU counter to 0. Since 5.0.0.
 	Freq *int64
 }
 
@@ -1985,9 +1996,9 @@ type RestoreOptions struct {
 	Replace bool
 	// AbsTTL sends ABSTTL. Since 5.0.0.
 	AbsTTL bool
-	// IdleTime sends IDLETIME seconds, in whole seconds; nil sends nothing. Since 5.0.0.
-	IdleTime *time.Duration
-	// Freq sends FREQ frequency; nil sends nothing. Since 5.0.0.
+	// IdleTime sends IDLETIME seconds, in whole seconds; 0 sends nothing. Since 5.0.0.
+	IdleTime time.Duration
+	// Freq sends FREQ frequency; nil sends nothing, and 0 sets the LFU counter to 0. Since 5.0.0.
 	Freq *int64
 }
 
@@ -2000,24 +2011,32 @@ type RunningScript struct {
 
 // SInterCardOptions are the optional arguments of SInterCard. The zero value sends none of them.
 type SInterCardOptions struct {
-	// Limit sends LIMIT limit; nil sends nothing.
-	Limit *int64
+	// Limit sends LIMIT limit; 0 sends nothing.
+	Limit int64
 }
 
 // SScanOptions are the optional arguments of SScan. The zero value sends none of them.
 type SScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
+
+// SaveSelector is one of the tokens NOSAVE, SAVE.
+type SaveSelector string
+
+const (
+	SaveSelectorNoSave SaveSelector = "NOSAVE"
+	SaveSelectorSave   SaveSelector = "SAVE"
+)
 
 // ScanOptions are the optional arguments of Scan. The zero value sends none of them.
 type ScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 	// Type sends TYPE type; "" sends nothing. Since 6.0.0.
 	Type string
 }
@@ -2049,10 +2068,8 @@ func (v ScoredMember) args(x *cmd) {
 
 // ScriptFlushOptions are the optional arguments of ScriptFlush. The zero value sends none of them.
 type ScriptFlushOptions struct {
-	// Async sends ASYNC.
-	Async bool
-	// Sync sends SYNC.
-	Sync bool
+	// FlushType sends ASYNC|SYNC; the zero value sends nothing. Since 6.2.0.
+	FlushType FlushMode
 }
 
 // ServerTime is a reply: (seconds:int, microseconds:int).
@@ -2118,10 +2135,10 @@ func (v SetIfCondition) args(x *cmd, required bool) {
 
 // SetOptions are the optional arguments of Set and SetIf and SetGet. The zero value sends none of them.
 type SetOptions struct {
-	// EX sends EX seconds, in whole seconds; nil sends nothing. Since 2.6.12.
-	EX *time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; nil sends nothing. Since 2.6.12.
-	PX *time.Duration
+	// EX sends EX seconds, in whole seconds; 0 sends nothing. Since 2.6.12.
+	EX time.Duration
+	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing. Since 2.6.12.
+	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing. Since
 	// 6.2.0.
 	EXAT time.Time
@@ -2134,18 +2151,8 @@ type SetOptions struct {
 
 // ShutdownOptions are the optional arguments of Shutdown. The zero value sends none of them.
 type ShutdownOptions struct {
-	// SaveSelectorBlock sends [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER]; nil sends nothing.
-	SaveSelectorBlock *ShutdownSave
-	// Abort sends ABORT. Since 7.0.0.
-	Abort bool
-}
-
-// ShutdownSave is the argument [NOSAVE|SAVE] [NOW] [FORCE] [SAFE] [FAILOVER] (used by Shutdown).
-type ShutdownSave struct {
-	// NoSave sends NOSAVE.
-	NoSave bool
-	// Save sends SAVE.
-	Save bool
+	// SaveSelector sends NOSAVE|SAVE; the zero value sends nothing.
+	SaveSelector SaveSelector
 	// Now sends NOW. Since 7.0.0.
 	Now bool
 	// Force sends FORCE. Since 7.0.0.
@@ -2154,34 +2161,8 @@ type ShutdownSave struct {
 	Safe bool
 	// Failover sends FAILOVER. Since 9.0.0. Only on valkey-9.1.2.
 	Failover bool
-}
-
-func (v ShutdownSave) args(x *cmd) {
-	oneOf(x, "save-selector", false, "NOSAVE, SAVE", v.NoSave, v.Save)
-	if v.NoSave {
-		x.arg("NOSAVE")
-	}
-	if v.Save {
-		x.arg("SAVE")
-	}
-	if v.Now {
-		x.arg("NOW")
-	}
-	if v.Force {
-		x.arg("FORCE")
-	}
-	if v.Safe {
-		x.needs("SAFE", serverValkey91)
-	}
-	if v.Safe {
-		x.arg("SAFE")
-	}
-	if v.Failover {
-		x.needs("FAILOVER", serverValkey91)
-	}
-	if v.Failover {
-		x.arg("FAILOVER")
-	}
+	// Abort sends ABORT. Since 7.0.0.
+	Abort bool
 }
 
 // Side is one of the tokens LEFT, RIGHT.
@@ -2208,26 +2189,20 @@ type SlotStats struct {
 type SlotStatsOrderBy struct {
 	// Metric sends metric.
 	Metric string
-	// Limit sends LIMIT limit; nil sends nothing.
-	Limit *int64
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Limit sends LIMIT limit; 0 sends nothing.
+	Limit int64
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 }
 
 func (v SlotStatsOrderBy) args(x *cmd) {
 	x.arg(v.Metric)
-	if v.Limit != nil {
+	if v.Limit != 0 {
 		x.arg("LIMIT")
-		x.argInt(*v.Limit)
+		x.argInt(v.Limit)
 	}
-	oneOf(x, "order", false, "ASC, DESC", v.Asc, v.Desc)
-	if v.Asc {
-		x.arg("ASC")
-	}
-	if v.Desc {
-		x.arg("DESC")
+	if v.Order != "" {
+		x.arg(string(v.Order))
 	}
 }
 
@@ -2256,9 +2231,17 @@ type SlowLogEntry struct {
 
 // SlowLogGetOptions are the optional arguments of SlowLogGet. The zero value sends none of them.
 type SlowLogGetOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
+
+// SortBy is one of the tokens BYSCORE, BYLEX.
+type SortBy string
+
+const (
+	SortByByScore SortBy = "BYSCORE"
+	SortByByLex   SortBy = "BYLEX"
+)
 
 // SortOptions are the optional arguments of Sort and SortStore. The zero value sends none of them.
 type SortOptions struct {
@@ -2268,10 +2251,8 @@ type SortOptions struct {
 	Limit *Limit
 	// Get sends GET get-pattern ...; empty sends nothing.
 	Get []string
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Alpha sends ALPHA.
 	Alpha bool
 }
@@ -2284,12 +2265,16 @@ type SortROOptions struct {
 	Limit *Limit
 	// Get sends GET get-pattern ...; empty sends nothing.
 	Get []string
-	// Asc sends ASC.
-	Asc bool
-	// Desc sends DESC.
-	Desc bool
+	// Order sends ASC|DESC; the zero value sends nothing.
+	Order Order
 	// Alpha sends ALPHA.
 	Alpha bool
+}
+
+// StreamEntries is a reply: (stream:str, entries:[StreamEntry]).
+type StreamEntries struct {
+	Stream  string
+	Entries []StreamEntry
 }
 
 // StreamEntry is a reply: (id:str, fields:[FieldValue]?).
@@ -2324,7 +2309,8 @@ type Trim struct {
 	Approximately bool
 	// Threshold sends threshold.
 	Threshold string
-	// Limit sends LIMIT count; nil sends nothing. Since 6.2.0.
+	// Limit sends LIMIT count; nil sends nothing, and 0 trims without a limit on the entries evicted.
+	// Since 6.2.0.
 	Limit *int64
 }
 
@@ -2365,6 +2351,14 @@ const (
 	TrimStrategyMinID  TrimStrategy = "MINID"
 )
 
+// UnblockType is one of the tokens TIMEOUT, ERROR.
+type UnblockType string
+
+const (
+	UnblockTypeTimeout UnblockType = "TIMEOUT"
+	UnblockTypeError   UnblockType = "ERROR"
+)
+
 // Unit is one of the tokens M, KM, FT, MI.
 type Unit string
 
@@ -2381,38 +2375,34 @@ type VAddOptions struct {
 	Reduce *Reduce
 	// CAS sends CAS.
 	CAS bool
-	// NoQuant sends NOQUANT.
-	NoQuant bool
-	// Bin sends BIN.
-	Bin bool
-	// Q8 sends Q8.
-	Q8 bool
-	// EF sends EF build-exploration-factor; nil sends nothing.
-	EF *int64
+	// QuantType sends NOQUANT|BIN|Q8; the zero value sends nothing.
+	QuantType QuantType
+	// EF sends EF build-exploration-factor; 0 sends nothing.
+	EF int64
 	// SetAttr sends SETATTR attributes; "" sends nothing.
 	SetAttr string
-	// M sends M numlinks; nil sends nothing.
-	M *int64
+	// M sends M numlinks; 0 sends nothing.
+	M int64
 }
 
 // VRangeOptions are the optional arguments of VRange. The zero value sends none of them.
 type VRangeOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // VSimOptions are the optional arguments of VSim and VSimWithScores and VSimWithAttribs. The zero value sends none of them.
 type VSimOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
-	// Epsilon sends EPSILON max_distance; nil sends nothing.
-	Epsilon *float64
-	// EF sends EF search-exploration-factor; nil sends nothing.
-	EF *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
+	// Epsilon sends EPSILON max_distance; 0 sends nothing.
+	Epsilon float64
+	// EF sends EF search-exploration-factor; 0 sends nothing.
+	EF int64
 	// Filter sends FILTER expression; "" sends nothing.
 	Filter string
-	// FilterEF sends FILTER-EF max-filtering-effort; nil sends nothing.
-	FilterEF *int64
+	// FilterEF sends FILTER-EF max-filtering-effort; 0 sends nothing.
+	FilterEF int64
 	// Truth sends TRUTH.
 	Truth bool
 	// Nothread sends NOTHREAD.
@@ -2476,26 +2466,18 @@ type VectorSetInfo struct {
 
 // XAckDelOptions are the optional arguments of XAckDel. The zero value sends none of them.
 type XAckDelOptions struct {
-	// KeepRef sends KEEPREF.
-	KeepRef bool
-	// DelRef sends DELREF.
-	DelRef bool
-	// Acked sends ACKED.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing.
+	Condition RefPolicy
 }
 
 // XAddOptions are the optional arguments of XAdd and XAddNoMkStream. The zero value sends none of them.
 type XAddOptions struct {
-	// KeepRef sends KEEPREF. Only on redis-8.6.3.
-	KeepRef bool
-	// DelRef sends DELREF. Only on redis-8.6.3.
-	DelRef bool
-	// Acked sends ACKED. Only on redis-8.6.3.
-	Acked bool
-	// IDMPAutoWithPid sends IDMPAUTO pid; nil sends nothing. Only on redis-8.6.3.
-	IDMPAutoWithPid *IDMPAutoWithPid
-	// IDMPWithPidIid sends IDMP pid iid; nil sends nothing. Only on redis-8.6.3.
-	IDMPWithPidIid *IDMPWithPidIid
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing. Only on redis-8.6.3.
+	Condition RefPolicy
+	// IDMPAuto sends IDMPAUTO idmpauto-with-pid; "" sends nothing. Only on redis-8.6.3.
+	IDMPAuto string
+	// IDMP sends IDMP pid iid; nil sends nothing. Only on redis-8.6.3.
+	IDMP *IdempotentID
 	// Trim sends MAXLEN|MINID [=|~] threshold [LIMIT count]; nil sends nothing.
 	Trim *Trim
 }
@@ -2516,27 +2498,27 @@ type XAutoClaimIDs struct {
 
 // XAutoClaimOptions are the optional arguments of XAutoClaim and XAutoClaimJustID. The zero value sends none of them.
 type XAutoClaimOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // XCfgSetOptions are the optional arguments of XCfgSet. The zero value sends none of them.
 type XCfgSetOptions struct {
-	// IDMPDurationBlock sends IDMP-DURATION duration; nil sends nothing.
-	IDMPDurationBlock *IDMPDuration
-	// IDMPMaxSizeBlock sends IDMP-MAXSIZE maxsize; nil sends nothing.
-	IDMPMaxSizeBlock *IDMPMaxSize
+	// IDMPDuration sends IDMP-DURATION idmp-duration-block; 0 sends nothing.
+	IDMPDuration int64
+	// IDMPMaxSize sends IDMP-MAXSIZE idmp-maxsize-block; 0 sends nothing.
+	IDMPMaxSize int64
 }
 
 // XClaimOptions are the optional arguments of XClaim and XClaimJustID. The zero value sends none of them.
 type XClaimOptions struct {
-	// Idle sends IDLE ms, in whole milliseconds; nil sends nothing.
-	Idle *time.Duration
+	// Idle sends IDLE ms, in whole milliseconds; 0 sends nothing.
+	Idle time.Duration
 	// Time sends TIME unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
 	// nothing.
 	Time time.Time
-	// Retrycount sends RETRYCOUNT count; nil sends nothing.
-	Retrycount *int64
+	// RetryCount sends RETRYCOUNT count; nil sends nothing, and 0 resets the delivery count.
+	RetryCount *int64
 	// Force sends FORCE.
 	Force bool
 	// LastID sends LASTID lastid; "" sends nothing.
@@ -2545,25 +2527,23 @@ type XClaimOptions struct {
 
 // XDelExOptions are the optional arguments of XDelEx. The zero value sends none of them.
 type XDelExOptions struct {
-	// KeepRef sends KEEPREF.
-	KeepRef bool
-	// DelRef sends DELREF.
-	DelRef bool
-	// Acked sends ACKED.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing.
+	Condition RefPolicy
 }
 
 // XGroupCreateOptions are the optional arguments of XGroupCreate. The zero value sends none of them.
 type XGroupCreateOptions struct {
 	// MkStream sends MKSTREAM.
 	MkStream bool
-	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing.
+	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing, and 0 says the group has read no
+	// entries.
 	EntriesRead *int64
 }
 
 // XGroupSetIDOptions are the optional arguments of XGroupSetID. The zero value sends none of them.
 type XGroupSetIDOptions struct {
-	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing.
+	// EntriesRead sends ENTRIESREAD entriesread; nil sends nothing, and 0 says the group has read no
+	// entries.
 	EntriesRead *int64
 }
 
@@ -2649,7 +2629,7 @@ type XInfoStreamFull struct {
 
 // XInfoStreamFullOptions are the optional arguments of XInfoStreamFull. The zero value sends none of them.
 type XInfoStreamFullOptions struct {
-	// Count sends COUNT count; nil sends nothing.
+	// Count sends COUNT count; nil sends nothing, and 0 returns every entry.
 	Count *int64
 }
 
@@ -2669,8 +2649,8 @@ type XPendingEntry struct {
 
 // XPendingExtOptions are the optional arguments of XPendingExt. The zero value sends none of them.
 type XPendingExtOptions struct {
-	// Idle sends IDLE min-idle-time; nil sends nothing. Since 6.2.0.
-	Idle *int64
+	// Idle sends IDLE min-idle-time, in whole milliseconds; 0 sends nothing. Since 6.2.0.
+	Idle time.Duration
 	// Consumer sends consumer; "" sends nothing.
 	Consumer string
 }
@@ -2685,40 +2665,44 @@ type XPendingSummary struct {
 
 // XRangeOptions are the optional arguments of XRange. The zero value sends none of them.
 type XRangeOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // XReadGroupOptions are the optional arguments of XReadGroup. The zero value sends none of them.
 type XReadGroupOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
-	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing.
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
+	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
+	// time limit.
 	Block *time.Duration
-	// Claim sends CLAIM min-idle-time; nil sends nothing. Only on redis-8.6.3.
-	Claim *int64
+	// Claim sends CLAIM min-idle-time, in whole milliseconds; nil sends nothing, and 0 claims every
+	// pending entry, however briefly idle. Only on redis-8.6.3.
+	Claim *time.Duration
 	// NoAck sends NOACK.
 	NoAck bool
 }
 
 // XReadOptions are the optional arguments of XRead. The zero value sends none of them.
 type XReadOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
-	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing.
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
+	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
+	// time limit.
 	Block *time.Duration
 }
 
 // XRevRangeOptions are the optional arguments of XRevRange. The zero value sends none of them.
 type XRevRangeOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // XSetIDOptions are the optional arguments of XSetID. The zero value sends none of them.
 type XSetIDOptions struct {
-	// Entriesadded sends ENTRIESADDED entries-added; nil sends nothing. Since 7.0.0.
-	Entriesadded *int64
+	// EntriesAdded sends ENTRIESADDED entries-added; nil sends nothing, and 0 says no entry was ever
+	// added. Since 7.0.0.
+	EntriesAdded *int64
 	// MaxDeletedID sends MAXDELETEDID max-deleted-id; "" sends nothing. Since 7.0.0.
 	MaxDeletedID string
 }
@@ -2729,34 +2713,27 @@ type XTrimOptions struct {
 	Equal bool
 	// Approximately sends ~.
 	Approximately bool
-	// Limit sends LIMIT count; nil sends nothing. Since 6.2.0.
+	// Limit sends LIMIT count; nil sends nothing, and 0 trims without a limit on the entries evicted.
+	// Since 6.2.0.
 	Limit *int64
-	// KeepRef sends KEEPREF. Only on redis-8.6.3.
-	KeepRef bool
-	// DelRef sends DELREF. Only on redis-8.6.3.
-	DelRef bool
-	// Acked sends ACKED. Only on redis-8.6.3.
-	Acked bool
+	// Condition sends KEEPREF|DELREF|ACKED; the zero value sends nothing. Only on redis-8.6.3.
+	Condition RefPolicy
 }
 
 // ZAddOptions are the optional arguments of ZAdd and ZAddIncr. The zero value sends none of them.
 type ZAddOptions struct {
-	// NX sends NX.
-	NX bool
-	// XX sends XX.
-	XX bool
-	// GT sends GT.
-	GT bool
-	// LT sends LT.
-	LT bool
+	// Condition sends NX|XX; the zero value sends nothing. Since 3.0.2.
+	Condition Existence
+	// Comparison sends GT|LT; the zero value sends nothing. Since 6.2.0.
+	Comparison Comparison
 	// CH sends CH. Since 3.0.2.
 	CH bool
 }
 
 // ZInterCardOptions are the optional arguments of ZInterCard. The zero value sends none of them.
 type ZInterCardOptions struct {
-	// Limit sends LIMIT limit; nil sends nothing.
-	Limit *int64
+	// Limit sends LIMIT limit; 0 sends nothing.
+	Limit int64
 }
 
 // ZInterOptions are the optional arguments of ZInter and ZInterWithScores. The zero value sends none of them.
@@ -2777,20 +2754,20 @@ type ZInterStoreOptions struct {
 
 // ZMPopOptions are the optional arguments of ZMPop. The zero value sends none of them.
 type ZMPopOptions struct {
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // ZPopMaxOptions are the optional arguments of ZPopMax. The zero value sends none of them.
 type ZPopMaxOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // ZPopMinOptions are the optional arguments of ZPopMin. The zero value sends none of them.
 type ZPopMinOptions struct {
-	// Count sends count; nil sends nothing.
-	Count *int64
+	// Count sends count; 0 sends nothing.
+	Count int64
 }
 
 // ZRangeByLexOptions are the optional arguments of ZRangeByLex. The zero value sends none of them.
@@ -2805,12 +2782,8 @@ type ZRangeByScoreOptions struct {
 	Limit *Limit
 }
 
-// ZRangeOptions are the optional arguments of ZRange and ZRangeWithScores. The zero value sends none of them.
+// ZRangeOptions are the optional arguments of ZRange and ZRangeWithScores and ZRangeBy and ZRangeByWithScores. The zero value sends none of them.
 type ZRangeOptions struct {
-	// ByScore sends BYSCORE.
-	ByScore bool
-	// ByLex sends BYLEX.
-	ByLex bool
 	// Rev sends REV. Since 6.2.0.
 	Rev bool
 	// Limit sends LIMIT offset count; nil sends nothing. Since 6.2.0.
@@ -2819,10 +2792,8 @@ type ZRangeOptions struct {
 
 // ZRangeStoreOptions are the optional arguments of ZRangeStore. The zero value sends none of them.
 type ZRangeStoreOptions struct {
-	// ByScore sends BYSCORE.
-	ByScore bool
-	// ByLex sends BYLEX.
-	ByLex bool
+	// SortBy sends BYSCORE|BYLEX; the zero value sends nothing.
+	SortBy SortBy
 	// Rev sends REV.
 	Rev bool
 	// Limit sends LIMIT offset count; nil sends nothing.
@@ -2845,8 +2816,8 @@ type ZRevRangeByScoreOptions struct {
 type ZScanOptions struct {
 	// Match sends MATCH pattern; "" sends nothing.
 	Match string
-	// Count sends COUNT count; nil sends nothing.
-	Count *int64
+	// Count sends COUNT count; 0 sends nothing.
+	Count int64
 }
 
 // ZScanPage is a reply: (cursor:int, items:[ScoredMember]).

@@ -108,6 +108,7 @@ func mergeArguments(newer, older []Argument) []Argument {
 			continue
 		}
 		n, o := &out[i], older[j]
+		refining := n.Servers
 		n.Servers = append(slices.Clone(n.Servers), o.Servers...)
 		switch {
 		case len(n.Arguments) == 0:
@@ -115,8 +116,10 @@ func mergeArguments(newer, older []Argument) []Argument {
 		case len(o.Arguments) == 0:
 			// A plain argument refined into parts (BITOP's operation: a
 			// string in 7.0, a oneof of AND, OR, ... later): the older
-			// server accepted every part through it.
-			n.Arguments = addServers(n.Arguments, o.Servers)
+			// server accepted through it the parts that every server
+			// describing them has, not those that only some have, which
+			// came later (BITOP DIFF: Redis 8.2, not in 8.0).
+			n.Arguments = addServersWhereAll(n.Arguments, refining, o.Servers)
 		default:
 			n.Arguments = mergeArguments(n.Arguments, o.Arguments)
 			if o.Token != "" && !strings.EqualFold(o.Token, n.Token) {
@@ -262,6 +265,28 @@ func sharePart(a, b []Argument) bool {
 		}
 	}
 	return false
+}
+
+// addServersWhereAll adds servers to the arguments of args that every
+// server of all has, recursively.
+func addServersWhereAll(args []Argument, all, servers []string) []Argument {
+	for i := range args {
+		if !containsAll(args[i].Servers, all) {
+			continue
+		}
+		args[i].Servers = append(slices.Clone(args[i].Servers), servers...)
+		args[i].Arguments = addServersWhereAll(args[i].Arguments, all, servers)
+	}
+	return args
+}
+
+func containsAll(list, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(list, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // addServers adds servers to every argument of args, recursively.

@@ -129,6 +129,21 @@ func TestMergeRecognizesRenames(t *testing.T) {
 	}
 }
 
+func TestMergeRefinedArgumentKeepsNewerParts(t *testing.T) {
+	old := one("redis-7.0.15", Command{Name: "BITOP", Arguments: []Argument{str("operation")}})
+	mid := one("redis-8.0.2", Command{Name: "BITOP", Arguments: []Argument{
+		{Name: "operation", Type: "oneof", Arguments: []Argument{tok("and", "AND"), tok("or", "OR")}},
+	}})
+	newest := one("redis-8.6.3", Command{Name: "BITOP", Arguments: []Argument{
+		{Name: "operation", Type: "oneof", Arguments: []Argument{tok("and", "AND"), tok("or", "OR"), tok("diff", "DIFF")}},
+	}})
+	parts := Merge(old, mid, newest).Lookup("BITOP").Arguments[0].Arguments
+	assert.Equal(t, []string{"and", "or", "diff"}, argNames(parts))
+	assert.Nil(t, parts[0].Servers, "AND: every server")
+	assert.Equal(t, []string{"redis-8.6.3"}, parts[2].Servers,
+		"DIFF is newer than 8.0, which describes the parts without it, so 7.0's plain string did not take it")
+}
+
 func TestMergeDoesNotPairUnrelatedArguments(t *testing.T) {
 	old := one("valkey-8.1.1", Command{Name: "SHUTDOWN", Arguments: []Argument{
 		{Name: "abort-selector", Type: "oneof", Optional: true, Arguments: []Argument{

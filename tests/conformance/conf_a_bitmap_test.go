@@ -2,8 +2,12 @@ package conformance
 
 import (
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
 	"github.com/stretchr/testify/require"
 )
+
+// end is a BitRange's End.
+func end(n int64) *int64 { return &n }
 
 // Bitmap commands.
 func init() {
@@ -48,10 +52,10 @@ func init() {
 					want int64
 				}{
 					{nil, 26},
-					{&respire.BitRange{Start: 0, EndUnitBlock: &respire.BitRangeEnd{End: 0}}, 4},
-					{&respire.BitRange{Start: 1, EndUnitBlock: &respire.BitRangeEnd{End: 1}}, 6},
-					{&respire.BitRange{Start: 1, EndUnitBlock: &respire.BitRangeEnd{End: 1, Byte: true}}, 6},
-					{&respire.BitRange{Start: 5, EndUnitBlock: &respire.BitRangeEnd{End: 30, Bit: true}}, 17},
+					{&respire.BitRange{Start: 0, End: end(0)}, 4},
+					{&respire.BitRange{Start: 1, End: end(1)}, 6},
+					{&respire.BitRange{Start: 1, End: end(1), Unit: respire.BitUnitByte}, 6},
+					{&respire.BitRange{Start: 5, End: end(30), Unit: respire.BitUnitBit}, 17},
 				} {
 					var opts *respire.BitCountOptions
 					if c.r != nil {
@@ -79,9 +83,9 @@ func init() {
 					{nil, 8},
 					{&respire.BitRange{Start: 0}, 8},
 					{&respire.BitRange{Start: 2}, 16},
-					{&respire.BitRange{Start: 2, EndUnitBlock: &respire.BitRangeEnd{End: -1, Byte: true}}, 16},
-					{&respire.BitRange{Start: 7, EndUnitBlock: &respire.BitRangeEnd{End: 15, Bit: true}}, 8},
-					{&respire.BitRange{Start: 7, EndUnitBlock: &respire.BitRangeEnd{End: -1, Bit: true}}, 8},
+					{&respire.BitRange{Start: 2, End: end(-1), Unit: respire.BitUnitByte}, 16},
+					{&respire.BitRange{Start: 7, End: end(15), Unit: respire.BitUnitBit}, 8},
+					{&respire.BitRange{Start: 7, End: end(-1), Unit: respire.BitUnitBit}, 8},
 				} {
 					var opts *respire.BitPosOptions
 					if c.r != nil {
@@ -125,6 +129,21 @@ func init() {
 				require.Equal(e, "\xf0\x0f", v)
 				_, err = e.C.BitOp(e.Ctx, respire.BitOpOperationNot, d, a, b)
 				e.ServerError(err, "ERR") // NOT takes one key
+
+				// DIFF came with Redis 8.2: refused before sending where the
+				// server lacks it (Redis 7.0 and 8.0, Valkey).
+				e.Do("MSET", a, "\xff", b, "\x0f")
+				n, err = e.C.BitOp(e.Ctx, respire.BitOpOperationDiff, d, a, b)
+				switch e.Flavor {
+				case harness.Redis86:
+					require.NoError(e, err)
+					require.Equal(e, int64(1), n)
+					v, err = e.C.Get(e.Ctx, d)
+					require.NoError(e, err)
+					require.Equal(e, "\xf0", v)
+				default:
+					dUnsupportedArg(e, err, "BITOP", "DIFF")
+				}
 			},
 		},
 		Case{
@@ -133,12 +152,10 @@ func init() {
 			Run: func(e *Env) {
 				k := e.Key("bf")
 				set := func(enc string, off, val int64) respire.BitFieldOp {
-					return respire.BitFieldOp{Write: &respire.BitFieldWrite{WriteOperation: respire.BitFieldWriteOp{
-						Set: &respire.BitFieldSet{Encoding: enc, Offset: off, Value: val}}}}
+					return respire.BitFieldOp{Set: &respire.BitFieldSet{Encoding: enc, Offset: off, Value: val}}
 				}
 				incr := func(ov respire.BitFieldOverflow, enc string, off, by int64) respire.BitFieldOp {
-					return respire.BitFieldOp{Write: &respire.BitFieldWrite{Overflow: ov, WriteOperation: respire.BitFieldWriteOp{
-						IncrBy: &respire.BitFieldIncrBy{Encoding: enc, Offset: off, Increment: by}}}}
+					return respire.BitFieldOp{Overflow: ov, IncrBy: &respire.BitFieldIncrBy{Encoding: enc, Offset: off, Increment: by}}
 				}
 				get := func(enc string, off int64) respire.BitFieldOp {
 					return respire.BitFieldOp{Get: &respire.BitFieldGet{Encoding: enc, Offset: off}}

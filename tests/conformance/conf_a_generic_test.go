@@ -125,7 +125,7 @@ func init() {
 					caNil(e, err)
 				}
 
-				ok, err := e.C.Expire(e.Ctx, k, 100*time.Second, &respire.ExpireOptions{XX: true})
+				ok, err := e.C.Expire(e.Ctx, k, 100*time.Second, &respire.ExpireOptions{Condition: respire.ExpireConditionXX})
 				require.NoError(e, err)
 				require.False(e, ok, "XX on a key without expiry")
 				ok, err = e.C.Expire(e.Ctx, k, 100*time.Second, nil)
@@ -134,20 +134,20 @@ func init() {
 				ttl, err := e.C.TTL(e.Ctx, k)
 				require.NoError(e, err)
 				require.True(e, ttl > 90*time.Second && ttl <= 100*time.Second, "ttl %v", ttl)
-				ok, err = e.C.Expire(e.Ctx, k, 50*time.Second, &respire.ExpireOptions{GT: true})
+				ok, err = e.C.Expire(e.Ctx, k, 50*time.Second, &respire.ExpireOptions{Condition: respire.ExpireConditionGT})
 				require.NoError(e, err)
 				require.False(e, ok)
-				ok, err = e.C.Expire(e.Ctx, k, 200*time.Second, &respire.ExpireOptions{GT: true})
+				ok, err = e.C.Expire(e.Ctx, k, 200*time.Second, &respire.ExpireOptions{Condition: respire.ExpireConditionGT})
 				require.NoError(e, err)
 				require.True(e, ok)
-				ok, err = e.C.Expire(e.Ctx, k, 10*time.Second, &respire.ExpireOptions{NX: true})
+				ok, err = e.C.Expire(e.Ctx, k, 10*time.Second, &respire.ExpireOptions{Condition: respire.ExpireConditionNX})
 				require.NoError(e, err)
 				require.False(e, ok)
 				ok, err = e.C.Expire(e.Ctx, missing, 10*time.Second, nil)
 				require.NoError(e, err)
 				require.False(e, ok)
 
-				ok, err = e.C.PExpire(e.Ctx, k, 150*time.Second, &respire.PExpireOptions{LT: true})
+				ok, err = e.C.PExpire(e.Ctx, k, 150*time.Second, &respire.PExpireOptions{Condition: respire.ExpireConditionLT})
 				require.NoError(e, err)
 				require.True(e, ok)
 				pttl, err := e.C.PTTL(e.Ctx, k)
@@ -165,7 +165,7 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, at.Unix(), et.Unix())
 				require.Zero(e, et.Nanosecond(), "whole seconds")
-				ok, err = e.C.ExpireAt(e.Ctx, k, at.Add(-500*time.Second), &respire.ExpireAtOptions{GT: true})
+				ok, err = e.C.ExpireAt(e.Ctx, k, at.Add(-500*time.Second), &respire.ExpireAtOptions{Condition: respire.ExpireConditionGT})
 				require.NoError(e, err)
 				require.False(e, ok)
 				ok, err = e.C.ExpireAt(e.Ctx, missing, at, nil)
@@ -173,7 +173,7 @@ func init() {
 				require.False(e, ok)
 
 				at = time.Now().Add(2000 * time.Second)
-				ok, err = e.C.PExpireAt(e.Ctx, k, at, &respire.PExpireAtOptions{XX: true})
+				ok, err = e.C.PExpireAt(e.Ctx, k, at, &respire.PExpireAtOptions{Condition: respire.ExpireConditionXX})
 				require.NoError(e, err)
 				require.True(e, ok)
 				pet, err := e.C.PExpireTime(e.Ctx, k)
@@ -239,7 +239,7 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, at, pet.UnixMilli())
 
-				require.NoError(e, e.C.Restore(e.Ctx, e.Key("idle"), 0, payload, &respire.RestoreOptions{IdleTime: caPtr(1000 * time.Second)}))
+				require.NoError(e, e.C.Restore(e.Ctx, e.Key("idle"), 0, payload, &respire.RestoreOptions{IdleTime: 1000 * time.Second}))
 				idle, err := e.C.ObjectIdleTime(e.Ctx, e.Key("idle"))
 				require.NoError(e, err)
 				require.True(e, idle >= 1000 && idle < 1100, "idle %d", idle)
@@ -309,7 +309,7 @@ func init() {
 				got := map[string]bool{}
 				cursor, calls := int64(0), 0
 				for {
-					page, err := e.C.Scan(e.Ctx, cursor, &respire.ScanOptions{Match: e.Key("scan:*"), Count: caPtr(int64(10))})
+					page, err := e.C.Scan(e.Ctx, cursor, &respire.ScanOptions{Match: e.Key("scan:*"), Count: 10})
 					require.NoError(e, err)
 					for _, k := range page.Items {
 						got[k] = true

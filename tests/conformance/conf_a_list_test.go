@@ -118,15 +118,15 @@ func init() {
 					want int64
 				}{
 					{nil, 2},
-					{&respire.LPosOptions{Rank: caPtr(int64(2))}, 6},
-					{&respire.LPosOptions{Rank: caPtr(int64(-1))}, 7},
-					{&respire.LPosOptions{MaxLen: caPtr(int64(3))}, 2},
+					{&respire.LPosOptions{Rank: 2}, 6},
+					{&respire.LPosOptions{Rank: -1}, 7},
+					{&respire.LPosOptions{MaxLen: 3}, 2},
 				} {
 					n, err = e.C.LPos(e.Ctx, p, "c", c.opts)
 					require.NoError(e, err)
 					require.Equal(e, c.want, n, "%+v", c.opts)
 				}
-				_, err = e.C.LPos(e.Ctx, p, "c", &respire.LPosOptions{MaxLen: caPtr(int64(2))})
+				_, err = e.C.LPos(e.Ctx, p, "c", &respire.LPosOptions{MaxLen: 2})
 				caNil(e, err)
 				_, err = e.C.LPos(e.Ctx, p, "nope", nil)
 				caNil(e, err)
@@ -138,14 +138,16 @@ func init() {
 				ns, err = e.C.LPosCount(e.Ctx, p, "c", 0, nil)
 				require.NoError(e, err)
 				require.Equal(e, []int64{2, 6, 7}, ns)
-				ns, err = e.C.LPosCount(e.Ctx, p, "c", 0, &respire.LPosOptions{Rank: caPtr(int64(-1)), MaxLen: caPtr(int64(3))})
+				ns, err = e.C.LPosCount(e.Ctx, p, "c", 0, &respire.LPosOptions{Rank: -1, MaxLen: 3})
 				require.NoError(e, err)
 				require.Equal(e, []int64{7, 6}, ns)
 				ns, err = e.C.LPosCount(e.Ctx, p, "nope", 0, nil)
 				require.NoError(e, err)
 				require.Empty(e, ns)
-				_, err = e.C.LPos(e.Ctx, p, "c", &respire.LPosOptions{Rank: caPtr(int64(0))})
-				e.ServerError(err, "ERR")
+				// RANK 0 is refused by the server, so Rank's zero sends nothing.
+				n, err = e.C.LPos(e.Ctx, p, "c", &respire.LPosOptions{Rank: 0})
+				require.NoError(e, err)
+				require.Equal(e, int64(2), n)
 
 				e.Do("SET", e.Key("str"), "v")
 				_, err = e.C.LPush(e.Ctx, e.Key("str"), "x")
@@ -212,10 +214,10 @@ func init() {
 				ke, err := e.C.LMPop(e.Ctx, []string{missing, l2}, respire.SideLeft, nil)
 				require.NoError(e, err)
 				require.Equal(e, respire.KeyElements{Key: l2, Elements: []string{"1"}}, ke)
-				ke, err = e.C.LMPop(e.Ctx, []string{l2}, respire.SideRight, &respire.LMPopOptions{Count: caPtr(int64(2))})
+				ke, err = e.C.LMPop(e.Ctx, []string{l2}, respire.SideRight, &respire.LMPopOptions{Count: 2})
 				require.NoError(e, err)
 				require.Equal(e, respire.KeyElements{Key: l2, Elements: []string{"4", "3"}}, ke)
-				ke, err = e.C.LMPop(e.Ctx, []string{l2, dst}, respire.SideLeft, &respire.LMPopOptions{Count: caPtr(int64(10))})
+				ke, err = e.C.LMPop(e.Ctx, []string{l2, dst}, respire.SideLeft, &respire.LMPopOptions{Count: 10})
 				require.NoError(e, err)
 				require.Equal(e, respire.KeyElements{Key: l2, Elements: []string{"2"}}, ke)
 				_, err = e.C.LMPop(e.Ctx, []string{missing, l2}, respire.SideLeft, nil)
@@ -243,7 +245,7 @@ func init() {
 				got, err := e.C.LRange(e.Ctx, d, 0, -1)
 				require.NoError(e, err)
 				require.Equal(e, []string{"e", "b"}, got)
-				kes, err := e.C.BLMPop(e.Ctx, time.Second, []string{missing, l}, respire.SideLeft, &respire.BLMPopOptions{Count: caPtr(int64(5))})
+				kes, err := e.C.BLMPop(e.Ctx, time.Second, []string{missing, l}, respire.SideLeft, &respire.BLMPopOptions{Count: 5})
 				require.NoError(e, err)
 				require.Equal(e, respire.KeyElements{Key: l, Elements: []string{"c", "d"}}, kes)
 				kes, err = e.C.BLMPop(e.Ctx, time.Second, []string{d}, respire.SideRight, nil)

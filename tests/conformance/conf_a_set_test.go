@@ -109,7 +109,7 @@ func init() {
 				seen := map[string]bool{}
 				cursor, calls := int64(0), 0
 				for {
-					page, err := e.C.SScan(e.Ctx, big, cursor, &respire.SScanOptions{Count: caPtr(int64(50))})
+					page, err := e.C.SScan(e.Ctx, big, cursor, &respire.SScanOptions{Count: 50})
 					require.NoError(e, err)
 					for _, x := range page.Items {
 						seen[x] = true
@@ -122,7 +122,7 @@ func init() {
 				}
 				require.Equal(e, want, caSorted(caKeysOf(seen)))
 				require.Greater(e, calls, 1, "a set of 300 takes more than one page")
-				page, err := e.C.SScan(e.Ctx, big, 0, &respire.SScanOptions{Match: "m29*", Count: caPtr(int64(1000))})
+				page, err := e.C.SScan(e.Ctx, big, 0, &respire.SScanOptions{Match: "m29*", Count: 1000})
 				require.NoError(e, err)
 				require.Equal(e, int64(0), page.Cursor)
 				require.Equal(e, []string{"m290", "m291", "m292", "m293", "m294", "m295", "m296", "m297", "m298", "m299"}, caSorted(page.Items))
@@ -187,10 +187,10 @@ func init() {
 				n, err = e.C.SInterCard(e.Ctx, []string{a, b}, nil)
 				require.NoError(e, err)
 				require.Equal(e, int64(2), n)
-				n, err = e.C.SInterCard(e.Ctx, []string{a, b}, &respire.SInterCardOptions{Limit: caPtr(int64(1))})
+				n, err = e.C.SInterCard(e.Ctx, []string{a, b}, &respire.SInterCardOptions{Limit: 1})
 				require.NoError(e, err)
 				require.Equal(e, int64(1), n)
-				n, err = e.C.SInterCard(e.Ctx, []string{a, b, c}, &respire.SInterCardOptions{Limit: caPtr(int64(0))})
+				n, err = e.C.SInterCard(e.Ctx, []string{a, b, c}, &respire.SInterCardOptions{Limit: 0})
 				require.NoError(e, err)
 				require.Equal(e, int64(1), n)
 				n, err = e.C.SInterCard(e.Ctx, []string{a, missing}, nil)
@@ -230,10 +230,10 @@ func init() {
 				r, err := e.C.Sort(e.Ctx, l, nil)
 				require.NoError(e, err)
 				require.Equal(e, vals("1", "2", "3", "10"), r)
-				r, err = e.C.Sort(e.Ctx, l, &respire.SortOptions{Desc: true, Limit: &respire.Limit{Offset: 1, Count: 2}})
+				r, err = e.C.Sort(e.Ctx, l, &respire.SortOptions{Order: respire.OrderDesc, Limit: &respire.Limit{Offset: 1, Count: 2}})
 				require.NoError(e, err)
 				require.Equal(e, vals("3", "2"), r)
-				r, err = e.C.Sort(e.Ctx, l, &respire.SortOptions{Alpha: true, Asc: true})
+				r, err = e.C.Sort(e.Ctx, l, &respire.SortOptions{Alpha: true, Order: respire.OrderAsc})
 				require.NoError(e, err)
 				require.Equal(e, vals("1", "10", "2", "3"), r)
 
@@ -248,7 +248,7 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, vals("3", "1", "2", "10"), r)
 
-				n, err := e.C.SortStore(e.Ctx, l, dst, &respire.SortOptions{Desc: true})
+				n, err := e.C.SortStore(e.Ctx, l, dst, &respire.SortOptions{Order: respire.OrderDesc})
 				require.NoError(e, err)
 				require.Equal(e, int64(4), n)
 				got, err := e.C.LRange(e.Ctx, dst, 0, -1)
@@ -259,7 +259,7 @@ func init() {
 				r, err = e.C.SortRO(e.Ctx, e.Key("set"), &respire.SortROOptions{Alpha: true})
 				require.NoError(e, err)
 				require.Equal(e, vals("a", "b", "c"), r)
-				r, err = e.C.SortRO(e.Ctx, l, &respire.SortROOptions{Desc: true, Limit: &respire.Limit{Offset: 0, Count: 1}})
+				r, err = e.C.SortRO(e.Ctx, l, &respire.SortROOptions{Order: respire.OrderDesc, Limit: &respire.Limit{Offset: 0, Count: 1}})
 				require.NoError(e, err)
 				require.Equal(e, vals("10"), r)
 				r, err = e.C.SortRO(e.Ctx, e.Key("missing"), nil)

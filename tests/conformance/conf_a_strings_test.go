@@ -168,14 +168,14 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, respire.NoExpiry, ttl)
 
-				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{EX: caPtr(100 * time.Second)})
+				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{EX: 100 * time.Second})
 				require.NoError(e, err)
 				require.Equal(e, "val", s)
 				ttl, err = e.C.TTL(e.Ctx, g)
 				require.NoError(e, err)
 				require.True(e, ttl > 90*time.Second && ttl <= 100*time.Second, "ttl %v", ttl)
 
-				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{PX: caPtr(20 * time.Second)})
+				s, err = e.C.GetEx(e.Ctx, g, &respire.GetExOptions{PX: 20 * time.Second})
 				require.NoError(e, err)
 				require.Equal(e, "val", s)
 				pttl, err = e.C.PTTL(e.Ctx, g)
@@ -259,7 +259,7 @@ func init() {
 					Len: 6,
 				}, idx)
 
-				idx, err = e.C.LCSIdx(e.Ctx, a, b, &respire.LCSOptions{MinMatchLen: caPtr(int64(4)), WithMatchLen: true})
+				idx, err = e.C.LCSIdx(e.Ctx, a, b, &respire.LCSOptions{MinMatchLen: 4, WithMatchLen: true})
 				require.NoError(e, err)
 				require.Equal(e, respire.LCSIdx{
 					Matches: []respire.LCSMatch{

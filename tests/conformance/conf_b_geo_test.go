@@ -52,17 +52,17 @@ func init() {
 			n, err := e.C.GeoAdd(e.Ctx, k, []respire.GeoMember{
 				{Longitude: 13.5, Latitude: 38.2, Member: "Palermo"},
 				{Longitude: 14, Latitude: 37, Member: "Other"},
-			}, &respire.GeoAddOptions{NX: true, CH: true})
+			}, &respire.GeoAddOptions{Condition: respire.ExistenceNX, CH: true})
 			require.NoError(e, err)
 			require.Equal(e, int64(1), n)
 
 			d, err := e.C.GeoDist(e.Ctx, k, "Palermo", "Catania", nil)
 			require.NoError(e, err)
 			require.InDelta(e, 166274.1516, d, 0.01)
-			d, err = e.C.GeoDist(e.Ctx, k, "Palermo", "Catania", &respire.GeoDistOptions{KM: true})
+			d, err = e.C.GeoDist(e.Ctx, k, "Palermo", "Catania", &respire.GeoDistOptions{Unit: respire.UnitKM})
 			require.NoError(e, err)
 			require.InDelta(e, 166.2742, d, 0.001)
-			d, err = e.C.GeoDist(e.Ctx, k, "Palermo", "Catania", &respire.GeoDistOptions{MI: true})
+			d, err = e.C.GeoDist(e.Ctx, k, "Palermo", "Catania", &respire.GeoDistOptions{Unit: respire.UnitMI})
 			require.NoError(e, err)
 			require.InDelta(e, 103.3182, d, 0.001)
 			_, err = e.C.GeoDist(e.Ctx, k, "Palermo", "Nowhere", nil)
@@ -95,41 +95,41 @@ func init() {
 			k, dst := e.Key("g"), e.Key("dst")
 			addSicily(e, k)
 
-			m, err := e.C.GeoRadius(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusOptions{Asc: true})
+			m, err := e.C.GeoRadius(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusOptions{Order: respire.OrderAsc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania", "Palermo"}, m)
 			m, err = e.C.GeoRadius(e.Ctx, k, 15, 37, 100, respire.UnitKM, nil)
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania"}, m)
-			locs, err := e.C.GeoRadiusLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusOptions{Asc: true})
+			locs, err := e.C.GeoRadiusLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			checkSicilyLocations(e, locs)
-			n, err := e.C.GeoRadiusStore(e.Ctx, k, 15, 37, 200, respire.UnitKM, dst, &respire.GeoRadiusOptions{Count: &respire.GeoCount{Count: 1}, Asc: true})
+			n, err := e.C.GeoRadiusStore(e.Ctx, k, 15, 37, 200, respire.UnitKM, dst, &respire.GeoRadiusOptions{Count: &respire.GeoCount{Count: 1}, Order: respire.OrderAsc})
 			require.NoError(e, err)
 			require.Equal(e, int64(1), n)
-			ws, err := e.C.ZRangeWithScores(e.Ctx, dst, "0", "-1", nil)
+			ws, err := e.C.ZRangeWithScores(e.Ctx, dst, 0, -1, nil)
 			require.NoError(e, err)
 			require.Equal(e, []respire.ScoredMember{{Member: "Catania", Score: float64(cataniaHash)}}, ws)
-			n, err = e.C.GeoRadiusStoreDist(e.Ctx, k, 15, 37, 200, respire.UnitKM, dst, &respire.GeoRadiusOptions{Desc: true})
+			n, err = e.C.GeoRadiusStoreDist(e.Ctx, k, 15, 37, 200, respire.UnitKM, dst, &respire.GeoRadiusOptions{Order: respire.OrderDesc})
 			require.NoError(e, err)
 			require.Equal(e, int64(2), n)
-			ws, err = e.C.ZRangeWithScores(e.Ctx, dst, "0", "-1", nil)
+			ws, err = e.C.ZRangeWithScores(e.Ctx, dst, 0, -1, nil)
 			require.NoError(e, err)
 			require.Len(e, ws, 2)
 			require.Equal(e, "Catania", ws[0].Member)
 			require.InDelta(e, 56.4413, ws[0].Score, 0.001)
 
-			m, err = e.C.GeoRadiusRO(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROOptions{Desc: true})
+			m, err = e.C.GeoRadiusRO(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROOptions{Order: respire.OrderDesc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Palermo", "Catania"}, m)
-			locs, err = e.C.GeoRadiusROLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROOptions{Asc: true})
+			locs, err = e.C.GeoRadiusROLocations(e.Ctx, k, 15, 37, 200, respire.UnitKM, &respire.GeoRadiusROLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			checkSicilyLocations(e, locs)
 
-			m, err = e.C.GeoRadiusByMember(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberOptions{Asc: true})
+			m, err = e.C.GeoRadiusByMember(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberOptions{Order: respire.OrderAsc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Palermo", "Catania"}, m)
-			locs, err = e.C.GeoRadiusByMemberLocations(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberOptions{Asc: true})
+			locs, err = e.C.GeoRadiusByMemberLocations(e.Ctx, k, "Palermo", 200, respire.UnitKM, &respire.GeoRadiusByMemberLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			require.Len(e, locs, 2)
 			require.Equal(e, "Palermo", locs[0].Member)
@@ -151,7 +151,7 @@ func init() {
 			m, err = e.C.GeoRadiusByMemberRO(e.Ctx, k, "Catania", 10, respire.UnitKM, nil)
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania"}, m)
-			locs, err = e.C.GeoRadiusByMemberROLocations(e.Ctx, k, "Catania", 200, respire.UnitKM, &respire.GeoRadiusByMemberROOptions{Desc: true})
+			locs, err = e.C.GeoRadiusByMemberROLocations(e.Ctx, k, "Catania", 200, respire.UnitKM, &respire.GeoRadiusByMemberROLocationsOptions{Order: respire.OrderDesc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			require.Len(e, locs, 2)
 			require.Equal(e, "Palermo", locs[0].Member)
@@ -172,27 +172,48 @@ func init() {
 			e.Do("GEOADD", k, "12.758489", "38.788135", "edge1", "17.241510", "38.788135", "edge2")
 
 			from := respire.GeoSearchFrom{FromLonLat: &respire.LonLat{Longitude: 15, Latitude: 37}}
-			m, err := e.C.GeoSearch(e.Ctx, k, from, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Asc: true})
+			m, err := e.C.GeoSearch(e.Ctx, k, from, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Order: respire.OrderAsc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania", "Palermo"}, m)
-			m, err = e.C.GeoSearch(e.Ctx, k, from, respire.GeoSearchBy{ByBox: &respire.GeoBox{Width: 400, Height: 400, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Asc: true})
+			m, err = e.C.GeoSearch(e.Ctx, k, from, respire.GeoSearchBy{ByBox: &respire.GeoBox{Width: 400, Height: 400, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Order: respire.OrderAsc})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Catania", "Palermo", "edge2", "edge1"}, m)
-			m, err = e.C.GeoSearch(e.Ctx, k, respire.GeoSearchFrom{FromMember: "Palermo"}, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 500, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Asc: true, Count: &respire.GeoCount{Count: 2}})
+			m, err = e.C.GeoSearch(e.Ctx, k, respire.GeoSearchFrom{FromMember: "Palermo"}, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 500, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Order: respire.OrderAsc, Count: &respire.GeoCount{Count: 2}})
 			require.NoError(e, err)
 			require.Equal(e, []string{"Palermo", "edge1"}, m)
 
-			locs, err := e.C.GeoSearchLocations(e.Ctx, k, from, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}, &respire.GeoSearchOptions{Asc: true})
+			near := respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}
+			locs, err := e.C.GeoSearchLocations(e.Ctx, k, from, near, &respire.GeoSearchLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 			require.NoError(e, err)
 			checkSicilyLocations(e, locs)
+			// Each WITH* flag alone or with others: the parts not asked for
+			// stay zero.
+			all := locs[0]
+			for _, c := range []struct {
+				opts respire.GeoSearchLocationsOptions
+				want respire.GeoLocation
+			}{
+				{respire.GeoSearchLocationsOptions{}, respire.GeoLocation{Member: all.Member}},
+				{respire.GeoSearchLocationsOptions{WithDist: true}, respire.GeoLocation{Member: all.Member, Dist: all.Dist}},
+				{respire.GeoSearchLocationsOptions{WithHash: true}, respire.GeoLocation{Member: all.Member, Hash: all.Hash}},
+				{respire.GeoSearchLocationsOptions{WithCoord: true}, respire.GeoLocation{Member: all.Member, Coord: all.Coord}},
+				{respire.GeoSearchLocationsOptions{WithCoord: true, WithHash: true}, respire.GeoLocation{Member: all.Member, Hash: all.Hash, Coord: all.Coord}},
+				{respire.GeoSearchLocationsOptions{WithDist: true, WithCoord: true}, respire.GeoLocation{Member: all.Member, Dist: all.Dist, Coord: all.Coord}},
+			} {
+				c.opts.Order = respire.OrderAsc
+				locs, err = e.C.GeoSearchLocations(e.Ctx, k, from, near, &c.opts)
+				require.NoError(e, err)
+				require.Len(e, locs, 2)
+				require.Equal(e, c.want, locs[0], "%+v", c.opts)
+			}
 
-			n, err := e.C.GeoSearchStore(e.Ctx, dst, k, from, respire.GeoSearchBy{ByBox: &respire.GeoBox{Width: 400, Height: 400, Unit: respire.UnitKM}}, &respire.GeoSearchStoreOptions{Asc: true, Count: &respire.GeoCount{Count: 3, Any: true}})
+			n, err := e.C.GeoSearchStore(e.Ctx, dst, k, from, respire.GeoSearchBy{ByBox: &respire.GeoBox{Width: 400, Height: 400, Unit: respire.UnitKM}}, &respire.GeoSearchStoreOptions{Order: respire.OrderAsc, Count: &respire.GeoCount{Count: 3, Any: true}})
 			require.NoError(e, err)
 			require.Equal(e, int64(3), n)
 			n, err = e.C.GeoSearchStore(e.Ctx, dst, k, from, respire.GeoSearchBy{ByRadius: &respire.GeoCircle{Radius: 200, Unit: respire.UnitKM}}, &respire.GeoSearchStoreOptions{StoreDist: true})
 			require.NoError(e, err)
 			require.Equal(e, int64(2), n)
-			ws, err := e.C.ZRangeWithScores(e.Ctx, dst, "0", "-1", nil)
+			ws, err := e.C.ZRangeWithScores(e.Ctx, dst, 0, -1, nil)
 			require.NoError(e, err)
 			require.Len(e, ws, 2)
 			require.Equal(e, "Catania", ws[0].Member)

@@ -156,7 +156,7 @@ func init() {
 			require.Equal(e, want, got)
 
 			cnt := int64(10)
-			page, err = e.C.HScan(e.Ctx, k, 0, &respire.HScanOptions{Match: "b*", Count: &cnt})
+			page, err = e.C.HScan(e.Ctx, k, 0, &respire.HScanOptions{Match: "b*", Count: cnt})
 			require.NoError(e, err)
 			require.Equal(e, []respire.FieldValue{{Field: "b", Value: "2"}}, page.Items)
 

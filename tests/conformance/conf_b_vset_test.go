@@ -86,7 +86,7 @@ func init() {
 			byValues, err := e.C.VSim(e.Ctx, k, respire.Query{Values: &respire.Values{Value: []float64{0, 0.95, 0.05}}}, nil)
 			require.NoError(e, err)
 			require.Equal(e, sim, byValues)
-			sim, err = e.C.VSim(e.Ctx, k, respire.Query{Ele: "a"}, &respire.VSimOptions{Count: &two})
+			sim, err = e.C.VSim(e.Ctx, k, respire.Query{Ele: "a"}, &respire.VSimOptions{Count: two})
 			require.NoError(e, err)
 			require.Equal(e, []string{"a", "c"}, sim)
 

@@ -87,7 +87,7 @@ func init() {
 			p, err := e.C.ACLGenPass(e.Ctx, nil)
 			require.NoError(e, err)
 			require.Regexp(e, "^[0-9a-f]{64}$", p)
-			p, err = e.C.ACLGenPass(e.Ctx, &respire.ACLGenPassOptions{Bits: cInt(32)})
+			p, err = e.C.ACLGenPass(e.Ctx, &respire.ACLGenPassOptions{Bits: 32})
 			require.NoError(e, err)
 			require.Regexp(e, "^[0-9a-f]{8}$", p)
 
@@ -101,7 +101,7 @@ func init() {
 				bad.Close()
 			}
 			require.Error(e, err)
-			log, err := e.C.ACLLog(e.Ctx, &respire.ACLLogOptions{Count: cInt(10)})
+			log, err := e.C.ACLLog(e.Ctx, &respire.ACLLogOptions{Count: 10})
 			require.NoError(e, err)
 			require.NotEmpty(e, log)
 			ent := log[0]

@@ -106,7 +106,7 @@ func init() {
 			require.NotRegexp(e, ` flags=[A-Za-z]*e`, info)
 
 			// A short pause of writes; reads go on meanwhile.
-			require.NoError(e, e.C.ClientPause(e.Ctx, 50, &respire.ClientPauseOptions{Write: true}))
+			require.NoError(e, e.C.ClientPause(e.Ctx, 50, &respire.ClientPauseOptions{Mode: respire.ClientPauseModeWrite}))
 			defer e.Srv.Do(e.Ctx, "CLIENT", "UNPAUSE")
 			_, err = e.C.Ping(e.Ctx)
 			require.NoError(e, err)
@@ -135,7 +135,7 @@ func init() {
 			done := make(chan error, 1)
 			go func() { _, err := e.C.BLPop(e.Ctx, 20*time.Second, k); done <- err }()
 			id := cBlockedID(e)
-			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{Timeout: true})
+			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{UnblockType: respire.UnblockTypeTimeout})
 			require.NoError(e, err)
 			require.True(e, ok)
 			require.ErrorIs(e, <-done, respire.Nil)
@@ -143,7 +143,7 @@ func init() {
 			// Unblock with an error: BLPOP returns UNBLOCKED.
 			go func() { _, err := e.C.BLPop(e.Ctx, 20*time.Second, k); done <- err }()
 			id = cBlockedID(e)
-			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{Error: true})
+			ok, err = e.C.ClientUnblock(e.Ctx, id, &respire.ClientUnblockOptions{UnblockType: respire.UnblockTypeError})
 			require.NoError(e, err)
 			require.True(e, ok)
 			e.ServerError(<-done, "UNBLOCKED")
@@ -156,10 +156,10 @@ func init() {
 			defer c2.Close()
 			id2, err := c2.ClientID(ctx)
 			require.NoError(e, err)
-			n, err := e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: &id2})
+			n, err := e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: id2})
 			require.NoError(e, err)
 			require.Equal(e, int64(1), n)
-			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: &id2})
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{ID: id2})
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)
 			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{Type: respire.ClientKillClientTypePubSub},
@@ -168,7 +168,7 @@ func init() {
 			require.Equal(e, int64(0), n)
 			// MAXAGE came with Redis 7.4; on Redis 7.0 the client refuses
 			// it before anything is sent.
-			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: cInt(1_000_000)},
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: 1_000_000},
 				respire.ClientKillFilter{SkipMe: cBool(true)})
 			if e.Flavor == harness.Redis70 {
 				dUnsupportedArg(e, err, "CLIENT KILL", "MAXAGE")

@@ -191,7 +191,7 @@ func init() {
 			require.Contains(e, st[1].Stats, "key-count")
 
 			st, err = e.C.ClusterSlotStats(e.Ctx, respire.ClusterSlotStatsFilter{
-				Orderby: &respire.SlotStatsOrderBy{Metric: "key-count", Limit: cInt(3), Desc: true}})
+				Orderby: &respire.SlotStatsOrderBy{Metric: "key-count", Limit: 3, Order: respire.OrderDesc}})
 			require.NoError(e, err)
 			require.Len(e, st, 3)
 			require.GreaterOrEqual(e, st[0].Stats["key-count"], st[1].Stats["key-count"])
@@ -259,7 +259,7 @@ func init() {
 			}
 
 			// TAKEOVER: no agreement needed, A claims B's slots at once.
-			require.NoError(e, e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{Takeover: true}))
+			require.NoError(e, e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{FailoverMode: respire.FailoverModeTakeover}))
 			require.Eventually(e, func() bool {
 				nodes, err := e.C.ClusterNodes(e.Ctx)
 				return err == nil && strings.Contains(nodes, "myself,master")
@@ -318,7 +318,7 @@ func init() {
 
 			// MEET of an address where nothing listens: accepted; the
 			// node stays in handshake until the reset below.
-			require.NoError(e, e.C.ClusterMeet(e.Ctx, "127.0.0.1", 1, &respire.ClusterMeetOptions{ClusterBusPort: cInt(2)}))
+			require.NoError(e, e.C.ClusterMeet(e.Ctx, "127.0.0.1", 1, &respire.ClusterMeetOptions{ClusterBusPort: 2}))
 			nodes, err := e.C.ClusterNodes(e.Ctx)
 			require.NoError(e, err)
 			require.Contains(e, nodes, "127.0.0.1:1@2")
@@ -334,18 +334,18 @@ func init() {
 			err = e.C.ClusterFailover(e.Ctx, nil)
 			e.ServerError(err, "ERR")
 			require.Contains(e, err.Error(), "replica")
-			err = e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{Force: true})
+			err = e.C.ClusterFailover(e.Ctx, &respire.ClusterFailoverOptions{FailoverMode: respire.FailoverModeForce})
 			e.ServerError(err, "ERR")
 
 			require.NoError(e, e.C.ClusterSaveConfig(e.Ctx))
 			require.NoError(e, e.C.ClusterFlushSlots(e.Ctx))
 			require.Equal(e, "0", cInfoField(e, info(), "cluster_slots_assigned"))
 
-			require.NoError(e, e.C.ClusterReset(e.Ctx, &respire.ClusterResetOptions{Soft: true}))
+			require.NoError(e, e.C.ClusterReset(e.Ctx, &respire.ClusterResetOptions{ResetType: respire.ResetTypeSoft}))
 			id2, err := e.C.ClusterMyID(e.Ctx)
 			require.NoError(e, err)
 			require.Equal(e, id, id2)
-			require.NoError(e, e.C.ClusterReset(e.Ctx, &respire.ClusterResetOptions{Hard: true}))
+			require.NoError(e, e.C.ClusterReset(e.Ctx, &respire.ClusterResetOptions{ResetType: respire.ResetTypeHard}))
 			id3, err := e.C.ClusterMyID(e.Ctx)
 			require.NoError(e, err)
 			require.NotEqual(e, id, id3)

@@ -97,7 +97,7 @@ func init() {
 			err = e.C.ScriptKill(e.Ctx)
 			e.ServerError(err, "NOTBUSY")
 
-			require.NoError(e, e.C.ScriptFlush(e.Ctx, &respire.ScriptFlushOptions{Sync: true}))
+			require.NoError(e, e.C.ScriptFlush(e.Ctx, &respire.ScriptFlushOptions{FlushType: respire.FlushModeSync}))
 			ex, err = e.C.ScriptExists(e.Ctx, sha)
 			require.NoError(e, err)
 			require.Equal(e, []bool{false}, ex)
@@ -131,7 +131,7 @@ func init() {
 			"FUNCTION STATS", "FUNCTION DUMP", "FUNCTION DELETE", "FUNCTION RESTORE", "FUNCTION KILL",
 			"FUNCTION HELP"},
 		Run: func(e *Env) {
-			require.NoError(e, e.C.FunctionFlush(e.Ctx, &respire.FunctionFlushOptions{Sync: true}))
+			require.NoError(e, e.C.FunctionFlush(e.Ctx, &respire.FunctionFlushOptions{FlushType: respire.FlushModeSync}))
 			defer e.Srv.Do(e.Ctx, "FUNCTION", "FLUSH")
 			name, err := e.C.FunctionLoad(e.Ctx, cLib, nil)
 			require.NoError(e, err)
@@ -198,8 +198,8 @@ func init() {
 
 			require.NoError(e, e.C.FunctionRestore(e.Ctx, dump, nil))
 			e.ServerError(e.C.FunctionRestore(e.Ctx, dump, nil), "ERR") // the library exists
-			require.NoError(e, e.C.FunctionRestore(e.Ctx, dump, &respire.FunctionRestoreOptions{Replace: true}))
-			require.NoError(e, e.C.FunctionRestore(e.Ctx, dump, &respire.FunctionRestoreOptions{Flush: true}))
+			require.NoError(e, e.C.FunctionRestore(e.Ctx, dump, &respire.FunctionRestoreOptions{Policy: respire.FunctionRestorePolicyReplace}))
+			require.NoError(e, e.C.FunctionRestore(e.Ctx, dump, &respire.FunctionRestoreOptions{Policy: respire.FunctionRestorePolicyFlush}))
 			libs, err = e.C.FunctionList(e.Ctx, &respire.FunctionListOptions{WithCode: true})
 			require.NoError(e, err)
 			require.Len(e, libs, 1)

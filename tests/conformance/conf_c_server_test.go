@@ -71,7 +71,7 @@ func init() {
 			s, err = e.C.Lolwut(e.Ctx, nil)
 			require.NoError(e, err)
 			require.Contains(e, s, " ver. ")
-			s, err = e.C.Lolwut(e.Ctx, &respire.LolwutOptions{Version: cInt(5)})
+			s, err = e.C.Lolwut(e.Ctx, &respire.LolwutOptions{Version: 5})
 			require.NoError(e, err)
 			require.Contains(e, s, " ver. ")
 
@@ -107,7 +107,7 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, "Background saving started", s)
 			cWaitInfo(e, "persistence", "rdb_bgsave_in_progress", "0")
-			s, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Schedule: true})
+			s, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Operation: respire.BgSaveOperationSchedule})
 			require.NoError(e, err)
 			require.Equal(e, "Background saving started", s)
 			cWaitInfo(e, "persistence", "rdb_bgsave_in_progress", "0")
@@ -116,7 +116,7 @@ func init() {
 			require.GreaterOrEqual(e, last2, last)
 
 			// CANCEL came with Valkey 8.1 (nothing to cancel here).
-			_, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Cancel: true})
+			_, err = e.C.BgSave(e.Ctx, &respire.BgSaveOptions{Operation: respire.BgSaveOperationCancel})
 			e.ServerError(err, "ERR")
 			if dValkey(e) {
 				require.Contains(e, err.Error(), "not in progress")
@@ -186,7 +186,7 @@ func init() {
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, n, int64(2))
 
-			entries, err := e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: cInt(-1)})
+			entries, err := e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: -1})
 			require.NoError(e, err)
 			require.GreaterOrEqual(e, len(entries), int(n)) // SLOWLOG LEN is logged too
 			var found *respire.SlowLogEntry
@@ -203,7 +203,7 @@ func init() {
 			require.InDelta(e, time.Now().Unix(), found.Timestamp, 5)
 			require.GreaterOrEqual(e, found.ID, int64(0))
 
-			entries, err = e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: cInt(1)})
+			entries, err = e.C.SlowLogGet(e.Ctx, &respire.SlowLogGetOptions{Count: 1})
 			require.NoError(e, err)
 			require.Len(e, entries, 1)
 			entries, err = e.C.SlowLogGet(e.Ctx, nil)
@@ -418,7 +418,7 @@ func init() {
 			hostA, portA := cSplitAddr(e, e.Srv.Addr)
 			hostB, portB := cSplitAddr(e, b.Addr)
 			e.Do("SET", e.Key("k"), "v")
-			s, err := cb.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostA, Port: portA}})
+			s, err := cb.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{Host: hostA, Port: portA})
 			require.NoError(e, err)
 			require.Equal(e, "OK", s)
 			require.Eventually(e, func() bool {
@@ -447,7 +447,7 @@ func init() {
 			require.Equal(e, portB, p)
 
 			require.NoError(e, e.C.Failover(e.Ctx, &respire.FailoverOptions{
-				TO: &respire.FailoverTarget{Host: hostB, Port: portB}, Timeout: ptrDuration(10 * time.Second)}))
+				TO: &respire.FailoverTarget{Host: hostB, Port: portB}, Timeout: 10 * time.Second}))
 			// ROLE of a replica: slave, host, port, state, offset.
 			require.Eventually(e, func() bool {
 				role, err := e.C.Role(e.Ctx)
@@ -474,10 +474,10 @@ func init() {
 			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{NoOne: true})
 			require.NoError(e, err)
 			require.Equal(e, "OK", s)
-			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostB, Port: portB}})
+			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{Host: hostB, Port: portB})
 			require.NoError(e, err)
 			require.Equal(e, "OK", s)
-			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{HostPort: &respire.HostPort{Host: hostB, Port: portB}})
+			s, err = e.C.ReplicaOf(e.Ctx, respire.ReplicaOfArgs{Host: hostB, Port: portB})
 			require.NoError(e, err)
 			require.Contains(e, s, "OK Already connected")
 			s, err = e.C.SlaveOf(e.Ctx, respire.ReplicaOfArgs{NoOne: true})
@@ -494,7 +494,7 @@ func init() {
 			// SHUTDOWN NOSAVE: the server exits, the reply is the
 			// connection closing.
 			err := e.C.Shutdown(e.Ctx, &respire.ShutdownOptions{
-				SaveSelectorBlock: &respire.ShutdownSave{NoSave: true, Now: true}})
+				SaveSelector: respire.SaveSelectorNoSave, Now: true})
 			require.Error(e, err)
 			var se *respire.Error
 			require.False(e, errors.As(err, &se), "SHUTDOWN replied with a server error: %v", err)
@@ -528,9 +528,9 @@ func init() {
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)
 			e.Do("SET", k, "v")
-			require.NoError(e, e.C.FlushDB(e.Ctx, &respire.FlushDBOptions{Async: true}))
+			require.NoError(e, e.C.FlushDB(e.Ctx, &respire.FlushDBOptions{FlushType: respire.FlushModeAsync}))
 			e.Do("SET", k, "v")
-			require.NoError(e, e.C.FlushAll(e.Ctx, &respire.FlushAllOptions{Sync: true}))
+			require.NoError(e, e.C.FlushAll(e.Ctx, &respire.FlushAllOptions{FlushType: respire.FlushModeSync}))
 			n, err = e.C.DBSize(e.Ctx)
 			require.NoError(e, err)
 			require.Equal(e, int64(0), n)
@@ -538,8 +538,6 @@ func init() {
 		},
 	})
 }
-
-func ptrDuration(d time.Duration) *time.Duration { return &d }
 
 func cSplitAddr(e *Env, addr string) (string, int64) {
 	e.Helper()

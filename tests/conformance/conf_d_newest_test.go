@@ -95,13 +95,13 @@ func init() {
 			Run: func(e *Env) {
 				a, b := e.Key("a"), e.Key("b")
 				ex := 100 * time.Second
-				ok, err := e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "1"}, {Key: b, Value: "2"}}, &respire.MSetExOptions{EX: &ex})
+				ok, err := e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "1"}, {Key: b, Value: "2"}}, &respire.MSetExOptions{EX: ex})
 				require.NoError(e, err)
 				require.True(e, ok)
 				n, err := e.Do("TTL", b).Int64()
 				require.NoError(e, err)
 				require.InDelta(e, 100, n, 5)
-				ok, err = e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "3"}}, &respire.MSetExOptions{NX: true})
+				ok, err = e.C.MSetEx(e.Ctx, []respire.KeyValue{{Key: a, Value: "3"}}, &respire.MSetExOptions{Condition: respire.ExistenceNX})
 				require.NoError(e, err)
 				require.False(e, ok, "NX with an existing key sets nothing")
 			},
@@ -166,7 +166,7 @@ func init() {
 				require.NoError(e, err)
 				require.Equal(e, []string{"a", "b", "c"}, all)
 				n := int64(2)
-				some, err := e.C.VRange(e.Ctx, k, "(a", "+", &respire.VRangeOptions{Count: &n})
+				some, err := e.C.VRange(e.Ctx, k, "(a", "+", &respire.VRangeOptions{Count: n})
 				require.NoError(e, err)
 				require.Equal(e, []string{"b", "c"}, some)
 			},
@@ -188,16 +188,28 @@ func init() {
 				codes, err := e.C.XAckDel(e.Ctx, s, "g", []string{"1-1", "9-9"}, nil)
 				require.NoError(e, err)
 				require.Equal(e, []int64{1, -1}, codes)
-				codes, err = e.C.XDelEx(e.Ctx, s, []string{"2-1", "9-9"}, &respire.XDelExOptions{KeepRef: true})
+				codes, err = e.C.XDelEx(e.Ctx, s, []string{"2-1", "9-9"}, &respire.XDelExOptions{Condition: respire.RefPolicyKeepRef})
 				require.NoError(e, err)
 				require.Equal(e, []int64{1, -1}, codes)
 				require.NoError(e, e.C.XCfgSet(e.Ctx, s, &respire.XCfgSetOptions{
-					IDMPDurationBlock: &respire.IDMPDuration{Duration: 100},
-					IDMPMaxSizeBlock:  &respire.IDMPMaxSize{MaxSize: 10},
+					IDMPDuration: 100,
+					IDMPMaxSize:  10,
 				}))
 				require.NoError(e, e.C.XIDMPRecord(e.Ctx, s, "p", "i", "3-1"))
 				err = e.C.XIDMPRecord(e.Ctx, s, "p", "j", "9-9")
 				e.ServerError(err, "ERR")
+
+				// XREADGROUP CLAIM 0 (a pointer: 0 is a value) claims a pending
+				// entry however briefly idle; the streams come as a list.
+				e.Do("XREADGROUP", "GROUP", "g", "c", "STREAMS", s, ">")
+				var anyIdle time.Duration
+				rd, err := e.C.XReadGroup(e.Ctx, "g", "d", []string{s}, []string{">"}, &respire.XReadGroupOptions{Claim: &anyIdle})
+				require.NoError(e, err)
+				require.Len(e, rd, 1)
+				require.Equal(e, s, rd[0].Stream)
+				require.NotEmpty(e, rd[0].Entries)
+				require.Equal(e, "3-1", rd[0].Entries[0].ID)
+				require.Equal(e, fv("f", "v"), rd[0].Entries[0].Fields)
 			},
 		},
 		Case{

@@ -31,12 +31,16 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 			_, err := c.SetIf(ctx, "k", "v", respire.SetIfCondition{NX: true, XX: true}, nil)
 			return err
 		}()},
-		{"SET", "", c.Set(ctx, "k", "v", &respire.SetOptions{EX: &ex, KeepTTL: true})},
+		{"SET", "", c.Set(ctx, "k", "v", &respire.SetOptions{EX: ex, KeepTTL: true})},
 		{"DEL", "key", func() error { _, err := c.Del(ctx); return err }()},
 		{"EXPIRE", "seconds", func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }()},
 		{"INCRBYFLOAT", "increment", func() error { _, err := c.IncrByFloat(ctx, "k", math.NaN()); return err }()},
 		{"GEOSEARCH", "", func() error {
 			_, err := c.GeoSearch(ctx, "k", respire.GeoSearchFrom{}, respire.GeoSearchBy{}, nil)
+			return err
+		}()},
+		{"BITCOUNT", "end", func() error { // a unit needs the range's end
+			_, err := c.BitCount(ctx, "k", &respire.BitCountOptions{Range: &respire.BitRange{Start: 1, Unit: respire.BitUnitBit}})
 			return err
 		}()},
 	}
@@ -53,7 +57,7 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 	v, err := srv.Do(ctx, "INFO", "commandstats")
 	require.NoError(t, err)
 	stats := fmt.Sprint(v)
-	for _, name := range []string{"set", "del", "expire", "incrbyfloat", "geosearch"} {
+	for _, name := range []string{"set", "del", "expire", "incrbyfloat", "geosearch", "bitcount"} {
 		require.False(t, strings.Contains(stats, "cmdstat_"+name+":"), "%s reached the server:\n%s", name, stats)
 	}
 }

@@ -94,7 +94,7 @@ func TestCachedGeneratedTypedReads(t *testing.T) {
 		}
 		checks := []check{
 			{"zrange", func(t *testing.T) any {
-				v, err := cached.ZRangeWithScores(ctx, "ct:z", "0", "-1", nil)
+				v, err := cached.ZRangeWithScores(ctx, "ct:z", 0, -1, nil)
 				require.NoError(t, err)
 				require.Equal(t, []respire.ScoredMember{{Member: "x", Score: 1}, {Member: "y", Score: 2}}, v)
 				return v
@@ -124,7 +124,7 @@ func TestCachedGeneratedTypedReads(t *testing.T) {
 				return v
 			}, func(v any) { v.([]*respire.GeoPos)[0].Longitude = 0 }},
 			{"geosearch", func(t *testing.T) any {
-				v, err := cached.GeoSearchLocations(ctx, "ct:g", from, near, &respire.GeoSearchOptions{Asc: true})
+				v, err := cached.GeoSearchLocations(ctx, "ct:g", from, near, &respire.GeoSearchLocationsOptions{Order: respire.OrderAsc, WithCoord: true, WithDist: true, WithHash: true})
 				require.NoError(t, err)
 				require.Len(t, v, 2)
 				require.Equal(t, "palermo", v[0].Member)
@@ -166,7 +166,7 @@ func TestCachedGeneratedTypedReads(t *testing.T) {
 		_, err = other.Do(ctx, "ZADD", "ct:z", 3, "z")
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			v, err := cached.ZRangeWithScores(ctx, "ct:z", "0", "-1", nil)
+			v, err := cached.ZRangeWithScores(ctx, "ct:z", 0, -1, nil)
 			return err == nil && len(v) == 3
 		}, 5*time.Second, time.Millisecond)
 	})

@@ -428,7 +428,7 @@ func TestCacheServerTTL(t *testing.T) {
 		cached := c.Cached(time.Hour)
 		const ttl = 150 * time.Millisecond
 		pttl := ttl
-		require.NoError(t, c.Set(ctx, "ttl", "alive", &respire.SetOptions{PX: &pttl}))
+		require.NoError(t, c.Set(ctx, "ttl", "alive", &respire.SetOptions{PX: pttl}))
 		acked := time.Now()
 		var hits int
 		for {

@@ -74,7 +74,7 @@ func TestCodecStore(t *testing.T) {
 		// SetOptions pass through to every Set: with EX the key gets a
 		// time to live.
 		ex := time.Hour
-		users.SetOptions = &respire.SetOptions{EX: &ex}
+		users.SetOptions = &respire.SetOptions{EX: ex}
 		require.NoError(t, users.Set(ctx, c, "user:new", small))
 		ttl, err := c.TTL(ctx, "user:new")
 		require.NoError(t, err)

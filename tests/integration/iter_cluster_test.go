@@ -43,7 +43,7 @@ func TestClusterScanIterators(t *testing.T) {
 				want := writeScanKeys(t, ctx, c, p+"k", 1000)
 
 				count := int64(25)
-				got := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: &count}))
+				got := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: count}))
 				assert.Equal(t, len(want), len(got))
 				for k, n := range got {
 					assert.True(t, want[k], "unknown key %q", k)
@@ -71,11 +71,11 @@ func TestClusterScanIterators(t *testing.T) {
 						b.ZAdd(z, []respire.ScoredMember{{Member: "m" + js, Score: float64(j)}}, nil)
 					}
 					require.NoError(t, b.Exec(ctx))
-					fields := collectScan(t, c.HScanAll(ctx, h, &respire.HScanOptions{Count: &count}))
+					fields := collectScan(t, c.HScanAll(ctx, h, &respire.HScanOptions{Count: count}))
 					assert.Equal(t, 300, len(fields))
 					assert.Contains(t, fields, respire.FieldValue{Field: "f9", Value: "v9"})
-					assert.Len(t, collectScan(t, c.SScanAll(ctx, s, &respire.SScanOptions{Count: &count})), 300)
-					scored := collectScan(t, c.ZScanAll(ctx, z, &respire.ZScanOptions{Count: &count}))
+					assert.Len(t, collectScan(t, c.SScanAll(ctx, s, &respire.SScanOptions{Count: count})), 300)
+					scored := collectScan(t, c.ZScanAll(ctx, z, &respire.ZScanOptions{Count: count}))
 					assert.Equal(t, 300, len(scored))
 					assert.Contains(t, scored, respire.ScoredMember{Member: "m9", Score: 9})
 				}
@@ -156,7 +156,7 @@ func TestClusterScanFailover(t *testing.T) {
 	awaitScanReplicated(t, ctx, hc)
 	first := hc.MasterOf(0) // the shard ScanAll starts with
 	count := int64(10)
-	opts := &respire.ScanOptions{Match: "cfail:*", Count: &count}
+	opts := &respire.ScanOptions{Match: "cfail:*", Count: count}
 
 	// A hash whose slot moves to another primary in the middle of its
 	// HSCAN: the scan starts again on the new owner, where the old cursor
@@ -178,7 +178,7 @@ func TestClusterScanFailover(t *testing.T) {
 	}
 	fields := make(map[string]int)
 	var early []string
-	for fv, err := range c.HScanAll(ctx, h, &respire.HScanOptions{Count: &count}) {
+	for fv, err := range c.HScanAll(ctx, h, &respire.HScanOptions{Count: count}) {
 		require.NoError(t, err)
 		fields[fv.Field]++
 		if len(fields) == 25 && early == nil {

@@ -46,7 +46,7 @@ func TestScanIterators(t *testing.T) {
 		require.NoError(t, b.Exec(ctx))
 
 		count := int64(50)
-		keys := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: &count}))
+		keys := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "k*", Count: count}))
 		assert.Equal(t, n, len(keys))
 		for i := range n {
 			assert.Contains(t, keys, p+"k"+strconv.Itoa(i))
@@ -55,7 +55,7 @@ func TestScanIterators(t *testing.T) {
 		hashes := collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Match: p + "*", Type: "hash"}))
 		assert.Equal(t, map[string]int{p + "h": 1}, hashes)
 
-		fields := collectScan(t, c.HScanAll(ctx, p+"h", &respire.HScanOptions{Count: &count}))
+		fields := collectScan(t, c.HScanAll(ctx, p+"h", &respire.HScanOptions{Count: count}))
 		assert.Equal(t, n, len(fields))
 		assert.Contains(t, fields, respire.FieldValue{Field: "f7", Value: "v7"})
 		members := collectScan(t, c.SScanAll(ctx, p+"s", &respire.SScanOptions{Match: "m1*"}))
@@ -70,7 +70,7 @@ func TestScanIterators(t *testing.T) {
 		require.NoError(t, err)
 		ten := int64(10)
 		seen := 0
-		for _, err := range c.ScanAll(ctx, &respire.ScanOptions{Count: &ten}) {
+		for _, err := range c.ScanAll(ctx, &respire.ScanOptions{Count: ten}) {
 			require.NoError(t, err)
 			if seen++; seen == 1 {
 				break
@@ -78,7 +78,7 @@ func TestScanIterators(t *testing.T) {
 		}
 		assert.Equal(t, 1, seen)
 		assert.Equal(t, int64(1), cmdCalls(t, srv, "scan"), "one page for one key")
-		collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Count: &ten}))
+		collectScan(t, c.ScanAll(ctx, &respire.ScanOptions{Count: ten}))
 		assert.Greater(t, cmdCalls(t, srv, "scan"), int64(50), "a whole scan takes many pages")
 
 		// An error ends the iteration as its last pair: HSCAN of a string.
