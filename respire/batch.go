@@ -21,6 +21,12 @@ import (
 //
 // A Batch is not safe for concurrent use, and is used once: Exec a second
 // time returns ErrBatchDone.
+//
+// The string results of a batch (values of up to 8 KiB) are copied into
+// shared chunks of up to 32 KiB, one allocation per chunk rather than per
+// value. As with a substring, a value kept keeps its chunk alive: holding
+// one value of a batch for long holds up to 32 KiB of that batch's values.
+// Copy it (strings.Clone) to keep it alone.
 type Batch struct {
 	c    *Client
 	cmds []*cmd
