@@ -21,6 +21,12 @@ import (
 //
 // A Batch is not safe for concurrent use, and is used once: Exec a second
 // time returns ErrBatchDone.
+//
+// The string results of a batch (values of up to 8 KiB) are copied into
+// shared chunks of up to 32 KiB, one allocation per chunk rather than per
+// value. As with a substring, a value kept keeps its chunk alive: holding
+// one value of a batch for long holds up to 32 KiB of that batch's values.
+// Copy it (strings.Clone) to keep it alone.
 type Batch struct {
 	c    *Client
 	cmds []*cmd
@@ -35,6 +41,8 @@ type Batch struct {
 	strs   []Future[string]
 	ints   []Future[int64]
 	leases []Future[*Lease]
+	// pack holds the string values of the replies (batch_values.go).
+	pack valuePack
 }
 
 // batchLists are the per-batch slices, pooled across batches.
@@ -76,25 +84,27 @@ func (b *Batch) recycleLists(cmds []*cmd, futs []settler) {
 func slabFuture[T any](b *Batch) *Future[T] {
 	switch s := any(&b.strs).(type) {
 	case *[]Future[T]:
-		return takeFuture(s)
+		return takeFuture(b, s)
 	}
 	switch s := any(&b.ints).(type) {
 	case *[]Future[T]:
-		return takeFuture(s)
+		return takeFuture(b, s)
 	}
 	switch s := any(&b.leases).(type) {
 	case *[]Future[T]:
-		return takeFuture(s)
+		return takeFuture(b, s)
 	}
 	return nil
 }
 
-// takeFuture carves a Future from *slab, starting a new slab (twice as
-// long, up to 256) when it is used up.
-func takeFuture[T any](slab *[]Future[T]) *Future[T] {
+// takeFuture carves a Future from *slab, starting a new slab when it is
+// used up: as long as the batch so far (8 at least, 256 at most), so that
+// the slabs of a batch of 16, 32, 64 ... futures of one type add up to
+// exactly that many.
+func takeFuture[T any](b *Batch, slab *[]Future[T]) *Future[T] {
 	s := *slab
 	if len(s) == cap(s) {
-		s = make([]Future[T], 0, min(max(2*cap(s), 8), 256))
+		s = make([]Future[T], 0, min(max(len(b.cmds), 8), 256))
 	}
 	s = s[:len(s)+1]
 	*slab = s
@@ -146,6 +156,9 @@ func (b *Batch) execNow(ctx context.Context) error {
 		return nil
 	}
 	if b.c.cl != nil {
+		for _, x := range cmds {
+			x.res.pack = nil // per-node parts are read concurrently
+		}
 		return b.execCluster(ctx, cmds, futs)
 	}
 	var err error
@@ -185,6 +198,10 @@ func queue[T any](b *Batch, x *cmd, dec decoder, pick func(*result) T) *Future[T
 		return f
 	}
 	x.dec = dec
+	if _, ok := any(f).(*Future[string]); ok {
+		x.res.pack = &b.pack
+		b.pack.left++
+	}
 	b.cmds = append(b.cmds, x)
 	b.futs = append(b.futs, f)
 	return f

@@ -228,9 +228,12 @@ func (c *conn) readLoop() {
 // answered (nil for a push), and false when the message broke the
 // connection.
 func (c *conn) dispatch(m resp.Msg) (*Request, bool) {
-	st := c.rd.Stats()
-	c.readCalls.Store(st.Reads)
-	c.readBytes.Store(st.Bytes)
+	if st := c.rd.Stats(); st.Reads != c.readCalls.Load() {
+		// Once per read, not per reply: a socket read holds many
+		// replies of a pipeline, and a store is a full barrier.
+		c.readCalls.Store(st.Reads)
+		c.readBytes.Store(st.Bytes)
+	}
 	if m[m.Value(0)].Type == resp.TypePush {
 		if c.cfg.Tracking != nil && c.cfg.Tracking.handlePush(m) {
 			return nil, true

@@ -35,6 +35,11 @@ type Measurement struct {
 	CtxSwPerOp float64 `json:"ctx_switches_per_op"`
 	AllocsOp   float64 `json:"allocs_per_op"`
 	BytesOp    float64 `json:"bytes_per_op"`
+	// GCsPerMop is the garbage collections per million operations: with
+	// the bytes allocated per operation it sets how much of the CPU the
+	// collector takes, and it falls as the process's live heap grows
+	// (see -heap).
+	GCsPerMop float64 `json:"gcs_per_mop"`
 	// SrvCmdsPerRead is total_commands_processed / total_reads_processed
 	// on the server over the run.
 	SrvCmdsPerRead float64 `json:"server_cmds_per_read"`
@@ -98,6 +103,7 @@ func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measure
 		CtxSwPerOp:     float64(u1.csw-u0.csw) / ops,
 		AllocsOp:       float64(ms1.Mallocs-ms0.Mallocs) / ops,
 		BytesOp:        float64(ms1.TotalAlloc-ms0.TotalAlloc) / ops,
+		GCsPerMop:      float64(ms1.NumGC-ms0.NumGC) / ops * 1e6,
 		SrvCmdsPerRead: server.CommandsPerRead(before, after),
 	}
 	if hasStats {

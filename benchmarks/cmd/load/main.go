@@ -48,8 +48,11 @@ func run() error {
 		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 		svgPath  = flag.String("svg", "load.svg", "write a chart of ops/s per shape and client here (empty: do not)")
 		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
+		heapMiB  = flag.Int("heap", 0, "MiB of live heap to hold while measuring, as an application's own data would (0: none)")
 	)
 	flag.Parse()
+	held := holdHeap(*heapMiB)
+	defer runtime.KeepAlive(held)
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err != nil {
@@ -72,6 +75,7 @@ func run() error {
 		Warmup:     warmup.String(),
 		Rounds:     *rounds,
 		Clients:    split(*clist),
+		HeapMiB:    *heapMiB,
 	}}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		rep.Meta.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")

@@ -33,6 +33,8 @@ type Meta struct {
 	Shapes         []string  `json:"shapes"`
 	RedisBenchmark string    `json:"redis_benchmark"`
 	LoadAverage    string    `json:"load_average,omitempty"`
+	// HeapMiB is the live heap the tool held besides the clients' (-heap).
+	HeapMiB int `json:"heap_mib,omitempty"`
 }
 
 // Cell holds the rounds of one client on one shape and their medians.
@@ -67,6 +69,7 @@ func (r *Report) summarize() {
 			CtxSwPerOp:             med(func(m Measurement) float64 { return m.CtxSwPerOp }),
 			AllocsOp:               med(func(m Measurement) float64 { return m.AllocsOp }),
 			BytesOp:                med(func(m Measurement) float64 { return m.BytesOp }),
+			GCsPerMop:              med(func(m Measurement) float64 { return m.GCsPerMop }),
 			SrvCmdsPerRead:         med(func(m Measurement) float64 { return m.SrvCmdsPerRead }),
 			ClientBytesPerRead:     med(func(m Measurement) float64 { return m.ClientBytesPerRead }),
 			ClientBytesPerSockRead: med(func(m Measurement) float64 { return m.ClientBytesPerSockRead }),
@@ -106,11 +109,14 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	if m.LoadAverage != "" {
 		fmt.Fprintf(w, " Load average at start: %s.", m.LoadAverage)
 	}
+	if m.HeapMiB > 0 {
+		fmt.Fprintf(w, " The tool held %d MiB of live heap (-heap).", m.HeapMiB)
+	}
 	fmt.Fprintf(w, "\nLatency is per command, per pipeline for pipe32. `×%s` is this client's ops/s divided by %s's.\n\n", baseline, baseline)
 	for _, shape := range m.Shapes {
 		fmt.Fprintf(w, "### %s\n\n", shape)
-		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | srv cmds/read | B/parse | B/sock read | cmds/write |\n", baseline)
-		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | GCs/Mop | srv cmds/read | B/parse | B/sock read | cmds/write |\n", baseline)
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		var base float64
 		for _, c := range r.Cells {
 			if c.Shape == shape && c.Client == baseline && c.Error == "" {
@@ -122,7 +128,7 @@ func (r *Report) writeMarkdown(w io.Writer) {
 				continue
 			}
 			if c.Error != "" {
-				fmt.Fprintf(w, "| %s | error: %s ||||||||||||\n", c.Client, strings.ReplaceAll(c.Error, "|", "/"))
+				fmt.Fprintf(w, "| %s | error: %s |||||||||||||\n", c.Client, strings.ReplaceAll(c.Error, "|", "/"))
 				continue
 			}
 			x := c.Median
@@ -131,8 +137,9 @@ func (r *Report) writeMarkdown(w io.Writer) {
 				ratio = fmt.Sprintf("%.2f", x.OpsPerSec/base)
 			}
 			allocs, bytes, bpr := fmt.Sprintf("%.2f", x.AllocsOp), fmt.Sprintf("%.0f", x.BytesOp), "–"
+			gcs := fmt.Sprintf("%.0f", x.GCsPerMop)
 			if c.Client == ceilingName {
-				allocs, bytes = "–", "–"
+				allocs, bytes, gcs = "–", "–", "–"
 			}
 			if x.ClientBytesPerRead > 0 {
 				bpr = fmt.Sprintf("%.0f", x.ClientBytesPerRead)
@@ -148,8 +155,8 @@ func (r *Report) writeMarkdown(w io.Writer) {
 			if c.Client == ceilingName {
 				csw = "–"
 			}
-			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %.2f | %s | %s | %s |\n",
-				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, x.SrvCmdsPerRead, bpr, bps, cpw)
+			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %s | %.2f | %s | %s | %s |\n",
+				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, gcs, x.SrvCmdsPerRead, bpr, bps, cpw)
 		}
 		fmt.Fprintln(w)
 	}
