@@ -21,12 +21,6 @@ import (
 //
 // A Batch is not safe for concurrent use, and is used once: Exec a second
 // time returns ErrBatchDone.
-//
-// The string results of a batch (values of up to 8 KiB) are copied into
-// shared chunks of up to 32 KiB, one allocation per chunk rather than per
-// value. As with a substring, a value kept keeps its chunk alive: holding
-// one value of a batch for long holds up to 32 KiB of that batch's values.
-// Copy it (strings.Clone) to keep it alone.
 type Batch struct {
 	c    *Client
 	cmds []*cmd
@@ -41,8 +35,6 @@ type Batch struct {
 	strs   []Future[string]
 	ints   []Future[int64]
 	leases []Future[*Lease]
-	// pack holds the string values of the replies (batch_values.go).
-	pack valuePack
 }
 
 // batchLists are the per-batch slices, pooled across batches.
@@ -156,9 +148,6 @@ func (b *Batch) execNow(ctx context.Context) error {
 		return nil
 	}
 	if b.c.cl != nil {
-		for _, x := range cmds {
-			x.res.pack = nil // per-node parts are read concurrently
-		}
 		return b.execCluster(ctx, cmds, futs)
 	}
 	var err error
@@ -198,10 +187,6 @@ func queue[T any](b *Batch, x *cmd, dec decoder, pick func(*result) T) *Future[T
 		return f
 	}
 	x.dec = dec
-	if _, ok := any(f).(*Future[string]); ok {
-		x.res.pack = &b.pack
-		b.pack.left++
-	}
 	b.cmds = append(b.cmds, x)
 	b.futs = append(b.futs, f)
 	return f

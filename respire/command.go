@@ -47,9 +47,6 @@ type result struct {
 	Str   string
 	Bool  bool
 	Any   any
-	// pack, for a command of a Batch whose result is a string, is where
-	// its string is copied to (batch_values.go).
-	pack *valuePack
 }
 
 // decoder turns a reply into a result. It runs on the connection's reader

@@ -478,9 +478,6 @@ func decOKOrNull(m resp.Msg, r *result) error {
 }
 
 func decStr(m resp.Msg, r *result) (err error) {
-	if r.pack != nil && packedStr(m, r) {
-		return nil
-	}
 	r.Str, _, err = readStr(m, 0)
 	return err
 }
@@ -488,9 +485,6 @@ func decStr(m resp.Msg, r *result) (err error) {
 func decStrNull(m resp.Msg, r *result) (err error) {
 	if _, null := isNull(m, 0); null {
 		return Nil
-	}
-	if r.pack != nil && packedStr(m, r) {
-		return nil
 	}
 	r.Str, _, err = readStr(m, 0)
 	return err
