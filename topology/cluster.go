@@ -34,8 +34,8 @@ type Options struct {
 	// redirects (MOVED), which patch the slot map at once anyway. Default
 	// 2s.
 	RefreshGap time.Duration
-	// UrgentGap is the shortest time between two fetches while a node that
-	// owns slots cannot be reached. Default 100ms.
+	// UrgentGap is the time between two fetches while a node that owns
+	// slots cannot be reached (a primary is suspected). Default 50ms.
 	UrgentGap time.Duration
 	// Latency measures every node's round trip (a PING each
 	// LatencyInterval), for ReadNearest.
@@ -53,7 +53,7 @@ func (o *Options) defaults() {
 		o.RefreshGap = 2 * time.Second
 	}
 	if o.UrgentGap <= 0 {
-		o.UrgentGap = 100 * time.Millisecond
+		o.UrgentGap = 50 * time.Millisecond
 	}
 	if o.LatencyInterval <= 0 {
 		o.LatencyInterval = defaultLatencyInterval
@@ -453,6 +453,13 @@ func (c *Cluster) refreshLoop() {
 		case <-c.kick:
 		default:
 		}
+		// While a primary is failing, keep asking every UrgentGap without
+		// waiting for another caller to fail: callers stuck on a stopped
+		// node fail only at their deadlines, and the cluster may promote
+		// a replica at any moment.
+		if c.primarySuspected() {
+			signal(c.urgent)
+		}
 	}
 }
 
@@ -526,6 +533,21 @@ func (c *Cluster) fetch() {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.mu.Unlock()
+}
+
+// primarySuspected reports whether a primary of the current view is
+// suspected of failing.
+func (c *Cluster) primarySuspected() bool {
+	r := c.cur.Load()
+	if r == nil {
+		return false
+	}
+	for _, sh := range r.shards {
+		if sh.primary.suspected() {
+			return true
+		}
+	}
+	return false
 }
 
 // serves reports whether n is the primary of a shard of r.
