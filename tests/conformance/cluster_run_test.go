@@ -106,15 +106,7 @@ func TestConformanceOnCluster(t *testing.T) {
 // onFlavor reports whether every command of cs is in the spec for f.
 func onFlavor(sp *spec.Spec, servers map[harness.Flavor]string, cs Case, f harness.Flavor) bool {
 	for _, name := range cs.Commands {
-		c := sp.Lookup(name)
-		if c == nil {
-			return false
-		}
-		found := false
-		for _, s := range c.Servers {
-			found = found || s == servers[f]
-		}
-		if !found {
+		if !specHas(sp, name, servers[f]) {
 			return false
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,6 +133,13 @@ func specServerOf(t *testing.T, sp *spec.Spec) map[harness.Flavor]string {
 	return out
 }
 
+// specHas reports whether the spec lists the command name on the spec
+// server id.
+func specHas(sp *spec.Spec, name, id string) bool {
+	c := sp.Lookup(name)
+	return c != nil && slices.Contains(c.Servers, id)
+}
+
 // servers lazily starts the special servers of one flavor.
 type servers struct {
 	t       *testing.T // the flavor's test: servers live as long as it
@@ -155,18 +163,7 @@ func TestConformance(t *testing.T) {
 		}
 		generated[c.Name] = true
 	}
-	has := func(name string, f harness.Flavor) bool {
-		c := sp.Lookup(name)
-		if c == nil {
-			return false
-		}
-		for _, s := range c.Servers {
-			if s == serverOf[f] {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(name string, f harness.Flavor) bool { return specHas(sp, name, serverOf[f]) }
 	// exercised[cmd][flavor/proto] = true
 	var mu sync.Mutex
 	exercised := map[string]map[string]bool{}
