@@ -79,6 +79,9 @@ func JoinRefs(payload []byte, refs []Ref) []byte {
 	return append(b, payload[from:]...)
 }
 
+// large reports whether r's payload is written from its own memory.
+func (r *Request) large() bool { return len(r.refs) > 0 || len(r.payload) >= DirectPayload }
+
 // ErrAbandonedWrite is the cause of a connection broken because a caller
 // left (its context ended) while its large argument was being written,
 // which cannot be withdrawn part way through.
@@ -220,8 +223,11 @@ func (c *conn) write(buf []byte, big []bigSeg) error {
 		iov = append(iov, buf[from:])
 	}
 	c.iov = iov
-	bufs := net.Buffers(iov)
-	_, err := bufs.WriteTo(c.nc)
+	// WriteTo consumes the slice it is called on, through a pointer that
+	// escapes: a field of c costs no allocation, a local would.
+	c.wv = net.Buffers(iov)
+	_, err := c.wv.WriteTo(c.nc)
+	c.wv = nil
 	clear(c.iov[:cap(c.iov)])
 	return err
 }

@@ -77,6 +77,7 @@ type conn struct {
 	// mu); wrote, made when first needed, wakes callers waiting in letGo.
 	wseq, wdone uint64
 	wrote       *sync.Cond
+	wv          net.Buffers // the vectored write in progress (bigwrite.go)
 }
 
 func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.WaitGroup, onBroken func(*conn)) *conn {
