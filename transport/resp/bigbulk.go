@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"fmt"
 	"strings"
 	"unsafe"
 )
@@ -56,18 +55,9 @@ func (r *Reader) startSide(n int) {
 
 // fillSide reads more of the pending bulk payload into its buffer.
 func (r *Reader) fillSide() (int, error) {
-	n, err := r.rd.Read(r.side[r.sideN:])
-	if n < 0 || n > len(r.side)-r.sideN {
-		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
-	}
-	if n > 0 {
-		r.sideN += n
-		r.stats.Reads++
-		r.stats.Bytes += int64(n)
-		r.rdErr = err
-		return n, nil
-	}
-	return 0, err
+	n, err := r.readInto(r.side[r.sideN:])
+	r.sideN += n
+	return n, err
 }
 
 // sidePayload completes the pending bulk payload once its buffer is full.

@@ -244,13 +244,22 @@ func (r *Reader) fill() (int, error) {
 	if r.end == len(r.buf) {
 		r.makeRoom()
 	}
-	n, err := r.rd.Read(r.buf[r.end:])
-	if n < 0 || n > len(r.buf)-r.end {
-		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
-	}
+	n, err := r.readInto(r.buf[r.end:])
 	if n > 0 {
 		r.filled = r.end+n == len(r.buf)
 		r.end += n
+	}
+	return n, err
+}
+
+// readInto reads into p once, counting what came. An error that came with
+// data is kept for the next fill.
+func (r *Reader) readInto(p []byte) (int, error) {
+	n, err := r.rd.Read(p)
+	if n < 0 || n > len(p) {
+		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
+	}
+	if n > 0 {
 		r.stats.Reads++
 		r.stats.Bytes += int64(n)
 		r.rdErr = err
