@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -37,11 +38,11 @@ var bigSizes = []int{
 // different for every seed.
 func binaryValue(n int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, uint64(n)))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
+	b := make([]byte, n+8)
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], r.Uint64())
 	}
-	return b
+	return b[:n:n]
 }
 
 // TestLargeValuesRoundTrip: values of every size round the threshold go
