@@ -271,6 +271,30 @@ func TestCancelledLargeSet(t *testing.T) {
 		assert.Equal(t, 2, p.Accepted(), "the connection was replaced")
 	})
 
+	t.Run("batch write in progress", func(t *testing.T) {
+		k := t.Name()
+		val := binaryValue(size, 4)
+		g := arm(t)
+		cctx, cancel := context.WithCancel(ctx)
+		b := c.NewBatch()
+		small := b.Set(k+":small", "x", nil)
+		b.Do("SET", k, val)
+		done := make(chan error, 1)
+		go func() { done <- b.Exec(cctx) }()
+		<-g.blocked
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		for i := range val {
+			val[i] = 'X'
+		}
+		cur.Store(nil)
+		close(g.released)
+		require.NoError(t, c.Set(ctx, k+":after", "ok", nil), "the client recovers")
+		got := stored(k)
+		assert.True(t, got == nil, "server holds %d bytes", len(got))
+		assert.Error(t, small.Err(), "the batch did not complete")
+	})
+
 	t.Run("queued behind another write", func(t *testing.T) {
 		ka, kb := t.Name()+":a", t.Name()+":b"
 		aval := string(binaryValue(size, 2))
