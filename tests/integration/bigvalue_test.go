@@ -248,39 +248,15 @@ func TestCancelledLargeSet(t *testing.T) {
 		return g
 	}
 
-	t.Run("own write in progress", func(t *testing.T) {
-		k := t.Name()
-		val := binaryValue(size, 1)
+	// cutWhileWriting runs exec (which writes val to k) until the write is
+	// in progress and stuck, cancels it, overwrites val at once and lets
+	// the network go: the write was cut short with its connection, the rest
+	// of the value never left, and the server dropped the partial command.
+	cutWhileWriting := func(t *testing.T, k string, val []byte, exec func(context.Context) error) {
 		g := arm(t)
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { _, err := c.Do(cctx, "SET", k, val); done <- err }()
-		<-g.blocked // the write is in progress, and stuck
-		cancel()
-		require.ErrorIs(t, <-done, context.Canceled)
-		for i := range val {
-			val[i] = 'X'
-		}
-		cur.Store(nil)
-		close(g.released)
-		require.NoError(t, c.Set(ctx, k+":after", "ok", nil), "the client recovers")
-		// The write was cut short with its connection: the rest of the
-		// value never left, the server dropped the partial command.
-		got := stored(k)
-		assert.True(t, got == nil, "server holds %d bytes", len(got))
-		assert.Equal(t, 2, p.Accepted(), "the connection was replaced")
-	})
-
-	t.Run("batch write in progress", func(t *testing.T) {
-		k := t.Name()
-		val := binaryValue(size, 4)
-		g := arm(t)
-		cctx, cancel := context.WithCancel(ctx)
-		b := c.NewBatch()
-		small := b.Set(k+":small", "x", nil)
-		b.Do("SET", k, val)
-		done := make(chan error, 1)
-		go func() { done <- b.Exec(cctx) }()
+		go func() { done <- exec(cctx) }()
 		<-g.blocked
 		cancel()
 		require.ErrorIs(t, <-done, context.Canceled)
@@ -292,6 +268,23 @@ func TestCancelledLargeSet(t *testing.T) {
 		require.NoError(t, c.Set(ctx, k+":after", "ok", nil), "the client recovers")
 		got := stored(k)
 		assert.True(t, got == nil, "server holds %d bytes", len(got))
+	}
+
+	t.Run("own write in progress", func(t *testing.T) {
+		k, val := t.Name(), binaryValue(size, 1)
+		cutWhileWriting(t, k, val, func(cctx context.Context) error {
+			_, err := c.Do(cctx, "SET", k, val)
+			return err
+		})
+		assert.Equal(t, 2, p.Accepted(), "the connection was replaced")
+	})
+
+	t.Run("batch write in progress", func(t *testing.T) {
+		k, val := t.Name(), binaryValue(size, 4)
+		b := c.NewBatch()
+		small := b.Set(k+":small", "x", nil)
+		b.Do("SET", k, val)
+		cutWhileWriting(t, k, val, b.Exec)
 		assert.Error(t, small.Err(), "the batch did not complete")
 	})
 
