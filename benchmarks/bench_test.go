@@ -202,13 +202,16 @@ func seq(mk opMaker) func(b *testing.B, c clients.Client, m *meter) {
 }
 
 // par runs op b.N times in total on conc goroutines.
-func par(mk opMaker) func(b *testing.B, c clients.Client, m *meter) {
+func par(mk opMaker) func(b *testing.B, c clients.Client, m *meter) { return parN(mk, conc) }
+
+// parN runs op b.N times in total on callers goroutines.
+func parN(mk opMaker, callers int) func(b *testing.B, c clients.Client, m *meter) {
 	return func(b *testing.B, c clients.Client, m *meter) {
 		ctx := context.Background()
 		// Fill connection pools before timing: one op on each goroutine.
 		var wg sync.WaitGroup
-		errs := make(chan error, conc)
-		for range conc {
+		errs := make(chan error, callers)
+		for range callers {
 			wg.Go(func() {
 				if err := mk()(ctx, c); err != nil {
 					errs <- err
@@ -221,7 +224,7 @@ func par(mk opMaker) func(b *testing.B, c clients.Client, m *meter) {
 			b.Fatal(err)
 		}
 		procs := runtime.GOMAXPROCS(0)
-		b.SetParallelism((conc + procs - 1) / procs)
+		b.SetParallelism((callers + procs - 1) / procs)
 		m.start()
 		b.RunParallel(func(pb *testing.PB) {
 			o := mk()

@@ -349,6 +349,7 @@ func (cc *clientCache) limit(ctx context.Context, h *hashRead, val any, t0, d in
 // cmdArgs returns the arguments of x as strings, decoded from its buffer
 // (which holds bulk strings only, as the arg methods write them).
 func cmdArgs(x *cmd) []string {
+	x.flatten()
 	b := x.buf[hdrRoom:]
 	var out []string
 	for len(b) > 0 && b[0] == '$' {

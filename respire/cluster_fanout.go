@@ -57,6 +57,7 @@ type part struct {
 // execFanOut runs a fanned-out x (sealed, decoder set) and leaves the
 // merged outcome in x, as execCluster does. The contract is execCluster's.
 func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
+	x.seal() // the parts are built from the whole command
 	args, err := commandArgs(x.buf[x.start:])
 	if err != nil {
 		x.Recycle()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/respire-go/respire/transport"
 	"github.com/respire-go/respire/transport/resp"
@@ -75,6 +76,11 @@ type cmd struct {
 	// verb is the first word of a raw command the spec does not know (a
 	// module's), for naming it in its error; "" otherwise.
 	verb string
+
+	// refs are the arguments of transport.DirectPayload bytes or more,
+	// not copied into buf (bigarg.go); wrefs the same with offsets into
+	// the sealed payload, for the transport.
+	refs, wrefs []transport.Ref
 }
 
 // name is the command's name for errors: the spec's ("CLIENT KILL"), or
@@ -120,6 +126,7 @@ func (x *cmd) Recycle() {
 	x.res = result{}
 	clear(x.keys)
 	x.keys = x.keys[:0]
+	x.dropRefs()
 	if cap(x.buf) > 64<<10 {
 		x.buf = make([]byte, hdrRoom, 256)
 	}
@@ -156,11 +163,19 @@ func blankCmd(info *cmdInfo) *cmd {
 
 // arg appends a bulk string argument.
 func (x *cmd) arg(s string) {
+	if len(s) >= transport.DirectPayload {
+		x.argRef(unsafe.Slice(unsafe.StringData(s), len(s)))
+		return
+	}
 	x.buf = resp.AppendBulkString(x.buf, s)
 	x.nargs++
 }
 
 func (x *cmd) argBytes(b []byte) {
+	if len(b) >= transport.DirectPayload {
+		x.argRef(b)
+		return
+	}
 	x.buf = resp.AppendBulk(x.buf, b)
 	x.nargs++
 }
@@ -198,8 +213,15 @@ func (x *cmd) fail(err error) {
 	}
 }
 
-// seal writes the array header in front of the arguments.
+// seal writes the array header in front of the arguments, which it first
+// copies into buf whole (see sealRefs).
 func (x *cmd) seal() {
+	x.flatten()
+	x.sealHeader()
+}
+
+// sealHeader writes the array header in front of the arguments.
+func (x *cmd) sealHeader() {
 	var tmp [hdrRoom]byte
 	h := append(tmp[:0], '*')
 	h = strconv.AppendInt(h, int64(x.nargs), 10)
@@ -238,7 +260,7 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 	}
 	if c.cl != nil {
 		x.dec = dec
-		x.seal()
+		x.sealRefs()
 		if x.info.flags&flagReadonly != 0 {
 			x.Retries = c.retries
 		}
@@ -272,7 +294,7 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 		return err
 	}
 	x.dec = dec
-	x.seal()
+	x.sealRefs()
 	if !x.keyed && c.conns > 1 {
 		x.Route = c.rr.Add(1)
 	}
@@ -327,7 +349,7 @@ func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Req
 	}
 	reqs = reqs[:0]
 	for _, x := range xs {
-		x.seal()
+		x.sealRefs()
 		reqs = append(reqs, &x.Request)
 	}
 	if err := c.mux.DoMulti(ctx, reqs); err != nil {

@@ -19,6 +19,7 @@ package respire
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/respire-go/respire/transport/resp"
 )
@@ -72,6 +73,11 @@ func readStr(m resp.Msg, i int) (string, int, error) {
 	n := &m[j]
 	switch {
 	case isText(n), n.Type == resp.TypeBigNumber, n.Type == resp.TypeDouble:
+		if b, own := m.Take(j); own {
+			// A large value read into a buffer of its own: kept, not
+			// copied. Nothing writes to it again.
+			return unsafe.String(unsafe.SliceData(b), len(b)), j + 1, nil
+		}
 		return string(n.Data), j + 1, nil
 	case n.Type == resp.TypeInteger:
 		return strconv.FormatInt(n.Int, 10), j + 1, nil

@@ -53,7 +53,7 @@ func (c *Client) doBuilt(ctx context.Context, x *cmd, name string) (Reply, error
 		return Reply{}, err
 	}
 	x.dec = decodeReply
-	x.seal()
+	x.sealRefs()
 	readonly := x.info.flags&flagReadonly != 0
 	if readonly {
 		x.Retries = c.retries

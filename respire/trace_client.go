@@ -108,6 +108,7 @@ func (c *Client) doTraced(ctx context.Context, x *cmd, word string) (Reply, erro
 }
 
 func commandStart(x *cmd, name string) TraceCommandStartData {
+	x.flatten() // Args reads the arguments from the buffer
 	return TraceCommandStartData{
 		Name:     name,
 		Args:     CommandArgs{enc: x.buf[hdrRoom:], n: x.nargs},

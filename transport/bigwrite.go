@@ -1,6 +1,10 @@
 package transport
 
-import "net"
+import (
+	"errors"
+	"net"
+	"sync"
+)
 
 // Large payloads.
 //
@@ -16,15 +20,79 @@ import "net"
 // write returned. The respire package never reuses a buffer longer than
 // DirectPayload (it drops it when the command is recycled), so nothing
 // writes to one while a write may still read it.
+//
+// A send that queues a large payload leaves the writing to the writer
+// goroutine rather than writing inline: the write may take long, and the
+// caller then waits where its context can end the wait.
+//
+// Large arguments (Request.SetRefs) go one step further: the caller's own
+// bytes are written, never copied into a command buffer at all. Those
+// bytes are the caller's again once Do returns, so Do (and DoMulti) return
+// only when no write reads them any more (letGo): after the write that
+// carried them returned. A caller whose context ends first does not wait
+// for its reply, but its bytes may still be queued or being written: queued,
+// they are copied and the copy is written; being written, the write cannot
+// be withdrawn part way through, so the connection is broken (its other
+// requests fail as after any break) and Do returns once the write did.
 
 // DirectPayload is the payload length from which a request's bytes are
 // written from its own buffer rather than copied into the write buffer.
 const DirectPayload = 64 << 10
 
-// bigSeg is a large payload queued for writing at offset at of wbuf.
+// Ref is a large argument of a request, written from the caller's memory:
+// Data goes after the first At bytes of the payload.
+type Ref struct {
+	At   int
+	Data []byte
+}
+
+// SetRefs sets the large arguments written between the payload's bytes (at
+// increasing offsets into it), or none; call it after SetPayload, which
+// clears them. Do and DoMulti return only once no write reads them any
+// more, so the caller may reuse them then, whatever the outcome.
+func (r *Request) SetRefs(refs []Ref) { r.refs = refs }
+
+// flat returns r's payload with its large arguments in place, for a
+// connection that writes it whole and waits for its reply (the blocking
+// pool's): a copy when r has any.
+func (r *Request) flat() []byte {
+	if len(r.refs) == 0 {
+		return r.payload
+	}
+	return JoinRefs(r.payload, r.refs)
+}
+
+// JoinRefs returns a new buffer holding payload with the large arguments
+// refs in place (their offsets are into payload).
+func JoinRefs(payload []byte, refs []Ref) []byte {
+	n := len(payload)
+	for _, f := range refs {
+		n += len(f.Data)
+	}
+	b := make([]byte, 0, n)
+	from := 0
+	for _, f := range refs {
+		b = append(b, payload[from:f.At]...)
+		b = append(b, f.Data...)
+		from = f.At
+	}
+	return append(b, payload[from:]...)
+}
+
+// large reports whether r's payload is written from its own memory.
+func (r *Request) large() bool { return len(r.refs) > 0 || len(r.payload) >= DirectPayload }
+
+// ErrAbandonedWrite is the cause of a connection broken because a caller
+// left (its context ended) while its large argument was being written,
+// which cannot be withdrawn part way through.
+var ErrAbandonedWrite = errors.New("transport: a caller left while its large argument was being written")
+
+// bigSeg is a large payload queued for writing at offset at of wbuf; owner
+// is the request whose caller's bytes data are, nil for a command buffer.
 type bigSeg struct {
-	at   int
-	data []byte
+	at    int
+	data  []byte
+	owner *Request
 }
 
 // queuePayload appends r's payload to what is queued for writing. c.mu is
@@ -36,6 +104,103 @@ func (c *conn) queuePayload(p []byte) {
 	}
 	c.big = append(c.big, bigSeg{at: len(c.wbuf), data: p})
 	c.bigLen += len(p)
+}
+
+// queue appends r's payload and large arguments to what is queued for
+// writing and notes the write that will carry them. c.mu is held.
+func (c *conn) queue(r *Request) {
+	if len(r.refs) == 0 {
+		c.queuePayload(r.payload)
+		return
+	}
+	r.bigSeq = c.wseq + 1
+	from := 0
+	for _, f := range r.refs {
+		c.wbuf = append(c.wbuf, r.payload[from:f.At]...)
+		c.big = append(c.big, bigSeg{at: len(c.wbuf), data: f.Data, owner: r})
+		c.bigLen += len(f.Data)
+		from = f.At
+	}
+	c.wbuf = append(c.wbuf, r.payload[from:]...)
+}
+
+// hasRefs reports whether any of rs has large arguments, and the write that
+// carries them (one send puts all of rs in the same write).
+func hasRefs(rs []*Request) (seq uint64, ok bool) {
+	for _, r := range rs {
+		if len(r.refs) > 0 {
+			return r.bigSeq, true
+		}
+	}
+	return 0, false
+}
+
+// letGo returns once no write of c reads the large arguments of rs, sent
+// together to be carried by write seq: at once when that write returned
+// or will never run; after copying them when it has not started; after it
+// returned otherwise. abandoned says the caller left before its reply: a
+// write in progress is then cut short by breaking the connection. The
+// requests are only compared, never read, since an abandoned one may be in
+// use elsewhere already.
+func (c *conn) letGo(rs []*Request, seq uint64, abandoned bool) {
+	c.mu.Lock()
+	if c.wseq < seq {
+		// Queued, not yet handed to a write: unless the connection
+		// broke (then it never will be), write a copy instead.
+		if c.err == nil {
+			for i := range c.big {
+				s := &c.big[i]
+				if s.owner != nil && owns(rs, s.owner) {
+					s.data = append([]byte(nil), s.data...)
+					s.owner = nil
+				}
+			}
+		}
+		c.mu.Unlock()
+		return
+	}
+	if c.wdone >= seq {
+		c.mu.Unlock()
+		return
+	}
+	if abandoned {
+		c.mu.Unlock()
+		c.fail(ErrAbandonedWrite)
+		c.mu.Lock()
+	}
+	if c.wrote == nil {
+		c.wrote = sync.NewCond(&c.mu)
+	}
+	for c.wdone < seq {
+		c.wrote.Wait()
+	}
+	c.mu.Unlock()
+}
+
+func owns(rs []*Request, r *Request) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// kickWriter hands the writing to the writer goroutine.
+func (c *conn) kickWriter() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// wroteOne counts a write that returned and wakes callers waiting in
+// letGo. c.mu is held.
+func (c *conn) wroteOne() {
+	c.wdone++
+	if c.wrote != nil {
+		c.wrote.Broadcast()
+	}
 }
 
 // write writes buf with the large payloads big placed at their offsets.
@@ -58,8 +223,11 @@ func (c *conn) write(buf []byte, big []bigSeg) error {
 		iov = append(iov, buf[from:])
 	}
 	c.iov = iov
-	bufs := net.Buffers(iov)
-	_, err := bufs.WriteTo(c.nc)
+	// WriteTo consumes the slice it is called on, through a pointer that
+	// escapes: a field of c costs no allocation, a local would.
+	c.wv = net.Buffers(iov)
+	_, err := c.wv.WriteTo(c.nc)
+	c.wv = nil
 	clear(c.iov[:cap(c.iov)])
 	return err
 }

@@ -103,7 +103,7 @@ func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 		}
 		return NotSent(err)
 	}
-	err = d.Do(cctx, r.payload, r.handler.HandleReply)
+	err = d.Do(cctx, r.flat(), r.handler.HandleReply)
 	p.put(d)
 	if err != nil && context.Cause(cctx) == ErrClosed {
 		return ErrClosed

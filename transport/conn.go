@@ -72,6 +72,12 @@ type conn struct {
 
 	ping     Request
 	onBroken func(*conn)
+
+	// wseq counts the writes handed out, wdone those that returned (under
+	// mu); wrote, made when first needed, wakes callers waiting in letGo.
+	wseq, wdone uint64
+	wrote       *sync.Cond
+	wv          net.Buffers // the vectored write in progress (bigwrite.go)
 }
 
 func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.WaitGroup, onBroken func(*conn)) *conn {
@@ -123,7 +129,7 @@ func (c *conn) send(rs ...*Request) error {
 		return err
 	}
 	for _, r := range rs {
-		c.queuePayload(r.payload)
+		c.queue(r)
 		c.pending.push(r)
 	}
 	c.unwritten += len(rs)
@@ -134,6 +140,14 @@ func (c *conn) send(rs ...*Request) error {
 		return nil
 	}
 	c.writing = true
+	if c.bigLen > 0 {
+		// Large payloads are written by the writer goroutine: a write
+		// of them may take long, and their callers wait where their
+		// contexts can end it (bigwrite.go).
+		c.mu.Unlock()
+		c.kickWriter()
+		return nil
+	}
 	if len(rs) == 1 && c.inflight.Load() > 1 {
 		// Others' requests are in flight, so other callers are likely
 		// runnable right now (woken by their replies) and about to send:
@@ -172,10 +186,12 @@ func (c *conn) flush(maxRounds int) {
 		c.wbuf = c.spare[:0]
 		c.spare = nil
 		c.big, c.bigSpare, c.bigLen = c.bigSpare[:0], nil, 0
+		c.wseq++
 		c.mu.Unlock()
 		err := c.write(buf, big)
 		c.writes.Add(1)
 		c.mu.Lock()
+		c.wroteOne()
 		if cap(buf) <= keepBuf {
 			c.spare = buf[:0]
 		}

@@ -237,7 +237,9 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 			c.armDeadline(ctx)
 		}
 		if c.spin != nil {
-			c.spin.on = lone
+			// A large payload keeps the server reading for longer than
+			// a poll lasts (bigwrite.go): park at once.
+			c.spin.on = lone && !r.large()
 		}
 		err := c.readFor(ctx, r)
 		if c.spin != nil {

@@ -109,10 +109,14 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 			s.drop(c)
 			continue
 		}
+		seq, big := hasRefs([]*Request{r})
 		if c.direct {
 			abandoned, err = c.waitDirect(ctx, r, 1)
 		} else {
 			abandoned, err = wait(ctx, r)
+		}
+		if big {
+			c.letGo([]*Request{r}, seq, abandoned)
 		}
 		if err == nil || abandoned {
 			return abandoned, err
@@ -230,10 +234,14 @@ func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
 	last := rs[len(rs)-1]
 	var abandoned bool
 	var err error
+	seq, big := hasRefs(rs)
 	if c.direct {
 		abandoned, err = c.waitDirect(ctx, last, len(rs))
 	} else {
 		abandoned, err = wait(ctx, last)
+	}
+	if big {
+		c.letGo(rs, seq, abandoned)
 	}
 	rest := rs[:len(rs)-1]
 	if abandoned {

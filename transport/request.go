@@ -33,6 +33,10 @@ const (
 // once, then for each use set the payload and Route and pass it to Mux.Do.
 type Request struct {
 	payload []byte
+	// refs are the large arguments written from the caller's memory
+	// (bigwrite.go); bigSeq numbers the write that carries them.
+	refs   []Ref
+	bigSeq uint64
 	// Route picks the connection when the Mux has several: requests with
 	// equal Route values go to the same connection, in order.
 	Route uint32
@@ -62,7 +66,7 @@ func (r *Request) Init(h Handler) {
 // they are copied when the request is sent, so the buffer may be reused
 // once Do returns; from DirectPayload on they are written from b itself,
 // which must then not be written to again (drop it instead).
-func (r *Request) SetPayload(b []byte) { r.payload = b }
+func (r *Request) SetPayload(b []byte) { r.payload, r.refs = b, nil }
 
 // deliver hands the reply to the handler unless the caller left.
 func (r *Request) deliver(m resp.Msg) {

@@ -157,12 +157,18 @@ func (r *Reader) bulkHeader(at int, t Type, text []byte) (complete bool, err err
 		return false, err
 	}
 	r.pendingBulk, r.bulkLen = true, int(n)
+	if t == TypeBulkString && n >= SideBulk && n <= maxSideBulk && int64(r.end-r.pos) < n+2 {
+		r.startSide(int(n))
+	}
 	return false, nil
 }
 
 // bulkPayload completes the pending bulk value once its payload and CRLF
 // have arrived.
 func (r *Reader) bulkPayload() (ok bool, err error) {
+	if r.side != nil {
+		return r.sidePayload()
+	}
 	if r.end-r.pos < r.bulkLen+2 {
 		return false, nil
 	}

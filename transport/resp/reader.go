@@ -80,6 +80,15 @@ type Reader struct {
 	// buffer: the source may hold more than the buffer took.
 	filled bool
 	stats  ReaderStats
+
+	// side is the buffer of the large bulk payload being read, sideN the
+	// bytes of it read; sides are the large payloads of the current value,
+	// spare a side buffer kept for reuse (bigbulk.go).
+	side   []byte
+	sideN  int
+	sides  []sideBuf
+	spare  []byte
+	noSide int
 }
 
 // span locates a node's payload relative to the start of its message, so the
@@ -115,6 +124,7 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.err, r.rdErr, r.inMsg = nil, nil, false
 	r.lastBytes, r.lastNodes, r.filled = 0, 0, false
 	r.stats = ReaderStats{}
+	r.resetSides()
 	if len(r.buf) > maxRetainBuf || r.buf == nil {
 		r.buf = make([]byte, initialBufSize)
 	}
@@ -188,6 +198,7 @@ func (r *Reader) Next() (Msg, error) {
 // beginMessage forgets the previous message, releasing oversized buffers when
 // the previous message was small.
 func (r *Reader) beginMessage() {
+	r.releaseSides()
 	r.start = r.pos
 	r.nodes, r.spans, r.stack = r.nodes[:0], r.spans[:0], r.stack[:0]
 	if r.start == r.end {
@@ -213,6 +224,7 @@ func (r *Reader) finishMessage() Msg {
 			r.nodes[i].Data = base[s.off : s.off+s.n : s.off+s.n]
 		}
 	}
+	r.finishSides()
 	r.lastBytes = r.pos - r.start
 	r.lastNodes = len(r.nodes)
 	r.stats.Values++
@@ -226,16 +238,28 @@ func (r *Reader) fill() (int, error) {
 		r.rdErr = nil
 		return 0, err
 	}
+	if r.side != nil {
+		return r.fillSide()
+	}
 	if r.end == len(r.buf) {
 		r.makeRoom()
 	}
-	n, err := r.rd.Read(r.buf[r.end:])
-	if n < 0 || n > len(r.buf)-r.end {
-		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
-	}
+	n, err := r.readInto(r.buf[r.end:])
 	if n > 0 {
 		r.filled = r.end+n == len(r.buf)
 		r.end += n
+	}
+	return n, err
+}
+
+// readInto reads into p once, counting what came. An error that came with
+// data is kept for the next fill.
+func (r *Reader) readInto(p []byte) (int, error) {
+	n, err := r.rd.Read(p)
+	if n < 0 || n > len(p) {
+		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
+	}
+	if n > 0 {
 		r.stats.Reads++
 		r.stats.Bytes += int64(n)
 		r.rdErr = err

@@ -87,6 +87,9 @@ type Node struct {
 	Type Type
 	// Null reports a null: RESP3 '_', RESP2 "$-1" or "*-1".
 	Null bool
+	// side marks Data as a buffer of its own (bigbulk.go), taken once it
+	// was handed over by Msg.Take.
+	side, taken bool
 	// Int is the integer value for integers, 0 or 1 for booleans, and the
 	// number of children for aggregates (for maps and attributes it is twice
 	// the number of pairs).
@@ -97,7 +100,7 @@ type Node struct {
 	// errors, big numbers (the digits, with sign) and doubles (the text). For
 	// verbatim strings it excludes the "fmt:" prefix, which is in Format.
 	// Data aliases the reader's buffer: valid only until the next call to
-	// Reader.Next.
+	// Reader.Next (see Msg.Take for large bulk strings).
 	Data []byte
 	// Format is the three-byte format of a verbatim string ("txt", "mkd").
 	Format [3]byte
