@@ -60,7 +60,7 @@ func TestLargeValuesRoundTrip(t *testing.T) {
 				k := fmt.Sprintf("%s:%s:%d", t.Name(), mode.name, n)
 
 				// A string value, with an argument after it.
-				require.NoError(t, c.Set(ctx, k, string(val), &respire.SetOptions{EX: ptr(time.Hour)}))
+				require.NoError(t, c.Set(ctx, k, string(val), &respire.SetOptions{EX: time.Hour}))
 				got, err := c.Get(ctx, k)
 				require.NoError(t, err)
 				require.True(t, bytes.Equal(val, []byte(got)), "GET of %d bytes after SET (%d bytes back)", n, len(got))
