@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/respire-go/respire/topology"
@@ -126,6 +127,13 @@ type sentinelClient struct {
 	cfg   transport.Config // of the data nodes, as the client was given it
 	w     *topology.Sentinel
 	reads *replicaReads // nil with ReadPrimary
+
+	// unblocks are the CLIENT UNBLOCK calls to old masters under way, off
+	// the watcher's goroutine (an old master that hangs must not hold up
+	// the switch); stop ends them when the client closes.
+	unblocks sync.WaitGroup
+	stop     context.Context
+	cancel   context.CancelFunc
 }
 
 // newSentinelClient prepares cfg, the data nodes' configuration, to follow
@@ -136,6 +144,7 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.TLSConfig
 	scfg.ClientName, scfg.Connections, scfg.Protocol = "", 1, 0
 	sc := &sentinelClient{c: c, cfg: *cfg}
+	sc.stop, sc.cancel = context.WithCancel(context.Background())
 	if opts.ReadFrom != ReadPrimary {
 		sc.reads = newReplicaReads(*cfg)
 	}
@@ -172,7 +181,7 @@ func (sc *sentinelClient) switched(old, addr string) {
 		c.cache.serverChanged(cause)
 	}
 	if ids := c.blocking.BusyOn(old); len(ids) > 0 {
-		sc.unblock(old, ids)
+		sc.unblocks.Go(func() { sc.unblock(old, ids) })
 	}
 }
 
@@ -185,7 +194,7 @@ func (sc *sentinelClient) switched(old, addr string) {
 func (sc *sentinelClient) unblock(old string, ids []int64) {
 	cfg := sc.cfg
 	cfg.Addr, cfg.Resolve, cfg.Role = old, nil, ""
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(sc.stop, time.Second)
 	defer cancel()
 	d, err := transport.DialDedicated(ctx, cfg)
 	if err != nil {
@@ -207,6 +216,8 @@ func (sc *sentinelClient) replicasChanged(addrs []string) {
 
 func (sc *sentinelClient) close() {
 	sc.w.Close()
+	sc.cancel()
+	sc.unblocks.Wait()
 	if sc.reads != nil {
 		sc.reads.close()
 	}
