@@ -66,6 +66,35 @@ type Sentinels struct {
 	// Events records the events of every sentinel, from the start.
 	Events *EventLog
 	t      testing.TB
+
+	mu     sync.Mutex
+	paused []*Server // data nodes stopped with PauseData
+}
+
+// PauseData stops a data node with SIGSTOP: it keeps its sockets open and
+// answers nothing, as a hung master would. WaitStable resumes it.
+func (d *Sentinels) PauseData(s *Server) error {
+	if err := signalProcess(s, "STOP"); err != nil {
+		return fmt.Errorf("harness: pausing %s: %w", s.Addr, err)
+	}
+	d.mu.Lock()
+	d.paused = append(d.paused, s)
+	d.mu.Unlock()
+	return nil
+}
+
+// resumeData continues the data nodes PauseData stopped.
+func (d *Sentinels) resumeData() error {
+	d.mu.Lock()
+	paused := d.paused
+	d.paused = nil
+	d.mu.Unlock()
+	for _, s := range paused {
+		if err := signalProcess(s, "CONT"); err != nil {
+			return fmt.Errorf("harness: resuming %s: %w", s.Addr, err)
+		}
+	}
+	return nil
 }
 
 // SentinelProc is one sentinel process.
@@ -122,6 +151,8 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 	}
 	d.Events = newEventLog(d.Sentinel)
 	t.Cleanup(d.Events.close)
+	// Before the data nodes' own cleanups: a paused node cannot stop.
+	t.Cleanup(func() { _ = d.resumeData() })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := d.WaitStable(ctx); err != nil {
@@ -434,6 +465,9 @@ func (d *Sentinels) RestartAsReplica(t testing.TB, s *Server, master string) {
 // a data node that believes it is a master beside the sentinels' is made a
 // replica at once, as Sentinel would after a while.
 func (d *Sentinels) WaitStable(ctx context.Context) error {
+	if err := d.resumeData(); err != nil {
+		return err
+	}
 	for _, sp := range d.Sentinel {
 		_ = sp.Resume()
 		if !sp.running() {

@@ -48,6 +48,7 @@ func TestSentinel(t *testing.T) {
 		run("first-sentinel-killed", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, false) })
 		run("pubsub-and-blpop-follow", testSentinelPubSubBLPop)
 		run("replica-reads-during-restart", testSentinelReplicaRestart)
+		run("hung-master-with-blpop", testSentinelHungMaster)
 		// Last: the stopped sentinel is in TILT mode for 30s after it
 		// continues.
 		run("first-sentinel-stopped", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, true) })
@@ -530,4 +531,58 @@ func testSentinelReplicaRestart(t *testing.T, d *harness.Sentinels) {
 	close(stop)
 	wg.Wait()
 	t.Logf("%d replica reads during the restart of %s, %d failed", reads, rep.Addr, failures)
+}
+
+// testSentinelHungMaster: the master hangs (SIGSTOP) under load with a
+// BLPOP blocked on it. The sentinels fail it over, and writes succeed on
+// the new master within 500ms of +switch-master although the old master
+// answers nothing: ending the BLPOP there (CLIENT UNBLOCK, which waits on
+// the hung master) must hold up neither the switch nor the writes. Once
+// the old master continues and is demoted, the BLPOP follows the switch.
+func testSentinelHungMaster(t *testing.T, d *harness.Sentinels) {
+	ctx := ctxT(t)
+	c := connect(t, sentinelOpts(d))
+	old := c.SentinelMaster()
+	popped := make(chan error, 1)
+	var got respire.KeyElement
+	go func() {
+		var err error
+		got, err = c.BLPop(ctx, 60*time.Second, "hung:queue")
+		popped <- err
+	}()
+	require.Eventually(t, func() bool {
+		v, err := d.Node(old).Do(ctx, "INFO", "clients")
+		return err == nil && strings.Contains(fmt.Sprint(v), "blocked_clients:1")
+	}, 5*time.Second, 5*time.Millisecond)
+	stop := make(chan struct{})
+	var acked atomic.Int64
+	wait := setGetLoad(t, c, "hung", time.Second, true, stop, &acked)
+	waitAcked(ctx, t, &acked, 1000)
+	t0 := time.Now()
+	require.NoError(t, d.PauseData(d.Node(old)))
+	switched, err := waitSwitch(ctx, c, old)
+	require.NoError(t, err)
+	ev, err := d.Events.Wait(ctx, t0, "+switch-master", d.Config.MasterName)
+	require.NoError(t, err)
+	waitAcked(ctx, t, &acked, 2000) // load on the new master
+	close(stop)
+	ops := wait()
+	resumed, failed := recovery(ops, t0)
+	t.Logf("%d writes, %d failed; switched %v after the pause, writes resumed %v after it, %v after +switch-master",
+		len(ops), failed, switched.Sub(t0), resumed.Sub(t0), resumed.Sub(ev.At))
+	assert.LessOrEqual(t, resumed.Sub(ev.At), 500*time.Millisecond, "writes resume within 500ms of +switch-master")
+
+	// The old master continues and is made a replica (WaitStable): its
+	// blocked clients are unblocked (UNBLOCKED: not run), and the BLPOP is
+	// sent again to the new master.
+	require.NoError(t, d.WaitStable(ctx))
+	_, err = c.Do(ctx, "LPUSH", "hung:queue", "item")
+	require.NoError(t, err)
+	select {
+	case err := <-popped:
+		require.NoError(t, err)
+		assert.Equal(t, respire.KeyElement{Key: "hung:queue", Element: "item"}, got)
+	case <-time.After(30 * time.Second):
+		t.Fatal("BLPOP did not follow the switch")
+	}
 }
