@@ -34,8 +34,9 @@ type Options struct {
 	// redirects (MOVED), which patch the slot map at once anyway. Default
 	// 2s.
 	RefreshGap time.Duration
-	// UrgentGap is the time between two fetches while a node that owns
-	// slots cannot be reached (a primary is suspected). Default 50ms.
+	// UrgentGap is the shortest time between two fetches while a node that
+	// owns slots cannot be reached, and the time between two while the
+	// cluster reports such a node failed. Default 50ms.
 	UrgentGap time.Duration
 	// Latency measures every node's round trip (a PING each
 	// LatencyInterval), for ReadNearest.
@@ -78,6 +79,9 @@ type Node struct {
 type shard struct {
 	primary  *Node
 	replicas []*Node
+	// failing says the view reported the primary as failed: the cluster
+	// itself has given up on it, and a replica may be promoted any moment.
+	failing bool
 }
 
 // routes is a snapshot of the slot map. Only its slots change after it is
@@ -453,11 +457,13 @@ func (c *Cluster) refreshLoop() {
 		case <-c.kick:
 		default:
 		}
-		// While a primary is failing, keep asking every UrgentGap without
-		// waiting for another caller to fail: callers stuck on a stopped
-		// node fail only at their deadlines, and the cluster may promote
-		// a replica at any moment.
-		if c.primarySuspected() {
+		// While the cluster reports a primary as failed and callers have
+		// found it failing, keep asking every UrgentGap without waiting
+		// for another caller to fail: callers stuck on a stopped node
+		// fail only at their deadlines, and a replica may be promoted any
+		// moment. A primary that hands its slots over in good health
+		// (a TAKEOVER, a reshard) is not polled for.
+		if c.primaryFailing() {
 			signal(c.urgent)
 		}
 	}
@@ -535,15 +541,15 @@ func (c *Cluster) fetch() {
 	c.mu.Unlock()
 }
 
-// primarySuspected reports whether a primary of the current view is
-// suspected of failing.
-func (c *Cluster) primarySuspected() bool {
+// primaryFailing reports whether a primary of the current view is both
+// reported failed by the cluster and suspected by this client.
+func (c *Cluster) primaryFailing() bool {
 	r := c.cur.Load()
 	if r == nil {
 		return false
 	}
 	for _, sh := range r.shards {
-		if sh.primary.suspected() {
+		if sh.failing && sh.primary.suspected() {
 			return true
 		}
 	}
@@ -701,7 +707,7 @@ func (c *Cluster) adopt(v *View) error {
 	next := &routes{ids: map[string]bool{}}
 	keep := map[string]bool{}
 	for _, s := range v.Shards {
-		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID)}
+		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID), failing: !s.Primary.Healthy}
 		keep[s.Primary.Addr] = true
 		next.ids[s.Primary.ID] = true
 		for _, r := range s.Replicas {
