@@ -83,8 +83,18 @@ type Options struct {
 	// so the server's certificate is verified.
 	TLSConfig *tls.Config
 	// Connections is the number of multiplexed connections. Commands on the
-	// same key always use the same connection. Default 1.
+	// same key always use the same connection, unless a batch takes a batch
+	// connection (BatchConnections). Default 1.
 	Connections int
+	// BatchConnections is the most extra connections per server that
+	// batches (Batch.Exec) use when the connection they would share
+	// already has commands in flight: several goroutines running batches
+	// at once then each write and read their own, instead of queueing
+	// behind each other's replies. They are dialed one at a time, in the
+	// background, when concurrent batches need them, and kept open. A
+	// goroutine's commands keep their order whichever connection carries
+	// them. Default 3 (DefaultBatchConnections); -1 for none.
+	BatchConnections int
 	// Filler chooses the read mode; see FillerMode.
 	Filler FillerMode
 	// NoDirectRead keeps a goroutine per connection reading at all times.
@@ -229,6 +239,9 @@ func (o *Options) validate() error {
 	if o.Connections < 0 {
 		return optErr("Connections", "%d is negative", o.Connections)
 	}
+	if o.BatchConnections < -1 {
+		return optErr("BatchConnections", "%d is below -1 (-1 turns them off)", o.BatchConnections)
+	}
 	if o.BlockingPoolSize < 0 {
 		return optErr("BlockingPoolSize", "%d is negative", o.BlockingPoolSize)
 	}
@@ -289,6 +302,7 @@ func (o *Options) transportConfig() transport.Config {
 		DB:           o.DB,
 		Protocol:     o.Protocol,
 		Connections:  o.Connections,
+		BatchLanes:   o.batchLanes(),
 		Filler:       o.Filler == FillerOn,
 		NoDirectRead: o.NoDirectRead,
 		ReadSpin:     o.readSpin(),
@@ -451,6 +465,8 @@ func (o *Options) setURLOption(key, v string) error {
 		o.ClientName = v
 	case "connections":
 		o.Connections, err = parseCount(v)
+	case "batch_connections":
+		o.BatchConnections, err = strconv.Atoi(v)
 	case "dial_timeout":
 		o.DialTimeout, err = time.ParseDuration(v)
 	case "stall_timeout":
@@ -675,4 +691,19 @@ func redact(raw string) string {
 		cred = "xxxxx"
 	}
 	return raw[:start] + cred + raw[at:]
+}
+
+// DefaultBatchConnections is the number of batch connections a client
+// opens at most when Options.BatchConnections is 0.
+const DefaultBatchConnections = 3
+
+// batchLanes is the transport's BatchLanes for o.BatchConnections.
+func (o *Options) batchLanes() int {
+	switch {
+	case o.BatchConnections < 0:
+		return 0
+	case o.BatchConnections == 0:
+		return DefaultBatchConnections
+	}
+	return o.BatchConnections
 }

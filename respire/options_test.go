@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096")
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&batch_connections=-1")
 	require.NoError(t, err)
 	assert.Equal(t, "cache.example:6380", o.Addr)
 	assert.Equal(t, "alice", o.Username)
@@ -26,6 +26,7 @@ func TestParseURL(t *testing.T) {
 	assert.Equal(t, 4, o.BlockingPoolSize)
 	assert.Equal(t, 99, o.PubSubBuffer)
 	assert.Equal(t, 4096, o.PubSubBufferBytes)
+	assert.Equal(t, -1, o.BatchConnections)
 	assert.Nil(t, o.TLSConfig)
 
 	o, err = ParseURL("rediss://:pw@secure.example")
@@ -55,13 +56,14 @@ func TestParseURL(t *testing.T) {
 
 func TestParseURLErrors(t *testing.T) {
 	for raw, want := range map[string]string{
-		"http://h":                    "scheme",
-		"redis://h/abc":               "database",
-		"redis://h?protocol=4":        "Protocol",
-		"redis://h?bogus=1":           "unknown query option",
-		"redis://h?dial_timeout=soon": "dial_timeout",
-		"redis://h?filler=maybe":      "filler",
-		"unix://":                     "socket path",
+		"http://h":                      "scheme",
+		"redis://h/abc":                 "database",
+		"redis://h?protocol=4":          "Protocol",
+		"redis://h?bogus=1":             "unknown query option",
+		"redis://h?dial_timeout=soon":   "dial_timeout",
+		"redis://h?filler=maybe":        "filler",
+		"redis://h?batch_connections=x": "batch_connections",
+		"unix://":                       "socket path",
 	} {
 		_, err := ParseURL(raw)
 		require.Error(t, err, raw)
@@ -83,6 +85,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Network: "udp"},
 		{DB: -1},
 		{Connections: -2},
+		{BatchConnections: -2},
 		{DialTimeout: -time.Second},
 		{StallTimeout: -1},
 		{Filler: FillerMode(9)},
@@ -102,6 +105,12 @@ func TestArgErrorNamesCommandAndArgument(t *testing.T) {
 	var ae *ArgError
 	require.ErrorAs(t, err, &ae)
 	assert.True(t, strings.Contains(err.Error(), "SET") && strings.Contains(err.Error(), "expiration"))
+}
+
+func TestBatchConnectionsDefaults(t *testing.T) {
+	for in, want := range map[int]int{0: DefaultBatchConnections, -1: 0, 1: 1, 7: 7} {
+		assert.Equal(t, want, (&Options{BatchConnections: in}).transportConfig().BatchLanes, "BatchConnections %d", in)
+	}
 }
 
 func TestReadSpinDefaults(t *testing.T) {

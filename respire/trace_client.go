@@ -219,6 +219,9 @@ type PoolStats struct {
 	// Multiplexed is the number of established multiplexed connections
 	// (Options.Connections per node when all are up).
 	Multiplexed int
+	// Batch is the number of established batch connections
+	// (Options.BatchConnections), opened while batches run concurrently.
+	Batch int
 	// BlockingIdle and BlockingBusy count the connections of the blocking
 	// pool: idle ones kept for reuse, and ones running a blocking
 	// command, a transaction or a Watch. BlockingSize is the bound
@@ -233,7 +236,7 @@ type PoolStats struct {
 
 // Open is the number of established connections of every kind.
 func (s PoolStats) Open() int {
-	return s.Multiplexed + s.BlockingIdle + s.BlockingBusy + s.PubSub + s.Cache
+	return s.Multiplexed + s.Batch + s.BlockingIdle + s.BlockingBusy + s.PubSub + s.Cache
 }
 
 // PoolStats returns how many connections the client holds, for metrics.
@@ -242,6 +245,7 @@ func (c *Client) PoolStats() PoolStats {
 	add := func(m *transport.Mux, p *transport.BlockingPool) {
 		if m != nil {
 			s.Multiplexed += m.Open()
+			s.Batch += m.OpenLanes()
 		}
 		if p != nil {
 			b := p.Stats()

@@ -420,6 +420,7 @@ func (t *Tracer) Observe(c *respire.Client) (metric.Registration, error) {
 	}
 	var (
 		muxUsed   = pool("multiplexed", semconv.DBClientConnectionStateUsed)
+		batchUsed = pool("batch", semconv.DBClientConnectionStateUsed)
 		blockIdle = pool("blocking", semconv.DBClientConnectionStateIdle)
 		blockUsed = pool("blocking", semconv.DBClientConnectionStateUsed)
 		blockMax  = metric.WithAttributes(s.with(semconv.DBClientConnectionPoolName(c.Addr() + "/blocking"))...)
@@ -430,6 +431,7 @@ func (t *Tracer) Observe(c *respire.Client) (metric.Registration, error) {
 	return t.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		st := c.PoolStats()
 		o.ObserveInt64(t.connections, int64(st.Multiplexed), muxUsed)
+		o.ObserveInt64(t.connections, int64(st.Batch), batchUsed)
 		o.ObserveInt64(t.connections, int64(st.BlockingIdle), blockIdle)
 		o.ObserveInt64(t.connections, int64(st.BlockingBusy), blockUsed)
 		o.ObserveInt64(t.connections, int64(st.PubSub), psUsed)

@@ -35,3 +35,45 @@ func alive(nc net.Conn) bool {
 	})
 	return err == nil && ok
 }
+
+// peeker is alive for one connection, checked often: its raw connection
+// and callback are made once, so that a check does not allocate. Its
+// caller serializes checks, and makes them only while nothing else reads
+// the socket.
+type peeker struct {
+	rc  syscall.RawConn
+	fn  func(fd uintptr) bool
+	ok  bool
+	buf [1]byte
+}
+
+// newPeeker returns nil when nc exposes no descriptor.
+func newPeeker(nc net.Conn) *peeker {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	p := &peeker{rc: rc}
+	p.fn = p.peek
+	return p
+}
+
+func (p *peeker) peek(fd uintptr) bool {
+	_, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	p.ok = errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK)
+	return true
+}
+
+// alive is the package's alive for p's connection.
+func (p *peeker) alive() bool {
+	p.ok = false
+	err := p.rc.Read(p.fn)
+	return err == nil && p.ok
+}

@@ -34,6 +34,10 @@ type Config struct {
 
 	// Connections is the number of multiplexed connections; default 1.
 	Connections int
+	// BatchLanes is the most extra connections the Mux opens for batches
+	// (DoMulti) that find their connection busy (see lanes.go); 0 means
+	// none. Ignored with Tracking.
+	BatchLanes int
 	// Filler starts a goroutine per connection that keeps reading from the
 	// socket while replies are parsed.
 	Filler bool
@@ -120,6 +124,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Connections <= 0 {
 		c.Connections = 1
+	}
+	if c.BatchLanes < 0 || c.Tracking != nil {
+		c.BatchLanes = 0
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = 5 * time.Second

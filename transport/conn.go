@@ -69,6 +69,9 @@ type conn struct {
 	// poll, on a tracking connection, lets Mux.Poll read between cache
 	// hits (tracking_drain.go); nil when the socket cannot be read so.
 	poll *pollConn
+	// peek checks an idle direct connection for a close by the server
+	// (idleClosed); nil when the socket cannot be peeked at.
+	peek *peeker
 
 	ping     Request
 	onBroken func(*conn)
@@ -98,6 +101,7 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		if c.spin = newSpinReader(nc, cfg.ReadSpin); c.spin != nil {
 			rd.Reset(c.spin)
 		}
+		c.peek = newPeeker(nc)
 	}
 	if cfg.Tracking != nil && !cfg.Filler {
 		if c.poll = newPollConn(nc); c.poll != nil {

@@ -86,11 +86,17 @@ func (s *Subscription) gapOpened(g Gap, opened bool) {
 	}
 }
 
-// Open is the number of the Mux's connections that are established and
-// not broken.
-func (m *Mux) Open() int {
+// Open is the number of the Mux's routed connections (Config.Connections)
+// that are established and not broken.
+func (m *Mux) Open() int { return openIn(m.slots[:m.routed]) }
+
+// OpenLanes is the number of the Mux's batch lanes (Config.BatchLanes)
+// that are established and not broken.
+func (m *Mux) OpenLanes() int { return openIn(m.slots[m.routed:]) }
+
+func openIn(slots []*slot) int {
 	n := 0
-	for _, s := range m.slots {
+	for _, s := range slots {
 		if c := s.cur.Load(); c != nil && !c.broken() {
 			n++
 		}

@@ -13,8 +13,11 @@ import (
 // Mux multiplexes requests over Config.Connections connections to one
 // node, reconnecting each one when it breaks. It is safe for concurrent use.
 type Mux struct {
-	cfg    Config
+	cfg Config
+	// slots holds the Connections routed slots, then the BatchLanes lanes
+	// (lanes.go).
 	slots  []*slot
+	routed int             // len(slots) - BatchLanes
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	closed atomic.Bool
@@ -38,7 +41,8 @@ func NewMux(cfg Config) *Mux {
 	cfg = cfg.withDefaults()
 	m := &Mux{cfg: cfg}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	m.slots = make([]*slot, cfg.Connections)
+	m.routed = cfg.Connections
+	m.slots = make([]*slot, cfg.Connections+cfg.BatchLanes)
 	for i := range m.slots {
 		m.slots[i] = &slot{m: m, changed: make(chan struct{})}
 	}
@@ -50,11 +54,12 @@ func NewMux(cfg Config) *Mux {
 // Config returns the configuration in use, defaults applied.
 func (m *Mux) Config() Config { return m.cfg }
 
-// Connect dials every connection now and returns the first error, such as
-// a refused connection (matching ErrUnavailable) or a wrong password (a
+// Connect dials every connection now (batch lanes excepted: they are
+// dialed when batches need them) and returns the first error, such as a
+// refused connection (matching ErrUnavailable) or a wrong password (a
 // permanent *HandshakeError).
 func (m *Mux) Connect(ctx context.Context) error {
-	for _, s := range m.slots {
+	for _, s := range m.slots[:m.routed] {
 		if _, err := s.get(ctx, true); err != nil {
 			return err
 		}
@@ -94,8 +99,8 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 		return false, NotSent(err)
 	}
 	s := m.slots[0]
-	if len(m.slots) > 1 {
-		s = m.slots[r.Route%uint32(len(m.slots))]
+	if m.routed > 1 {
+		s = m.slots[r.Route%uint32(m.routed)]
 	}
 	resends, retries := maxResends, r.Retries
 	for {
@@ -153,8 +158,9 @@ func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
 	return false
 }
 
-// DoMulti sends rs in one write on one connection (chosen by rs[0].Route)
-// and waits for all their replies. On error, as for Do, every request
+// DoMulti sends rs in one write on one connection (chosen by rs[0].Route,
+// or a batch lane when that one is busy: lanes.go) and waits for all their
+// replies. On error, as for Do, every request
 // belongs to the Mux. When the connection broke before any of them was
 // written, they are all sent again, as Do does; the Retries of requests
 // are not used.
@@ -163,8 +169,8 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		return nil
 	}
 	s := m.slots[0]
-	if len(m.slots) > 1 {
-		s = m.slots[rs[0].Route%uint32(len(m.slots))]
+	if m.routed > 1 {
+		s = m.slots[rs[0].Route%uint32(m.routed)]
 	}
 	if err := ctx.Err(); err != nil {
 		for _, r := range rs {
@@ -174,7 +180,7 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	}
 	resends := maxResends
 	for {
-		err := m.doMultiOnce(ctx, s, rs)
+		err := m.doMultiOnce(ctx, m.lane(s, len(rs)), rs)
 		if err == nil {
 			return nil
 		}

@@ -1,0 +1,258 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Batch connections (Options.BatchConnections, transport/lanes.go): a
+// batch that finds its connection busy goes to a connection of its own.
+
+// namedConns counts the server's connections named name.
+func namedConns(t *testing.T, admin *respire.Client, name string) int {
+	t.Helper()
+	list, err := admin.ClientList(ctxT(t), nil)
+	require.NoError(t, err)
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, " name="+name+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+// batchUntil runs batches from g goroutines, each checking every value,
+// until done reports true after a round of them (or a batch fails).
+func batchUntil(ctx context.Context, c *respire.Client, keys, vals []string, g int, done func() bool) error {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan error, g)
+	for i := range g {
+		wg.Go(func() {
+			for j := 0; !stop.Load(); j++ {
+				if err := runBatch(ctx, c, keys, vals, i*41+j*7); err != nil {
+					errs <- err
+					stop.Store(true)
+					return
+				}
+				if i == 0 && j%8 == 7 && done() {
+					stop.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return errors.Join(<-errs)
+}
+
+func TestBatchConnections(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	admin := connect(t, respire.Options{Addr: srv.Addr})
+	keys, vals := seedBatchKeys(t, admin, t.Name())
+	ctx := ctxT(t)
+
+	t.Run("concurrent batches open them, up to the bound", func(t *testing.T) {
+		for _, bound := range []int{1, 3} {
+			name := fmt.Sprintf("lanes-%d", bound)
+			c := connect(t, respire.Options{Addr: srv.Addr, ClientName: name, BatchConnections: bound})
+			// Until every lane is up: each opens when batches find all
+			// open ones busy.
+			err := batchUntil(ctx, c, keys, vals, bound+3, func() bool {
+				require.LessOrEqual(t, c.PoolStats().Batch, bound)
+				return c.PoolStats().Batch == bound
+			})
+			require.NoError(t, err)
+			st := c.PoolStats()
+			assert.Equal(t, 1, st.Multiplexed)
+			assert.Equal(t, bound, st.Batch)
+			assert.Equal(t, 1+bound, namedConns(t, admin, name), "the server's view")
+			// The lanes carry batches: a round more keeps them in use and
+			// checks every value on them.
+			var rounds atomic.Int64
+			require.NoError(t, batchUntil(ctx, c, keys, vals, bound+3, func() bool { return rounds.Add(1) > 20 }))
+			assert.Equal(t, bound, c.PoolStats().Batch)
+		}
+	})
+
+	t.Run("off", func(t *testing.T) {
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-off", BatchConnections: -1})
+		var rounds atomic.Int64
+		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return rounds.Add(1) > 40 }))
+		assert.Equal(t, 0, c.PoolStats().Batch)
+		assert.Equal(t, 1, namedConns(t, admin, "lanes-off"))
+	})
+
+	t.Run("one goroutine's batches share its connection", func(t *testing.T) {
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-seq"})
+		for i := range 100 {
+			require.NoError(t, runBatch(ctx, c, keys, vals, i))
+		}
+		assert.Equal(t, 0, c.PoolStats().Batch)
+		assert.Equal(t, 1, namedConns(t, admin, "lanes-seq"))
+	})
+
+	t.Run("order of one goroutine across connections", func(t *testing.T) {
+		// While others keep every connection busy, each goroutine writes
+		// its own key in a batch and reads it back in the next one, which
+		// may go to another connection: it must see its write.
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-order"})
+		var wg sync.WaitGroup
+		errs := make(chan error, 6)
+		for g := range 6 {
+			wg.Go(func() {
+				key := fmt.Sprintf("%s:own:%d", t.Name(), g)
+				for i := range 150 {
+					w := c.NewBatch()
+					for j := range 15 {
+						w.Set(fmt.Sprintf("%s:pad:%d:%d", t.Name(), g, j), "x", nil)
+					}
+					w.Set(key, fmt.Sprint(i), nil)
+					if err := w.Exec(ctx); err != nil {
+						errs <- err
+						return
+					}
+					r := c.NewBatch()
+					var got *respire.Future[string]
+					for j := range 16 {
+						f := r.Get(key)
+						if j == 15 {
+							got = f
+						}
+					}
+					if err := r.Exec(ctx); err != nil {
+						errs <- err
+						return
+					}
+					if v, err := got.Result(); err != nil || v != fmt.Sprint(i) {
+						errs <- fmt.Errorf("read back %q, %v after writing %d", v, err, i)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		t.Logf("%d batch connections opened", c.PoolStats().Batch)
+	})
+
+	t.Run("killed lanes", func(t *testing.T) {
+		// The server closes every connection of the client while batches
+		// run on all of them: each batch has all its values right or
+		// fails as a whole, and the lanes open again.
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-kill"})
+		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return c.PoolStats().Batch == respire.DefaultBatchConnections }))
+		var stop atomic.Bool
+		var failed, good atomic.Int64
+		progress := make(chan struct{}, 1)
+		var wg sync.WaitGroup
+		errs := make(chan error, 6)
+		for g := range 6 {
+			wg.Go(func() {
+				for i := 0; !stop.Load(); i++ {
+					err := runBatch(ctx, c, keys, vals, g*13+i)
+					switch {
+					case errors.Is(err, errWrongReply) || ctx.Err() != nil:
+						errs <- err
+						return
+					case err != nil:
+						failed.Add(1)
+					default:
+						good.Add(1)
+						select {
+						case progress <- struct{}{}:
+						default:
+						}
+					}
+				}
+			})
+		}
+		for range 3 {
+			// Batches go through on the new connections first.
+			for n := good.Load(); good.Load() < n+30; {
+				select {
+				case <-progress:
+				case <-ctx.Done():
+					t.Fatal("no batch succeeded after the kill")
+				}
+			}
+			list, err := admin.ClientList(ctx, nil)
+			require.NoError(t, err)
+			killed := 0
+			for _, line := range strings.Split(list, "\n") {
+				if !strings.Contains(line, " name=lanes-kill ") {
+					continue
+				}
+				id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+				_, err := admin.Do(ctx, "CLIENT", "KILL", "ID", id)
+				require.NoError(t, err)
+				killed++
+			}
+			assert.Greater(t, killed, 1, "the lanes were open")
+		}
+		stop.Store(true)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		t.Logf("%d batches succeeded, %d failed with their connection", good.Load(), failed.Load())
+		// The routed connection, killed last while idle, is found closed
+		// by the batch written on it (whose outcome is then unknown); the
+		// lanes are checked before use, so batches on them never are.
+		var err error
+		for range 2 {
+			if err = runBatch(ctx, c, keys, vals, 0); err == nil {
+				break
+			}
+			require.NotErrorIs(t, err, errWrongReply)
+		}
+		require.NoError(t, err)
+		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return c.PoolStats().Batch > 0 }))
+	})
+
+	t.Run("idle lanes closed by the server", func(t *testing.T) {
+		// Nothing reads an idle connection, so a close goes unseen until
+		// it is used: a lane is checked before a batch is written on it,
+		// and batches after the close all succeed.
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-idle"})
+		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return c.PoolStats().Batch == respire.DefaultBatchConnections }))
+		own, err := c.Do(ctx, "CLIENT", "ID")
+		require.NoError(t, err)
+		ownID, err := own.Int64()
+		require.NoError(t, err)
+		list, err := admin.ClientList(ctx, nil)
+		require.NoError(t, err)
+		killed := 0
+		for _, line := range strings.Split(list, "\n") {
+			if !strings.Contains(line, " name=lanes-idle ") {
+				continue
+			}
+			id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+			if id == fmt.Sprint(ownID) {
+				continue
+			}
+			_, err := admin.Do(ctx, "CLIENT", "KILL", "ID", id)
+			require.NoError(t, err)
+			killed++
+		}
+		require.Equal(t, respire.DefaultBatchConnections, killed)
+		var rounds atomic.Int64
+		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return rounds.Add(1) > 20 }))
+		assert.Equal(t, 1, namedConns(t, admin, "lanes-idle")-c.PoolStats().Batch, "lanes dialed again")
+	})
+}

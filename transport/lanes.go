@@ -1,0 +1,104 @@
+package transport
+
+import "errors"
+
+// Batch lanes.
+//
+// A batch is a full write by itself, so batches gain little from sharing a
+// connection with others, and lose much: one connection's replies are
+// parsed by one goroutine at a time, each batch's caller waits behind the
+// replies of the batches written before it (parsing them when it holds the
+// read role), and the server writes at most 64 KiB to one client per turn
+// of its event loop. Several goroutines running batches at once therefore
+// get more from a connection each, as with a pool, where each caller
+// writes its batch and reads its replies itself.
+//
+// So a Mux keeps, besides its routed connections, up to Config.BatchLanes
+// lanes: connections that only batches use, and only when the connection
+// their route names already has requests in flight. Such a batch goes to
+// the first lane with nothing in flight (its caller then reads its replies
+// directly, as a lone caller does), or, when every lane is busy, to the
+// least loaded connection. Lanes are dialed one at a time, in the
+// background, when a batch finds every open lane busy; until a lane is up
+// batches share the routed connection as before, so no caller waits for a
+// dial. An open lane stays open, kept alive by the health check, like any
+// other connection of the Mux, and breaks, reconnects, reports events and
+// counts in Stats as they do.
+//
+// Commands of one goroutine keep their order: a batch's Exec returns after
+// all its replies, so what the caller sends next is sent after them,
+// whichever connection carries it. Concurrent callers have no order
+// between them on any connection.
+
+// minLaneBatch is the smallest batch that takes a lane: a batch of a few
+// commands is cheap to read behind others and is best written with them.
+const minLaneBatch = 8
+
+// lane returns the slot for a batch of n requests routed to s: s unless it
+// is busy and a lane is less so.
+func (m *Mux) lane(s *slot, n int) *slot {
+	if len(m.slots) == m.routed || n < minLaneBatch {
+		return s
+	}
+	c := s.cur.Load()
+	if c == nil || c.broken() {
+		return s
+	}
+	load := c.inflight.Load()
+	if load == 0 {
+		return s
+	}
+	best, cold := s, (*slot)(nil)
+	for _, l := range m.slots[m.routed:] {
+		lc := l.cur.Load()
+		if lc == nil || lc.broken() {
+			if cold == nil {
+				cold = l
+			}
+			continue
+		}
+		n := lc.inflight.Load()
+		if n == 0 && !lc.idleClosed() {
+			return l
+		}
+		if n < load {
+			best, load = l, n
+		}
+	}
+	if cold != nil {
+		cold.warm()
+	}
+	return best
+}
+
+// warm starts dialing the slot's connection in the background unless it
+// is open or being dialed.
+func (s *slot) warm() {
+	s.mu.Lock()
+	if c := s.cur.Load(); c == nil || c.broken() {
+		s.startDial()
+	}
+	s.mu.Unlock()
+}
+
+// idleClosed reports whether c, a direct connection with nothing pending,
+// was closed by the server (a restart, CLIENT KILL, its idle timeout), and
+// then fails it. Nothing reads such a connection while it is idle, so a
+// close would otherwise be found only by the next batch written on it,
+// which would fail with its outcome unknown. It costs one non-blocking
+// system call, made under c.mu so that no request is sent meanwhile.
+func (c *conn) idleClosed() bool {
+	if c.peek == nil {
+		return false
+	}
+	c.mu.Lock()
+	closed := c.pending.size == 0 && !c.reading && c.err == nil && !c.peek.alive()
+	c.mu.Unlock()
+	if closed {
+		c.fail(errClosedIdle)
+	}
+	return closed
+}
+
+// errClosedIdle is the cause of a connection found closed while idle.
+var errClosedIdle = errors.New("closed by the server while idle")
