@@ -158,6 +158,7 @@ func blankCmd(info *cmdInfo) *cmd {
 	x.keyed = false
 	x.Route = 0
 	x.Retries = 0
+	x.ReadOnly = false
 	return x
 }
 
@@ -263,6 +264,7 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 		x.sealRefs()
 		if x.info.flags&flagReadonly != 0 {
 			x.Retries = c.retries
+			x.ReadOnly = true
 		}
 		if !x.keyed && c.conns > 1 {
 			x.Route = c.rr.Add(1)
@@ -300,6 +302,7 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 	}
 	if x.info.flags&flagReadonly != 0 {
 		x.Retries = c.retries
+		x.ReadOnly = true
 	}
 	name := x.info.name
 	if err := c.mux.Do(ctx, &x.Request); err != nil {

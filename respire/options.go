@@ -90,10 +90,13 @@ type Options struct {
 	// batches (Batch.Exec) use when the connection they would share
 	// already has commands in flight: several goroutines running batches
 	// at once then each write and read their own, instead of queueing
-	// behind each other's replies. They are dialed one at a time, in the
-	// background, when concurrent batches need them, and kept open. A
-	// goroutine's commands keep their order whichever connection carries
-	// them. Default 3 (DefaultBatchConnections); -1 for none.
+	// behind each other's replies. Read-only commands use them too while
+	// their connection carries replies of 64 KiB or more, which the server
+	// sends 64 KiB per turn of its event loop, so that they do not wait
+	// behind those; writes never do. They are dialed one at a time, in the
+	// background, when needed, and kept open. A goroutine's commands keep
+	// their order whichever connection carries them. Default 3
+	// (DefaultBatchConnections); -1 for none.
 	BatchConnections int
 	// Filler chooses the read mode; see FillerMode.
 	Filler FillerMode

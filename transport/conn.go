@@ -60,7 +60,9 @@ type conn struct {
 
 	inflight atomic.Int64
 	replies  atomic.Uint64
-	sends    atomic.Uint64
+	// largeAt is the count of replies at the last large one (lanes.go).
+	largeAt atomic.Uint64
+	sends   atomic.Uint64
 
 	readCalls, readBytes atomic.Int64
 	writes               atomic.Uint64
@@ -280,7 +282,9 @@ func (c *conn) dispatch(m resp.Msg) (*Request, bool) {
 		return nil, false
 	}
 	c.inflight.Add(-1)
-	c.replies.Add(1)
+	if n := c.replies.Add(1); c.rd.LastLarge() {
+		c.largeAt.Store(n)
+	}
 	r.deliver(m)
 	return r, true
 }

@@ -30,6 +30,33 @@ import "errors"
 // whichever connection carries it. Concurrent callers have no order
 // between them on any connection.
 
+// Large replies. The server writes at most 64 KiB to one client per turn
+// of its event loop, so a reply of a megabyte takes many turns, and every
+// reply queued behind it on its connection waits for all of them. While a
+// connection carries large replies (one among its last largeWindow), a
+// read-only command (Request.ReadOnly) that finds it busy takes a lane as
+// a batch would. Writes always keep their routed connection, so that
+// writes to one key stay in order even when a caller gave up waiting for
+// one of them.
+
+// largeWindow is how many replies after a large one a connection counts
+// as carrying large replies.
+const largeWindow = 64
+
+// largeLane returns the slot for a read-only command routed to s: a lane
+// while s is busy with large replies, s otherwise.
+func (m *Mux) largeLane(s *slot) *slot {
+	c := s.cur.Load()
+	if c == nil {
+		return s
+	}
+	at := c.largeAt.Load()
+	if at == 0 || c.replies.Load()-at >= largeWindow {
+		return s
+	}
+	return m.lane(s, minLaneBatch)
+}
+
 // minLaneBatch is the smallest batch that takes a lane: a batch of a few
 // commands is cheap to read behind others and is best written with them.
 const minLaneBatch = 8

@@ -102,6 +102,9 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	if m.routed > 1 {
 		s = m.slots[r.Route%uint32(m.routed)]
 	}
+	if r.ReadOnly && len(m.slots) > m.routed {
+		s = m.largeLane(s)
+	}
 	resends, retries := maxResends, r.Retries
 	for {
 		c, err := s.get(ctx, m.cfg.FailFast)

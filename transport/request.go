@@ -44,7 +44,11 @@ type Request struct {
 	// connection broke after it was written, so that it may have run: set
 	// it only for commands that are safe to repeat (read-only ones).
 	Retries uint8
-	handler Handler
+	// ReadOnly marks a command that does not change data: while its
+	// connection carries large replies, it may go to a batch lane, as a
+	// batch does (lanes.go), instead of waiting behind them.
+	ReadOnly bool
+	handler  Handler
 	// quiet is set by DoMulti on every request of a batch but the last:
 	// a reply handled for it only sets its state, without waking anyone
 	// (two channel operations per command saved), because the caller

@@ -255,4 +255,71 @@ func TestBatchConnections(t *testing.T) {
 		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return rounds.Add(1) > 20 }))
 		assert.Equal(t, 1, namedConns(t, admin, "lanes-idle")-c.PoolStats().Batch, "lanes dialed again")
 	})
+
+	t.Run("large replies: reads take lanes, writes keep their connection", func(t *testing.T) {
+		// GETs of 1 MiB from several goroutines: the server writes 64 KiB
+		// per turn to a connection, so while the routed connection carries
+		// such replies, read-only commands that find it busy take lanes.
+		// Single writes never do.
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-large"})
+		big := strings.Repeat("0123456789abcdef", 1<<16)
+		bigKey := t.Name() + ":big"
+		require.NoError(t, c.Set(ctx, bigKey, big, nil))
+		var stop atomic.Bool
+		var reads atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for g := range 8 {
+			wg.Go(func() {
+				own := fmt.Sprintf("%s:w:%d", t.Name(), g)
+				for i := 0; !stop.Load(); i++ {
+					if g < 2 {
+						// A writer: its SETs stay on the routed connection
+						// and it reads its own writes back.
+						if err := c.Set(ctx, own, fmt.Sprint(i), nil); err != nil {
+							errs <- err
+							return
+						}
+						if v, err := c.Get(ctx, own); err != nil || v != fmt.Sprint(i) {
+							errs <- fmt.Errorf("read back %q, %v after writing %d", v, err, i)
+							return
+						}
+						continue
+					}
+					v, err := c.Get(ctx, bigKey)
+					if err == nil && v != big {
+						err = fmt.Errorf("GET %s: %d bytes, not the value written: %w", bigKey, len(v), errWrongReply)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					if n := reads.Add(1); n >= 200 && c.PoolStats().Batch > 0 || n >= 3000 {
+						stop.Store(true)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Positive(t, c.PoolStats().Batch, "lanes opened for the large replies")
+		own, err := c.Do(ctx, "CLIENT", "ID")
+		require.NoError(t, err)
+		ownID, err := own.Int64()
+		require.NoError(t, err)
+		list, err := admin.ClientList(ctx, nil)
+		require.NoError(t, err)
+		lanes := 0
+		for _, line := range strings.Split(list, "\n") {
+			if !strings.Contains(line, " name=lanes-large ") || strings.HasPrefix(line, fmt.Sprintf("id=%d ", ownID)) {
+				continue
+			}
+			lanes++
+			assert.NotContains(t, line, " cmd=set ", "a single write on a lane")
+		}
+		assert.Equal(t, c.PoolStats().Batch, lanes)
+	})
 }

@@ -145,3 +145,20 @@ func TestLargeBulkBeyondSideLimit(t *testing.T) {
 	_, own := m.Take(0)
 	assert.False(t, own)
 }
+
+func TestLastLarge(t *testing.T) {
+	// A large bulk (in a side buffer), an array of many small bulks that
+	// adds up to 64 KiB, and small values between them.
+	var arr bytes.Buffer
+	arr.WriteString("*100\r\n")
+	for range 100 {
+		arr.WriteString(bulkOf(payload(700, 3)))
+	}
+	stream := "+OK\r\n" + bulkOf(payload(SideBulk+10, 1)) + ":1\r\n" + arr.String() + "$3\r\nabc\r\n"
+	r := NewReader(&pieces{b: []byte(stream), size: 4096}, Limits{})
+	for i, want := range []bool{false, true, false, true, false} {
+		_, err := r.Next()
+		require.NoError(t, err)
+		assert.Equal(t, want, r.LastLarge(), "value %d", i)
+	}
+}

@@ -75,6 +75,8 @@ type Reader struct {
 	inMsg bool
 
 	lastBytes int // size of the last returned value
+	// lastLarge is set when the last returned value was large (LastLarge).
+	lastLarge bool
 	lastNodes int
 	// filled is set when the last read filled all the free space of the
 	// buffer: the source may hold more than the buffer took.
@@ -113,6 +115,10 @@ func NewReader(rd io.Reader, lim Limits) *Reader {
 	}
 }
 
+// LastLarge reports whether the value Next returned last took 64 KiB or
+// more, in its buffer or in payloads of its own.
+func (r *Reader) LastLarge() bool { return r.lastLarge }
+
 // Reset makes r read from rd as if it were new, keeping its buffers (unless
 // they grew past the size a Reader retains) and its limits. Stats restart at
 // zero.
@@ -122,7 +128,7 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.nodes, r.spans, r.stack = r.nodes[:0], r.spans[:0], r.stack[:0]
 	r.pendingBulk, r.bulkLen = false, 0
 	r.err, r.rdErr, r.inMsg = nil, nil, false
-	r.lastBytes, r.lastNodes, r.filled = 0, 0, false
+	r.lastBytes, r.lastNodes, r.filled, r.lastLarge = 0, 0, false, false
 	r.stats = ReaderStats{}
 	r.resetSides()
 	if len(r.buf) > maxRetainBuf || r.buf == nil {
@@ -224,6 +230,7 @@ func (r *Reader) finishMessage() Msg {
 			r.nodes[i].Data = base[s.off : s.off+s.n : s.off+s.n]
 		}
 	}
+	r.lastLarge = len(r.sides) > 0 || r.pos-r.start >= smallMsgBytes
 	r.finishSides()
 	r.lastBytes = r.pos - r.start
 	r.lastNodes = len(r.nodes)
