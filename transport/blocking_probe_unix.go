@@ -13,27 +13,8 @@ import (
 // neither closed it nor sent anything (an idle connection is owed nothing).
 // It peeks at the socket without blocking and without consuming a byte.
 func alive(nc net.Conn) bool {
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	ok = false
-	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		_, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		// Nothing to read is the healthy case; a byte, an end of stream or
-		// any other error means the connection is of no use.
-		ok = errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EWOULDBLOCK)
-		return true
-	})
-	return err == nil && ok
+	p := newPeeker(nc)
+	return p == nil || p.alive()
 }
 
 // peeker is alive for one connection, checked often: its raw connection

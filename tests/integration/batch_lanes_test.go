@@ -32,6 +32,36 @@ func namedConns(t *testing.T, admin *respire.Client, name string) int {
 	return n
 }
 
+// killNamed closes the server's connections named name, but the one with
+// id keep (0: none), and returns how many it closed.
+func killNamed(t *testing.T, admin *respire.Client, name string, keep int64) int {
+	t.Helper()
+	ctx := ctxT(t)
+	list, err := admin.ClientList(ctx, nil)
+	require.NoError(t, err)
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.Contains(line, " name="+name+" ") || strings.HasPrefix(line, fmt.Sprintf("id=%d ", keep)) {
+			continue
+		}
+		id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+		_, err := admin.Do(ctx, "CLIENT", "KILL", "ID", id)
+		require.NoError(t, err)
+		killed++
+	}
+	return killed
+}
+
+// ownID is the id of the client's routed connection.
+func ownID(t *testing.T, c *respire.Client) int64 {
+	t.Helper()
+	r, err := c.Do(ctxT(t), "CLIENT", "ID")
+	require.NoError(t, err)
+	id, err := r.Int64()
+	require.NoError(t, err)
+	return id
+}
+
 // batchUntil runs batches from g goroutines, each checking every value,
 // until done reports true after a round of them (or a batch fails).
 func batchUntil(ctx context.Context, c *respire.Client, keys, vals []string, g int, done func() bool) error {
@@ -190,19 +220,7 @@ func TestBatchConnections(t *testing.T) {
 					t.Fatal("no batch succeeded after the kill")
 				}
 			}
-			list, err := admin.ClientList(ctx, nil)
-			require.NoError(t, err)
-			killed := 0
-			for _, line := range strings.Split(list, "\n") {
-				if !strings.Contains(line, " name=lanes-kill ") {
-					continue
-				}
-				id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
-				_, err := admin.Do(ctx, "CLIENT", "KILL", "ID", id)
-				require.NoError(t, err)
-				killed++
-			}
-			assert.Greater(t, killed, 1, "the lanes were open")
+			assert.Greater(t, killNamed(t, admin, "lanes-kill", 0), 1, "the lanes were open")
 		}
 		stop.Store(true)
 		wg.Wait()
@@ -231,25 +249,7 @@ func TestBatchConnections(t *testing.T) {
 		// and batches after the close all succeed.
 		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-idle"})
 		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return c.PoolStats().Batch == respire.DefaultBatchConnections }))
-		own, err := c.Do(ctx, "CLIENT", "ID")
-		require.NoError(t, err)
-		ownID, err := own.Int64()
-		require.NoError(t, err)
-		list, err := admin.ClientList(ctx, nil)
-		require.NoError(t, err)
-		killed := 0
-		for _, line := range strings.Split(list, "\n") {
-			if !strings.Contains(line, " name=lanes-idle ") {
-				continue
-			}
-			id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
-			if id == fmt.Sprint(ownID) {
-				continue
-			}
-			_, err := admin.Do(ctx, "CLIENT", "KILL", "ID", id)
-			require.NoError(t, err)
-			killed++
-		}
+		killed := killNamed(t, admin, "lanes-idle", ownID(t, c))
 		require.Equal(t, respire.DefaultBatchConnections, killed)
 		var rounds atomic.Int64
 		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return rounds.Add(1) > 20 }))
@@ -306,15 +306,12 @@ func TestBatchConnections(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.Positive(t, c.PoolStats().Batch, "lanes opened for the large replies")
-		own, err := c.Do(ctx, "CLIENT", "ID")
-		require.NoError(t, err)
-		ownID, err := own.Int64()
-		require.NoError(t, err)
+		routed := ownID(t, c)
 		list, err := admin.ClientList(ctx, nil)
 		require.NoError(t, err)
 		lanes := 0
 		for _, line := range strings.Split(list, "\n") {
-			if !strings.Contains(line, " name=lanes-large ") || strings.HasPrefix(line, fmt.Sprintf("id=%d ", ownID)) {
+			if !strings.Contains(line, " name=lanes-large ") || strings.HasPrefix(line, fmt.Sprintf("id=%d ", routed)) {
 				continue
 			}
 			lanes++
