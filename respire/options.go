@@ -94,9 +94,9 @@ type Options struct {
 	// their connection carries replies of 64 KiB or more, which the server
 	// sends 64 KiB per turn of its event loop, so that they do not wait
 	// behind those; writes never do. They are dialed one at a time, in the
-	// background, when needed, and kept open. A goroutine's commands keep
-	// their order whichever connection carries them. Default 3
-	// (DefaultBatchConnections); -1 for none.
+	// background, when needed, and closed after a minute unused. A
+	// goroutine's commands keep their order whichever connection carries
+	// them. Default 3 (DefaultBatchConnections); -1 for none.
 	BatchConnections int
 	// Filler chooses the read mode; see FillerMode.
 	Filler FillerMode

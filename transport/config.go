@@ -38,6 +38,9 @@ type Config struct {
 	// (DoMulti) that find their connection busy (see lanes.go); 0 means
 	// none. Ignored with Tracking.
 	BatchLanes int
+	// LaneIdle is how long a batch lane may go unused before the Mux
+	// closes it; default 1 minute.
+	LaneIdle time.Duration
 	// Filler starts a goroutine per connection that keeps reading from the
 	// socket while replies are parsed.
 	Filler bool
@@ -127,6 +130,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BatchLanes < 0 || c.Tracking != nil {
 		c.BatchLanes = 0
+	}
+	if c.LaneIdle <= 0 {
+		c.LaneIdle = time.Minute
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = 5 * time.Second

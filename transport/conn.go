@@ -298,6 +298,25 @@ func (c *conn) fail(cause error) {
 		c.mu.Unlock()
 		return
 	}
+	c.breakLocked(cause, true)
+}
+
+// retireIdle closes c if nothing is pending, being written or read, and
+// reports whether it did. Unlike fail, it does not tell the owner, which
+// would dial a replacement: for a batch lane nobody used for a while.
+func (c *conn) retireIdle() bool {
+	c.mu.Lock()
+	if c.err != nil || c.pending.size > 0 || c.writing || c.reading {
+		c.mu.Unlock()
+		return false
+	}
+	c.breakLocked(errLaneIdle, false)
+	return true
+}
+
+// breakLocked is fail from the point where c.mu is held and c is not
+// broken yet; it releases c.mu.
+func (c *conn) breakLocked(cause error, tell bool) {
 	if errors.Is(cause, ErrClosed) {
 		c.err = ErrClosed
 	} else {
@@ -329,7 +348,7 @@ func (c *conn) fail(cause error) {
 			r.fail(unsent)
 		}
 	}
-	if c.onBroken != nil {
+	if tell && c.onBroken != nil {
 		c.onBroken(c)
 	}
 }

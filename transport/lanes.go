@@ -1,6 +1,9 @@
 package transport
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Batch lanes.
 //
@@ -21,9 +24,11 @@ import "errors"
 // least loaded connection. Lanes are dialed one at a time, in the
 // background, when a batch finds every open lane busy; until a lane is up
 // batches share the routed connection as before, so no caller waits for a
-// dial. An open lane stays open, kept alive by the health check, like any
-// other connection of the Mux, and breaks, reconnects, reports events and
-// counts in Stats as they do.
+// dial. An open lane is kept alive by the health check like any other
+// connection of the Mux, and breaks, reconnects, reports events and counts
+// in Stats as they do, until no batch has chosen it for Config.LaneIdle:
+// then it is closed (without an event: it is not an outage), and dialed
+// again when batches need it.
 //
 // Commands of one goroutine keep their order: a batch's Exec returns after
 // all its replies, so what the caller sends next is sent after them,
@@ -86,6 +91,7 @@ func (m *Mux) lane(s *slot, n int) *slot {
 		}
 		n := lc.inflight.Load()
 		if n == 0 && !lc.idleClosed() {
+			l.used.Store(time.Now().UnixNano())
 			return l
 		}
 		if n < load {
@@ -95,6 +101,9 @@ func (m *Mux) lane(s *slot, n int) *slot {
 	if cold != nil {
 		cold.warm()
 	}
+	if best != s {
+		best.used.Store(time.Now().UnixNano())
+	}
 	return best
 }
 
@@ -103,9 +112,21 @@ func (m *Mux) lane(s *slot, n int) *slot {
 func (s *slot) warm() {
 	s.mu.Lock()
 	if c := s.cur.Load(); c == nil || c.broken() {
+		s.used.Store(time.Now().UnixNano())
 		s.startDial()
 	}
 	s.mu.Unlock()
+}
+
+// retire closes the lane's connection c, which nobody chose for
+// Config.LaneIdle, unless it is in use; the lane stays empty until batches
+// need it again.
+func (s *slot) retire(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur.Load() == c && c.retireIdle() {
+		s.cur.Store(nil)
+	}
 }
 
 // idleClosed reports whether c, a direct connection with nothing pending,
@@ -127,5 +148,9 @@ func (c *conn) idleClosed() bool {
 	return closed
 }
 
-// errClosedIdle is the cause of a connection found closed while idle.
-var errClosedIdle = errors.New("closed by the server while idle")
+// errClosedIdle is the cause of a connection found closed while idle;
+// errLaneIdle that of a lane closed for want of use.
+var (
+	errClosedIdle = errors.New("closed by the server while idle")
+	errLaneIdle   = errors.New("batch lane unused")
+)

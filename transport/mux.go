@@ -459,6 +459,10 @@ func (m *Mux) monitor() {
 					c.fail(fmt.Errorf("%w: no reply for %v", ErrStalled, now.Sub(w.progress).Round(time.Millisecond)))
 					continue
 				}
+				if i >= m.routed && now.UnixNano()-s.used.Load() >= int64(m.cfg.LaneIdle) {
+					s.retire(c)
+					continue
+				}
 				if now.Sub(w.lastActivity) >= m.cfg.HealthCheck {
 					c.sendPing()
 					w.lastActivity = now
@@ -482,6 +486,8 @@ type slot struct {
 	// Config.OnConnLost (events.go).
 	lostConn *conn
 	restored func(attempts int, err error)
+	// used is when a batch lane was last chosen (unix nanoseconds).
+	used atomic.Int64
 }
 
 // get returns the live connection, waiting for a dial when there is none.
