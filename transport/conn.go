@@ -74,6 +74,9 @@ type conn struct {
 	// peek checks an idle direct connection for a close by the server
 	// (idleClosed); nil when the socket cannot be peeked at.
 	peek *peeker
+	// quiet is set by the Mux's monitor while c has seen no traffic for a
+	// tick of it, so that the next request checks it first (slot.get).
+	quiet atomic.Bool
 
 	ping     Request
 	onBroken func(*conn)

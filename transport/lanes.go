@@ -132,13 +132,15 @@ func (s *slot) retire(c *conn) {
 // idleClosed reports whether c, a direct connection with nothing pending,
 // was closed by the server (a restart, CLIENT KILL, its idle timeout), and
 // then fails it. Nothing reads such a connection while it is idle, so a
-// close would otherwise be found only by the next batch written on it,
-// which would fail with its outcome unknown. It costs one non-blocking
+// close would otherwise be found only by the next request written on it,
+// which would fail with its outcome unknown. Lanes are checked each time a
+// batch finds one idle; any connection once the monitor found it quiet. It costs one non-blocking
 // system call, made under c.mu so that no request is sent meanwhile.
 func (c *conn) idleClosed() bool {
 	if c.peek == nil {
 		return false
 	}
+	c.quiet.Store(false)
 	c.mu.Lock()
 	closed := c.pending.size == 0 && !c.reading && c.err == nil && !c.peek.alive()
 	c.mu.Unlock()

@@ -455,6 +455,11 @@ func (m *Mux) monitor() {
 					w.lastActivity = now
 				}
 				w.replies, w.sends = replies, sends
+				if c.peek != nil {
+					if q := now.Sub(w.lastActivity) >= tick; q != c.quiet.Load() {
+						c.quiet.Store(q)
+					}
+				}
 				if now.Sub(w.progress) >= m.cfg.StallTimeout {
 					c.fail(fmt.Errorf("%w: no reply for %v", ErrStalled, now.Sub(w.progress).Round(time.Millisecond)))
 					continue
@@ -498,7 +503,12 @@ type slot struct {
 // forever). Its errors match ErrNotSent.
 func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 	if c := s.cur.Load(); c != nil && !c.broken() {
-		return c, nil
+		// A connection idle for a while is checked first: nothing read
+		// it meanwhile, so a close by the server would otherwise fail the
+		// request with its outcome unknown (idleClosed).
+		if !c.quiet.Load() || !c.idleClosed() {
+			return c, nil
+		}
 	}
 	_, bounded := ctx.Deadline()
 	attempts := 0

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/harness"
@@ -319,4 +320,39 @@ func TestBatchConnections(t *testing.T) {
 		}
 		assert.Equal(t, c.PoolStats().Batch, lanes)
 	})
+}
+
+// TestIdleConnectionClosedByServer: the server closes the client's idle
+// connection; nothing reads an idle connection, so the client checks one
+// that has been quiet for a tick of its monitor before writing on it, and
+// the next write and batch succeed instead of failing with their outcome
+// unknown.
+func TestIdleConnectionClosedByServer(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	admin := connect(t, respire.Options{Addr: srv.Addr})
+	// A short stall timeout makes the monitor tick every 10 ms.
+	c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "idle-kill", StallTimeout: 40 * time.Millisecond})
+	ctx := ctxT(t)
+	key := t.Name()
+	require.NoError(t, c.Set(ctx, key, "0", nil))
+	for i := 1; i <= 3; i++ {
+		require.Equal(t, 1, killNamed(t, admin, "idle-kill", 0))
+		// Idle for a few ticks of the monitor: the condition, not a wait
+		// for an event.
+		time.Sleep(60 * time.Millisecond)
+		if i == 2 {
+			b := c.NewBatch()
+			b.Set(key, fmt.Sprint(i), nil)
+			got := b.Get(key)
+			require.NoError(t, b.Exec(ctx), "a batch after the close")
+			v, err := got.Result()
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint(i), v)
+			continue
+		}
+		require.NoError(t, c.Set(ctx, key, fmt.Sprint(i), nil), "a write after the close")
+		v, err := c.Get(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint(i), v)
+	}
 }
