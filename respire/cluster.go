@@ -269,12 +269,17 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 	}
 	retries := int(x.Retries)
 	redirects := 0
-	var ask *topology.Node
+	// ask is the node of an ASK redirect; moved that of a MOVED one for a
+	// command whose keys the client does not know (EVAL through Do, ...),
+	// which a random primary would likely send elsewhere again.
+	var ask, moved *topology.Node
 	for attempt := 0; ; attempt++ {
 		var n *topology.Node
 		switch {
 		case ask != nil:
 			n = ask
+		case moved != nil:
+			n, moved = moved, nil
 		case keyed:
 			n, err = c.cl.Route(ctx, slot, rf)
 		default:
@@ -353,6 +358,9 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 		switch rd.kind {
 		case "MOVED":
 			c.cl.Moved(rd.slot, rd.addr)
+			if !keyed {
+				moved = c.cl.Node(rd.addr)
+			}
 		case "ASK":
 			ask = c.cl.Node(rd.addr)
 		case "LOADING":

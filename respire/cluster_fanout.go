@@ -98,9 +98,8 @@ func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
 	buf := resp.AppendValue(nil, merged)
 	m, err := resp.NewReader(bytes.NewReader(buf), resp.Limits{}).Next()
 	if err != nil {
-		name := x.info.name
 		x.Recycle()
-		return fmt.Errorf("respire: %s: merging replies: %w", name, err)
+		return fmt.Errorf("merging replies: %w", err)
 	}
 	x.HandleReply(m)
 	return nil
@@ -271,7 +270,7 @@ func merge(x *cmd, parts []*part, split bool) (resp.Value, error) {
 		out.Elems = append([]resp.Value(nil), out.Elems...)
 		for _, p := range parts {
 			if !sameShape(&out, &p.v) {
-				return resp.Value{}, fmt.Errorf("respire: %s: cannot aggregate a %s reply of %d elements with a %s of %d", x.info.name, p.v.Type, len(p.v.Elems), out.Type, len(out.Elems))
+				return resp.Value{}, fmt.Errorf("cannot aggregate a %s reply of %d elements with a %s of %d", p.v.Type, len(p.v.Elems), out.Type, len(out.Elems))
 			}
 		}
 		for _, p := range parts[1:] {
@@ -310,7 +309,7 @@ func merge(x *cmd, parts []*part, split bool) (resp.Value, error) {
 		out := resp.Value{Type: parts[0].v.Type, Elems: make([]resp.Value, n)}
 		for _, p := range parts {
 			if len(p.v.Elems) != len(p.keys) {
-				return resp.Value{}, fmt.Errorf("respire: %s: a part of %d keys got %d replies", x.info.name, len(p.keys), len(p.v.Elems))
+				return resp.Value{}, fmt.Errorf("a part of %d keys got %d replies", len(p.keys), len(p.v.Elems))
 			}
 			for j, k := range p.keys {
 				out.Elems[k] = p.v.Elems[j]

@@ -215,6 +215,13 @@ func TestClusterSurface(t *testing.T) {
 				require.NoError(t, err, "a movable-key command follows MOVED")
 				s, _ = r.Text()
 				assert.Equal(t, "bytes", s)
+				// Its keys unknown, it goes to a random primary, and after a
+				// MOVED to the node named, not to another random one.
+				for i := range 30 {
+					k := fmt.Sprintf("%seval%d", p, i)
+					r, err = c.Do(ctx, "EVAL", "return redis.call('SET', KEYS[1], ARGV[1])", 1, k, "v")
+					require.NoError(t, err, "EVAL on %s", k)
+				}
 				ssub, err := c.SSubscribe(ctx, p+"sh")
 				require.NoError(t, err)
 				defer ssub.Close()
