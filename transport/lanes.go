@@ -133,9 +133,10 @@ func (s *slot) retire(c *conn) {
 // was closed by the server (a restart, CLIENT KILL, its idle timeout), and
 // then fails it. Nothing reads such a connection while it is idle, so a
 // close would otherwise be found only by the next request written on it,
-// which would fail with its outcome unknown. Lanes are checked each time a
-// batch finds one idle; any connection once the monitor found it quiet. It costs one non-blocking
-// system call, made under c.mu so that no request is sent meanwhile.
+// which would fail with its outcome unknown. A lane is checked each time a
+// batch finds it idle, any connection once the monitor found it quiet
+// (slot.get). It costs one non-blocking system call, made under c.mu so
+// that no request is sent meanwhile.
 func (c *conn) idleClosed() bool {
 	if c.peek == nil {
 		return false
