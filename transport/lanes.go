@@ -52,14 +52,14 @@ const largeWindow = 64
 // while s is busy with large replies, s otherwise.
 func (m *Mux) largeLane(s *slot) *slot {
 	c := s.cur.Load()
-	if c == nil {
+	if c == nil || len(m.slots) == m.routed {
 		return s
 	}
 	at := c.largeAt.Load()
 	if at == 0 || c.replies.Load()-at >= largeWindow {
 		return s
 	}
-	return m.lane(s, minLaneBatch)
+	return m.pickLane(s)
 }
 
 // minLaneBatch is the smallest batch that takes a lane: a batch of a few
@@ -72,6 +72,13 @@ func (m *Mux) lane(s *slot, n int) *slot {
 	if len(m.slots) == m.routed || n < minLaneBatch {
 		return s
 	}
+	return m.pickLane(s)
+}
+
+// pickLane returns s while it has nothing in flight, else the first idle
+// lane, else the least loaded of s and the open lanes; it starts dialing
+// a lane when none is idle.
+func (m *Mux) pickLane(s *slot) *slot {
 	c := s.cur.Load()
 	if c == nil || c.broken() {
 		return s

@@ -102,7 +102,7 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	if m.routed > 1 {
 		s = m.slots[r.Route%uint32(m.routed)]
 	}
-	if r.ReadOnly && len(m.slots) > m.routed {
+	if r.ReadOnly {
 		s = m.largeLane(s)
 	}
 	resends, retries := maxResends, r.Retries
