@@ -24,7 +24,7 @@ type Client struct {
 	shards   *shardRouter // sharded pub/sub on a cluster; nil on a single server
 	cache    *clientCache // nil unless Options.ClientCache
 	conns    uint32
-	retries  uint8 // Options.RetryReads, for read-only commands
+	retries  uint8 // Options.retryReads(), for read-only commands
 	rr       atomic.Uint32
 	srvBit   atomic.Pointer[serverBitCache]
 	trace    *tracing        // nil without Options.Tracer and Logger
@@ -40,7 +40,7 @@ func NewClient(opts Options) (*Client, error) {
 	cfg := opts.transportConfig()
 	c := &Client{opts: opts}
 	c.observe(&cfg)
-	c.retries = uint8(min(opts.RetryReads, 255))
+	c.retries = uint8(min(opts.retryReads(), 255))
 	if opts.Cluster != nil {
 		c.cl = newCluster(&opts, cfg)
 		hubCfg := cfg

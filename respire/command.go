@@ -353,6 +353,9 @@ func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Req
 	reqs = reqs[:0]
 	for _, x := range xs {
 		x.sealRefs()
+		if x.info.flags&flagReadonly != 0 {
+			x.Retries = c.retries
+		}
 		reqs = append(reqs, &x.Request)
 	}
 	if err := c.mux.DoMulti(ctx, reqs); err != nil {

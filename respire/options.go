@@ -44,6 +44,22 @@ const DefaultReadSpin = 50 * time.Microsecond
 // long as its context allows.
 const DefaultWatchRetries = 100
 
+// DefaultRetryReads is the RetryReads used when Options.RetryReads is zero:
+// a read whose connection broke under it is sent once more on a new
+// connection, and once again if that one breaks too, within its context.
+const DefaultRetryReads = 2
+
+// retryReads is RetryReads with its default applied.
+func (o *Options) retryReads() int {
+	switch {
+	case o.NoRetryReads:
+		return 0
+	case o.RetryReads == 0:
+		return DefaultRetryReads
+	}
+	return o.RetryReads
+}
+
 func (o *Options) readSpin() time.Duration {
 	switch {
 	case o.ReadSpin < 0:
@@ -168,13 +184,20 @@ type Options struct {
 	ClientCache *CacheOptions
 	// RetryReads is how many times a command that the spec marks read-only
 	// is sent again when its connection broke after it was written, so
-	// that its outcome is unknown (a write is never resent then). Each
-	// attempt waits for the reconnect within the command's context. Zero
-	// means no such retry. Whatever this says, a command that certainly
-	// never reached the server (its connection broke before its bytes were
-	// written) is sent again on the new connection, read or write, as long
-	// as its context allows.
+	// that its outcome is unknown (a write is never resent then), each
+	// time on a new connection and within the command's context. Zero
+	// means DefaultRetryReads; NoRetryReads turns such retries off. A
+	// batch is resent this way when every command of it that was left
+	// unanswered is read-only. Tx, Watch, WithConn and blocking commands
+	// are never resent after a write. Whatever this says, a command that
+	// certainly never reached the server (its connection broke before its
+	// bytes were written) is sent again on the new connection, read or
+	// write, as long as its context allows.
 	RetryReads int
+	// NoRetryReads turns off the resending of read-only commands whose
+	// outcome is unknown (RetryReads): their callers get the connection
+	// error at once.
+	NoRetryReads bool
 	// WatchRetries is how many times WatchRetry runs its function at most
 	// before it gives up with an error wrapping TxFailed. Zero means
 	// DefaultWatchRetries.
@@ -340,7 +363,7 @@ func (o *Options) transportConfig() transport.Config {
 //
 // Query options: db, protocol, client_name, connections, dial_timeout,
 // stall_timeout, health_check_interval, fail_fast, filler (on|off),
-// blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads (Options.RetryReads),
+// blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads (Options.RetryReads; 0 sets NoRetryReads),
 // cluster (true or false), read_from (primary, prefer_replica, replica or nearest).
 // Numbers are decimal digits, durations are written as for
 // time.ParseDuration. An option given twice must have the same text both
@@ -485,7 +508,10 @@ func (o *Options) setURLOption(key, v string) error {
 	case "pubsub_buffer_bytes":
 		o.PubSubBufferBytes, err = parseCount(v)
 	case "retry_reads":
-		o.RetryReads, err = parseCount(v)
+		// 0 is how a URL says "no retries": it has no other way to.
+		if o.RetryReads, err = parseCount(v); err == nil && o.RetryReads == 0 {
+			o.NoRetryReads = true
+		}
 	case "cluster":
 		var on bool
 		if on, err = strconv.ParseBool(v); err == nil && on && o.Cluster == nil {

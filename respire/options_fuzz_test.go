@@ -127,6 +127,9 @@ func formatURL(o Options) string {
 	set("pubsub_buffer", o.PubSubBuffer)
 	set("pubsub_buffer_bytes", o.PubSubBufferBytes)
 	set("retry_reads", o.RetryReads)
+	if o.NoRetryReads && o.RetryReads == 0 {
+		q.Set("retry_reads", "0")
+	}
 	if o.ClientName != "" {
 		q.Set("client_name", o.ClientName)
 	}

@@ -205,10 +205,10 @@ func (c *conn) wroteOne() {
 
 // write writes buf with the large payloads big placed at their offsets.
 // Only the goroutine holding c.writing calls it, so c.iov is its own.
-func (c *conn) write(buf []byte, big []bigSeg) error {
+func (c *conn) write(buf []byte, big []bigSeg) (int64, error) {
 	if len(big) == 0 {
-		_, err := c.nc.Write(buf)
-		return err
+		n, err := c.nc.Write(buf)
+		return int64(n), err
 	}
 	iov := c.iov[:0]
 	from := 0
@@ -226,8 +226,8 @@ func (c *conn) write(buf []byte, big []bigSeg) error {
 	// WriteTo consumes the slice it is called on, through a pointer that
 	// escapes: a field of c costs no allocation, a local would.
 	c.wv = net.Buffers(iov)
-	_, err := c.wv.WriteTo(c.nc)
+	n, err := c.wv.WriteTo(c.nc)
 	c.wv = nil
 	clear(c.iov[:cap(c.iov)])
-	return err
+	return n, err
 }

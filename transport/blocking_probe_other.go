@@ -14,3 +14,5 @@ type peeker struct{}
 func newPeeker(net.Conn) *peeker { return nil }
 
 func (*peeker) alive() bool { return true }
+
+func (*peeker) state() int { return peekEmpty }

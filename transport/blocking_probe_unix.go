@@ -17,14 +17,16 @@ func alive(nc net.Conn) bool {
 	return p == nil || p.alive()
 }
 
-// peeker is alive for one connection, checked often: its raw connection
-// and callback are made once, so that a check does not allocate. Its
-// caller serializes checks, and makes them only while nothing else reads
-// the socket.
+// peeker looks at one connection's socket without blocking and without
+// consuming a byte, checked often: its raw connection and callback are
+// made once, so that a check does not allocate. Its caller serializes
+// checks. It works through RawConn.Control, which takes no read lock, so
+// that a connection whose reader goroutine is parked in a read can be
+// checked too.
 type peeker struct {
 	rc  syscall.RawConn
-	fn  func(fd uintptr) bool
-	ok  bool
+	fn  func(fd uintptr)
+	st  int
 	buf [1]byte
 }
 
@@ -46,15 +48,33 @@ func newPeeker(nc net.Conn) *peeker {
 	return p
 }
 
-func (p *peeker) peek(fd uintptr) bool {
-	_, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	p.ok = errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK)
-	return true
+func (p *peeker) peek(fd uintptr) {
+	for {
+		n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK):
+			p.st = peekEmpty
+		case err == nil && n > 0:
+			p.st = peekData
+		default: // end of stream, a reset, any other error
+			p.st = peekClosed
+		}
+		return
+	}
 }
 
-// alive is the package's alive for p's connection.
-func (p *peeker) alive() bool {
-	p.ok = false
-	err := p.rc.Read(p.fn)
-	return err == nil && p.ok
+// state peeks at the socket: peekEmpty, peekData or peekClosed (also when
+// the descriptor is closed already).
+func (p *peeker) state() int {
+	p.st = peekClosed
+	if err := p.rc.Control(p.fn); err != nil {
+		return peekClosed
+	}
+	return p.st
 }
+
+// alive reports whether an idle connection that is owed nothing is open
+// with nothing to read.
+func (p *peeker) alive() bool { return p.state() == peekEmpty }

@@ -71,12 +71,12 @@ type conn struct {
 	// poll, on a tracking connection, lets Mux.Poll read between cache
 	// hits (tracking_drain.go); nil when the socket cannot be read so.
 	poll *pollConn
-	// peek checks an idle direct connection for a close by the server
-	// (idleClosed); nil when the socket cannot be peeked at.
-	peek *peeker
-	// quiet is set by the Mux's monitor while c has seen no traffic for a
-	// tick of it, so that the next request checks it first (slot.get).
-	quiet atomic.Bool
+	// peek checks an idle connection for a close by its peer (idle.go);
+	// nil when the socket cannot be peeked at. lastRead is when a read
+	// last returned data, or the peek last found the connection open
+	// (mono).
+	peek     *peeker
+	lastRead atomic.Int64
 
 	ping     Request
 	onBroken func(*conn)
@@ -106,8 +106,9 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		if c.spin = newSpinReader(nc, cfg.ReadSpin); c.spin != nil {
 			rd.Reset(c.spin)
 		}
-		c.peek = newPeeker(nc)
 	}
+	c.peek = newPeeker(nc)
+	c.lastRead.Store(mono())
 	if cfg.Tracking != nil && !cfg.Filler {
 		if c.poll = newPollConn(nc); c.poll != nil {
 			rd.Reset(c.poll)
@@ -191,15 +192,23 @@ func (c *conn) flush(maxRounds int) {
 			return
 		}
 		buf, big := c.wbuf, c.big
+		batch := c.unwritten
 		c.unwritten = 0
 		c.wbuf = c.spare[:0]
 		c.spare = nil
 		c.big, c.bigSpare, c.bigLen = c.bigSpare[:0], nil, 0
 		c.wseq++
 		c.mu.Unlock()
-		err := c.write(buf, big)
+		n, err := c.write(buf, big)
 		c.writes.Add(1)
 		c.mu.Lock()
+		if err != nil && n == 0 {
+			// Not a byte left: the socket refused the write (a reset
+			// from the peer, already received), so these requests
+			// certainly did not reach the server. They sit right before
+			// the ones queued meanwhile, at the tail of pending.
+			c.unwritten += batch
+		}
 		c.wroteOne()
 		if cap(buf) <= keepBuf {
 			c.spare = buf[:0]
@@ -258,6 +267,7 @@ func (c *conn) dispatch(m resp.Msg) (*Request, bool) {
 		// replies of a pipeline, and a store is a full barrier.
 		c.readCalls.Store(st.Reads)
 		c.readBytes.Store(st.Bytes)
+		c.lastRead.Store(mono())
 	}
 	if m[m.Value(0)].Type == resp.TypePush {
 		if c.cfg.Tracking != nil && c.cfg.Tracking.handlePush(m) {

@@ -1,9 +1,6 @@
 package transport
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // Batch lanes.
 //
@@ -97,7 +94,7 @@ func (m *Mux) pickLane(s *slot) *slot {
 			continue
 		}
 		n := lc.inflight.Load()
-		if n == 0 && !lc.idleClosed() {
+		if n == 0 && !(lc.mayBeIdleClosed() && lc.idleClosed()) {
 			l.used.Store(time.Now().UnixNano())
 			return l
 		}
@@ -135,32 +132,3 @@ func (s *slot) retire(c *conn) {
 		s.cur.Store(nil)
 	}
 }
-
-// idleClosed reports whether c, a direct connection with nothing pending,
-// was closed by the server (a restart, CLIENT KILL, its idle timeout), and
-// then fails it. Nothing reads such a connection while it is idle, so a
-// close would otherwise be found only by the next request written on it,
-// which would fail with its outcome unknown. A lane is checked each time a
-// batch finds it idle, any connection once the monitor found it quiet
-// (slot.get). It costs one non-blocking system call, made under c.mu so
-// that no request is sent meanwhile.
-func (c *conn) idleClosed() bool {
-	if c.peek == nil {
-		return false
-	}
-	c.quiet.Store(false)
-	c.mu.Lock()
-	closed := c.pending.size == 0 && !c.reading && c.err == nil && !c.peek.alive()
-	c.mu.Unlock()
-	if closed {
-		c.fail(errClosedIdle)
-	}
-	return closed
-}
-
-// errClosedIdle is the cause of a connection found closed while idle;
-// errLaneIdle that of a lane closed for want of use.
-var (
-	errClosedIdle = errors.New("closed by the server while idle")
-	errLaneIdle   = errors.New("batch lane unused")
-)

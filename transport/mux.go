@@ -163,10 +163,13 @@ func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
 
 // DoMulti sends rs in one write on one connection (chosen by rs[0].Route,
 // or a batch lane when that one is busy: lanes.go) and waits for all their
-// replies. On error, as for Do, every request
-// belongs to the Mux. When the connection broke before any of them was
-// written, they are all sent again, as Do does; the Retries of requests
-// are not used.
+// replies. On error, as for Do, every request belongs to the Mux. When the
+// connection broke before any of them was written, they are all sent
+// again, as Do does. When it broke after, the requests left unanswered (a
+// tail of the batch, replies coming in order) are sent again on the next
+// connection if every one of them either was never written or allows a
+// retry (Retries, the smallest of theirs bounding the attempts); those
+// answered before keep their replies.
 func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	if len(rs) == 0 {
 		return nil
@@ -181,17 +184,29 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		return NotSent(err)
 	}
-	resends := maxResends
+	all := rs
+	resends, retries := maxResends, -1
 	for {
-		err := m.doMultiOnce(ctx, m.lane(s, len(rs)), rs)
+		from := 0
+		err := m.doMultiOnce(ctx, m.lane(s, len(rs)), rs, &from)
 		if err == nil {
 			return nil
 		}
 		var none uint8
-		if err == errResend && again(ctx, NotSent(err), &resends, &none) {
+		switch {
+		case err == errResend && again(ctx, NotSent(err), &resends, &none):
 			continue
+		case err == errRetry:
+			if retries < 0 {
+				retries = int(minRetries(rs[from:]))
+			}
+			if retries > 0 && ctx.Err() == nil && !m.closed.Load() {
+				retries--
+				rs = rs[from:]
+				continue
+			}
 		}
-		if err == errResend {
+		if err == errResend || err == errRetry {
 			// Still the caller's: recycle them here. Any other error
 			// comes with the requests recycled, or owned by the
 			// connection, already.
@@ -200,17 +215,38 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 				r.handler.Recycle()
 			}
 		}
+		// Requests answered by an earlier attempt are the caller's too.
+		for _, r := range all[:len(all)-len(rs)] {
+			r.handler.Recycle()
+		}
 		return err
 	}
 }
 
+// minRetries is the smallest Retries of the requests of rs that were
+// written (whose outcome is unknown).
+func minRetries(rs []*Request) uint8 {
+	least := uint8(255)
+	for _, r := range rs {
+		if !errors.Is(r.err, ErrNotSent) {
+			least = min(least, r.Retries)
+		}
+	}
+	return least
+}
+
 // errResend is doMultiOnce's report that every request failed unsent and
-// is still the caller's; the requests' own errors say why.
-var errResend = errors.New("resend")
+// is still the caller's; the requests' own errors say why. errRetry says
+// that the requests from *from on failed, each unsent or allowing a retry,
+// and that all are still the caller's.
+var (
+	errResend = errors.New("resend")
+	errRetry  = errors.New("retry")
+)
 
 // doMultiOnce is one attempt of DoMulti. On an error other than errResend
 // the requests are recycled, or left to whoever finishes them.
-func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
+func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request, from *int) error {
 	for _, r := range rs {
 		r.err = nil
 		r.quiet = true
@@ -271,6 +307,10 @@ func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
 		if errors.Is(err, ErrNotSent) && allUnsent(rest) {
 			return errResend
 		}
+		if i, ok := retryable(rs); ok {
+			*from = i
+			return errRetry
+		}
 		for _, r := range rs {
 			r.handler.Recycle()
 		}
@@ -289,6 +329,30 @@ func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request) error {
 		return first
 	}
 	return nil
+}
+
+// retryable reports whether the requests of a failed batch that got no
+// reply, from index i on, may all be sent again: each was never written,
+// or allows a retry after its connection broke.
+func retryable(rs []*Request) (i int, ok bool) {
+	i = len(rs)
+	for i > 0 && rs[i-1].err != nil {
+		i--
+	}
+	for j, r := range rs {
+		if j < i && r.err != nil {
+			return 0, false // a failure before an answer: not a broken connection
+		}
+		if j >= i && !errors.Is(r.err, ErrNotSent) && (r.Retries == 0 || !isConnError(r.err)) {
+			return 0, false
+		}
+	}
+	return i, i < len(rs)
+}
+
+func isConnError(err error) bool {
+	var ce *ConnError
+	return errors.As(err, &ce)
 }
 
 func allUnsent(rs []*Request) bool {
@@ -455,11 +519,6 @@ func (m *Mux) monitor() {
 					w.lastActivity = now
 				}
 				w.replies, w.sends = replies, sends
-				if c.peek != nil {
-					if q := now.Sub(w.lastActivity) >= tick; q != c.quiet.Load() {
-						c.quiet.Store(q)
-					}
-				}
 				if now.Sub(w.progress) >= m.cfg.StallTimeout {
 					c.fail(fmt.Errorf("%w: no reply for %v", ErrStalled, now.Sub(w.progress).Round(time.Millisecond)))
 					continue
@@ -503,10 +562,10 @@ type slot struct {
 // forever). Its errors match ErrNotSent.
 func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 	if c := s.cur.Load(); c != nil && !c.broken() {
-		// A connection idle for a while is checked first: nothing read
-		// it meanwhile, so a close by the server would otherwise fail the
-		// request with its outcome unknown (idleClosed).
-		if !c.quiet.Load() || !c.idleClosed() {
+		// A connection idle for a while is checked first: a close by the
+		// server would otherwise fail the request with its outcome
+		// unknown (idle.go).
+		if !c.mayBeIdleClosed() || !c.idleClosed() {
 			return c, nil
 		}
 	}

@@ -13,6 +13,7 @@ package faultproxy
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,8 +38,11 @@ type Proxy struct {
 	truncate  []chan struct{} // armed TruncateReply calls, oldest first
 	accepted  int
 	onData    func(id int, b []byte)
+	idlePick  func() time.Duration // IdleClose
 	wg        sync.WaitGroup
-	closed    bool
+	// idleClosed counts the connections closed by IdleClose.
+	idleClosed atomic.Int64
+	closed     bool
 }
 
 type pair struct {
@@ -46,6 +50,7 @@ type pair struct {
 	client, server net.Conn
 	once           sync.Once
 	gone           chan struct{} // closed when the pair is closed
+	last           atomic.Int64  // unix nanoseconds of the last byte read
 }
 
 // chunk is one read's bytes, and the time they may be written.
@@ -251,9 +256,15 @@ func (p *Proxy) accept() {
 		id := p.nextID
 		p.accepted++
 		c := &pair{id: id, client: cc, server: sc, gone: make(chan struct{})}
+		c.touch()
 		p.conns[id] = c
+		pick := p.idlePick
 		p.mu.Unlock()
 		up, down := make(chan chunk, queueLen), make(chan chunk, queueLen)
+		if pick != nil {
+			p.wg.Add(1)
+			go p.idleWatch(c, pick)
+		}
 		p.wg.Add(4)
 		go p.read(c, cc, up, true)
 		go p.write(c, sc, up, false)
@@ -270,6 +281,7 @@ func (p *Proxy) read(c *pair, from net.Conn, q chan<- chunk, fromClient bool) {
 	for {
 		n, err := from.Read(buf)
 		if n > 0 {
+			c.touch()
 			now := time.Now()
 			p.mu.Lock()
 			hole, fn, delay := p.blackhole, p.onData, p.delay

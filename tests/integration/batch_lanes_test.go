@@ -325,22 +325,20 @@ func TestBatchConnections(t *testing.T) {
 
 // TestIdleConnectionClosedByServer: the server closes the client's idle
 // connection; nothing reads an idle connection, so the client checks one
-// that has been quiet for a tick of its monitor before writing on it, and
-// the next write and batch succeed instead of failing with their outcome
-// unknown.
+// that has been quiet for a moment before writing on it (transport/idle.go),
+// and the next write and batch succeed instead of failing with their
+// outcome unknown. TestIdleCloses has the other ways to close one.
 func TestIdleConnectionClosedByServer(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	admin := connect(t, respire.Options{Addr: srv.Addr})
-	// A short stall timeout makes the monitor tick every 10 ms.
-	c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "idle-kill", StallTimeout: 40 * time.Millisecond})
+	c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "idle-kill"})
 	ctx := ctxT(t)
 	key := t.Name()
 	require.NoError(t, c.Set(ctx, key, "0", nil))
 	for i := 1; i <= 3; i++ {
 		require.Equal(t, 1, killNamed(t, admin, "idle-kill", 0))
-		// Idle for a few ticks of the monitor: the condition, not a wait
-		// for an event.
-		time.Sleep(60 * time.Millisecond)
+		// Idle for a while: the condition, not a wait for an event.
+		time.Sleep(20 * time.Millisecond)
 		if i == 2 {
 			b := c.NewBatch()
 			b.Set(key, fmt.Sprint(i), nil)

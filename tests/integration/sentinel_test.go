@@ -49,6 +49,9 @@ func TestSentinel(t *testing.T) {
 		run("pubsub-and-blpop-follow", testSentinelPubSubBLPop)
 		run("replica-reads-during-restart", testSentinelReplicaRestart)
 		run("hung-master-with-blpop", testSentinelHungMaster)
+		if f == harness.DefaultFlavor {
+			run("idle-closes", testSentinelIdleCloses)
+		}
 		// Last: the stopped sentinel is in TILT mode for 30s after it
 		// continues.
 		run("first-sentinel-stopped", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, true) })

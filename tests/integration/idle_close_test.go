@@ -1,0 +1,274 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/faultproxy"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Connections closed while the client is idle: by the server's own idle
+// reaper (timeout), by CLIENT KILL, by a restart, by a proxy that reaps
+// idle connections (FIN) or resets them (RST). Each case waits idle, then
+// makes calls (a write first, since a write is never retried when its
+// outcome is unknown, then a read and a batch), and none may fail. All
+// with the options users get by default: no tick or health setting is
+// shortened. The cases run in parallel, each with servers of its own.
+func TestIdleCloses(t *testing.T) {
+	t.Run("server-timeout", func(t *testing.T) {
+		t.Parallel()
+		srv := harness.Start(t, harness.Config{Args: []string{"timeout 1"}})
+		c := connect(t, respire.Options{Addr: srv.Addr})
+		ic := newIdleCalls(t, c, "timeout")
+		for _, d := range []time.Duration{1100 * time.Millisecond, 1600 * time.Millisecond, 2200 * time.Millisecond, 3 * time.Second} {
+			id := ic.connID()
+			time.Sleep(d) // the idle time is the condition under test
+			ic.calls(fmt.Sprintf("after %v idle", d))
+			if d > 2100*time.Millisecond {
+				// The server counts idle time in whole seconds: past
+				// 2 s, it has closed the connection.
+				assert.NotEqual(t, id, ic.connID(), "the server's timeout closed the connection after %v idle", d)
+			}
+		}
+		ic.requireNoFailures()
+	})
+	t.Run("client-kill", func(t *testing.T) {
+		t.Parallel()
+		srv := harness.Start(t, harness.Config{})
+		admin := connect(t, respire.Options{Addr: srv.Addr})
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "idle-kill"})
+		ic := newIdleCalls(t, c, "kill")
+		for _, d := range []time.Duration{0, 0, 0, time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second, 4 * time.Second} {
+			// The kill follows the client's last reply by one round trip
+			// of the admin's connection, and the next call follows the
+			// kill by d.
+			id := ic.connID()
+			_, err := admin.Do(ctxT(t), "CLIENT", "KILL", "ID", strconv.FormatInt(id, 10))
+			require.NoError(t, err)
+			time.Sleep(d)
+			ic.calls(fmt.Sprintf("%v after CLIENT KILL", d))
+		}
+		ic.requireNoFailures()
+	})
+	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
+		srv := harness.Start(t, harness.Config{})
+		c := connect(t, respire.Options{Addr: srv.Addr})
+		ic := newIdleCalls(t, c, "restart")
+		for i := range 3 {
+			srv.Restart(t)
+			ic.reset() // the dataset starts empty
+			ic.calls(fmt.Sprintf("after restart %d", i+1))
+		}
+		ic.requireNoFailures()
+	})
+	t.Run("proxy-idle-reaper", func(t *testing.T) {
+		t.Parallel()
+		srv := harness.Start(t, harness.Config{})
+		p, err := faultproxy.New(srv.Addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		// Idle limits from 10 ms to 5 s and waits from 1 ms to 2 s, both
+		// spread evenly on a log scale, so that short and long ones both
+		// come up often. The proxy picks limits on a goroutine of its own.
+		var mu sync.Mutex
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 22))
+		logUniform := func(lo, hi time.Duration) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return time.Duration(float64(lo) * math.Pow(float64(hi)/float64(lo), rng.Float64()))
+		}
+		p.IdleClose(func() time.Duration { return logUniform(10*time.Millisecond, 5*time.Second) })
+		c := connect(t, respire.Options{Addr: p.Addr()})
+		ic := newIdleCalls(t, c, "proxy")
+		deadline := time.Now().Add(12 * time.Second)
+		for i := 0; time.Now().Before(deadline); i++ {
+			d := logUniform(time.Millisecond, 2*time.Second)
+			time.Sleep(d)
+			ic.calls(fmt.Sprintf("call %d, %v idle", i, d))
+		}
+		ic.requireNoFailures()
+		assert.GreaterOrEqual(t, p.IdleClosed(), 3, "the proxy closed idle connections")
+		t.Logf("%d calls, %d connections closed idle by the proxy", ic.n, p.IdleClosed())
+	})
+	t.Run("proxy-reset", func(t *testing.T) {
+		t.Parallel()
+		srv := harness.Start(t, harness.Config{})
+		p, err := faultproxy.New(srv.Addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		c := connect(t, respire.Options{Addr: p.Addr()})
+		ic := newIdleCalls(t, c, "rst")
+		for _, d := range []time.Duration{0, 0, time.Millisecond, 50 * time.Millisecond, 500 * time.Millisecond} {
+			p.CutRST()
+			time.Sleep(d)
+			ic.calls(fmt.Sprintf("%v after a reset", d))
+		}
+		ic.requireNoFailures()
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		hc := harness.SharedCluster(t, "")
+		c := clusterClient(t, hc, respire.Options{ClientName: "idle-cluster"})
+		ic := newIdleCalls(t, c, "{idle}cluster")
+		other := newIdleCalls(t, c, "{other}cluster") // another slot, likely another node
+		for _, d := range []time.Duration{0, 10 * time.Millisecond, 500 * time.Millisecond} {
+			for _, m := range hc.Masters() {
+				killNamedAt(t, m.Server, "idle-cluster")
+			}
+			time.Sleep(d)
+			ic.calls(fmt.Sprintf("%v after CLIENT KILL", d))
+			other.calls(fmt.Sprintf("%v after CLIENT KILL", d))
+		}
+		setTimeout := func(v string) {
+			for _, m := range hc.Masters() {
+				_, err := m.Server.Do(context.Background(), "CONFIG", "SET", "timeout", v)
+				require.NoError(t, err)
+			}
+		}
+		setTimeout("1")
+		t.Cleanup(func() { setTimeout("0") })
+		for _, d := range []time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond} {
+			time.Sleep(d)
+			ic.calls(fmt.Sprintf("after %v idle with timeout 1", d))
+			other.calls(fmt.Sprintf("after %v idle with timeout 1", d))
+		}
+		ic.requireNoFailures()
+		other.requireNoFailures()
+	})
+}
+
+// testSentinelIdleCloses: the Sentinel-followed master closes the client's
+// idle connections (CLIENT KILL, its timeout); the next calls succeed.
+func testSentinelIdleCloses(t *testing.T, d *harness.Sentinels) {
+	ctx := ctxT(t)
+	o := sentinelOpts(d)
+	o.ClientName = "idle-sentinel"
+	c := connect(t, o)
+	ic := newIdleCalls(t, c, "sentinel")
+	master, err := d.Master(ctx)
+	require.NoError(t, err)
+	for _, wait := range []time.Duration{0, 20 * time.Millisecond, 300 * time.Millisecond} {
+		killNamedAt(t, master, "idle-sentinel")
+		time.Sleep(wait)
+		ic.calls(fmt.Sprintf("%v after CLIENT KILL", wait))
+	}
+	_, err = master.Do(ctx, "CONFIG", "SET", "timeout", "1")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = master.Do(context.Background(), "CONFIG", "SET", "timeout", "0") })
+	for _, wait := range []time.Duration{1500 * time.Millisecond, 2200 * time.Millisecond} {
+		time.Sleep(wait)
+		ic.calls(fmt.Sprintf("after %v idle with timeout 1", wait))
+	}
+	ic.requireNoFailures()
+}
+
+// killNamedAt kills, with CLIENT KILL, every connection of srv whose
+// client name is name, and returns how many there were.
+func killNamedAt(t *testing.T, srv *harness.Server, name string) int {
+	t.Helper()
+	list, err := srv.Do(ctxT(t), "CLIENT", "LIST")
+	require.NoError(t, err)
+	killed := 0
+	for _, line := range strings.Split(fmt.Sprint(list), "\n") {
+		if !strings.Contains(line, " name="+name+" ") {
+			continue
+		}
+		id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+		if _, err := srv.Do(ctxT(t), "CLIENT", "KILL", "ID", id); err == nil {
+			killed++
+		}
+	}
+	return killed
+}
+
+// idleCalls makes the calls of an idle-close case on one key and counts
+// those that failed. Each round is an INCR, a GET that must see it, and a
+// batch of both.
+type idleCalls struct {
+	t      *testing.T
+	c      *respire.Client
+	key    string
+	want   int64
+	n      int
+	failed []string
+}
+
+func newIdleCalls(t *testing.T, c *respire.Client, key string) *idleCalls {
+	ic := &idleCalls{t: t, c: c, key: "idle:" + key}
+	_, err := c.Del(ctxT(t), ic.key)
+	require.NoError(t, err)
+	ic.calls("before any close")
+	return ic
+}
+
+// reset forgets the counter, for a server that lost its dataset.
+func (ic *idleCalls) reset() { ic.want = 0 }
+
+func (ic *idleCalls) fail(when, what string, err error) {
+	ic.failed = append(ic.failed, fmt.Sprintf("%s: %s: %v", when, what, err))
+}
+
+func (ic *idleCalls) calls(when string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ic.n += 3
+	n, err := ic.c.Incr(ctx, ic.key)
+	if err != nil {
+		ic.fail(when, "INCR", err)
+		// Its outcome may be unknown: start again from what the server has.
+		if v, err := ic.c.Get(ctx, ic.key); err == nil {
+			ic.want, _ = strconv.ParseInt(v, 10, 64)
+		}
+		return
+	}
+	ic.want++
+	assert.Equal(ic.t, ic.want, n, "%s: INCR", when)
+	v, err := ic.c.Get(ctx, ic.key)
+	if err != nil {
+		ic.fail(when, "GET", err)
+	} else {
+		assert.Equal(ic.t, strconv.FormatInt(n, 10), v, "%s: GET", when)
+	}
+	b := ic.c.NewBatch()
+	incr := b.Incr(ic.key)
+	get := b.Get(ic.key)
+	if err := b.Exec(ctx); err != nil {
+		ic.fail(when, "batch", err)
+		return
+	}
+	ic.want++
+	n, err = incr.Result()
+	require.NoError(ic.t, err)
+	assert.Equal(ic.t, ic.want, n, "%s: batch INCR", when)
+	v, err = get.Result()
+	require.NoError(ic.t, err)
+	assert.Equal(ic.t, strconv.FormatInt(n, 10), v, "%s: batch GET", when)
+}
+
+// connID is the server's id of the connection the client's commands use.
+func (ic *idleCalls) connID() int64 {
+	r, err := ic.c.Do(ctxT(ic.t), "CLIENT", "ID")
+	require.NoError(ic.t, err)
+	id, err := r.Int64()
+	require.NoError(ic.t, err)
+	return id
+}
+
+func (ic *idleCalls) requireNoFailures() {
+	ic.t.Helper()
+	if len(ic.failed) > 0 {
+		ic.t.Fatalf("%d of %d calls failed:\n%s", len(ic.failed), ic.n, strings.Join(ic.failed, "\n"))
+	}
+}
