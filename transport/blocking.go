@@ -151,7 +151,7 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 		// A connection the server closed while it was idle (a restart, a
 		// client timeout) would fail the command for nothing; a blocking
 		// command is usually not safe to repeat, so check before sending.
-		if alive(d.nc) && !p.stale(d) {
+		if alive(d.nc) && !p.stale(d) && p.upToDate(ctx, d) {
 			return d, nil
 		}
 		p.discard(d)
@@ -188,6 +188,27 @@ func (p *BlockingPool) put(d *Dedicated) {
 	}
 	p.idle = append(p.idle, d)
 	p.mu.Unlock()
+}
+
+// upToDate sends AUTH on d before its next command when the credentials
+// rotated (Config.Credentials) since d authenticated, and reports whether d
+// may be used; when not, a new connection asks the provider.
+func (p *BlockingPool) upToDate(ctx context.Context, d *Dedicated) bool {
+	cr := p.cfg.Credentials
+	if cr == nil {
+		return true
+	}
+	gen, err := cr.upToDate(ctx, d.info.authGen, d.info.Addr, func(payload []byte) (*ServerError, error) {
+		var se *ServerError
+		err := d.Do(ctx, payload, func(m resp.Msg) {
+			if v := m[m.Value(0)]; v.IsError() {
+				se = NewServerError(string(v.Data))
+			}
+		})
+		return se, err
+	})
+	d.info.authGen = gen
+	return err == nil
 }
 
 func (p *BlockingPool) discard(d *Dedicated) {
