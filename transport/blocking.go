@@ -59,6 +59,7 @@ func NewBlockingPool(cfg Config, size int) *BlockingPool {
 		busy:   make(map[*Dedicated]struct{}),
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	cfg.Credentials.addPool(p)
 	return p
 }
 
@@ -181,7 +182,9 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 func (p *BlockingPool) put(d *Dedicated) {
 	p.mu.Lock()
 	delete(p.busy, d)
-	if p.closed || d.Broken() || p.stale(d) {
+	if p.closed || d.Broken() || p.stale(d) || len(p.idle) >= p.size {
+		// len(p.idle) reaches size only while reauthIdle holds idle
+		// connections and callers dialed others meanwhile.
 		p.mu.Unlock()
 		d.Close()
 		return
@@ -194,9 +197,14 @@ func (p *BlockingPool) put(d *Dedicated) {
 // rotated (Config.Credentials) since d authenticated, and reports whether d
 // may be used; when not, a new connection asks the provider.
 func (p *BlockingPool) upToDate(ctx context.Context, d *Dedicated) bool {
+	return p.reauth(ctx, d) == nil
+}
+
+// reauth is upToDate with the error.
+func (p *BlockingPool) reauth(ctx context.Context, d *Dedicated) error {
 	cr := p.cfg.Credentials
 	if cr == nil {
-		return true
+		return nil
 	}
 	gen, err := cr.upToDate(ctx, d.info.authGen, d.info.Addr, func(payload []byte) (*ServerError, error) {
 		var se *ServerError
@@ -208,7 +216,34 @@ func (p *BlockingPool) upToDate(ctx context.Context, d *Dedicated) bool {
 		return se, err
 	})
 	d.info.authGen = gen
-	return err == nil
+	return err
+}
+
+// reauthIdle brings the idle connections up to date with the last
+// rotation of Config.Credentials, one after the other; callers meanwhile
+// find them busy. A connection that refuses the credentials is closed, as
+// one that broke.
+func (p *BlockingPool) reauthIdle(ctx context.Context) error {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	for _, d := range idle {
+		p.busy[d] = struct{}{}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, d := range idle {
+		if err := p.reauth(ctx, d); err != nil {
+			var he *HandshakeError
+			if errors.As(err, &he) {
+				errs = append(errs, err)
+			}
+			p.discard(d)
+			continue
+		}
+		p.put(d)
+	}
+	return errors.Join(errs...)
 }
 
 func (p *BlockingPool) discard(d *Dedicated) {
@@ -227,6 +262,7 @@ func (p *BlockingPool) Close() error {
 		return nil
 	}
 	p.closed = true
+	p.cfg.Credentials.removePool(p)
 	idle := p.idle
 	p.idle = nil
 	p.mu.Unlock()

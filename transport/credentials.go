@@ -34,6 +34,7 @@ type Credentials struct {
 	user, pass string // of the last rotation
 	muxes      map[*Mux]struct{}
 	hubs       map[*PubSub]struct{}
+	pools      map[*BlockingPool]struct{}
 }
 
 // NewCredentials returns Credentials that ask provider, which must be safe
@@ -43,6 +44,7 @@ func NewCredentials(provider func(ctx context.Context) (username, password strin
 		provider: provider,
 		muxes:    make(map[*Mux]struct{}),
 		hubs:     make(map[*PubSub]struct{}),
+		pools:    make(map[*BlockingPool]struct{}),
 	}
 }
 
@@ -79,10 +81,11 @@ func (cr *Credentials) current() (gen uint64, user, pass string) {
 }
 
 // Rotate asks the provider for credentials once and sends AUTH with them
-// on every live connection of every Mux and pub/sub hub that uses cr, one
-// connection after the other, each as an ordinary request behind the
-// commands in flight on it; connections of blocking pools are sent AUTH
-// before their next command. New connections ask the provider themselves,
+// on every live connection of every Mux, pub/sub hub and blocking pool
+// that uses cr, one connection after the other: on a multiplexed one as an
+// ordinary request behind the commands in flight on it, on an idle one of
+// a blocking pool at once; a busy one of a blocking pool is sent AUTH
+// before its next command. New connections ask the provider themselves,
 // so the provider must give the new credentials before Rotate is called.
 //
 // A connection that breaks meanwhile is skipped: its replacement
@@ -108,6 +111,10 @@ func (cr *Credentials) Rotate(ctx context.Context) error {
 	for h := range cr.hubs {
 		hubs = append(hubs, h)
 	}
+	pools := make([]*BlockingPool, 0, len(cr.pools))
+	for p := range cr.pools {
+		pools = append(pools, p)
+	}
 	cr.mu.Unlock()
 	payload := resp.AppendCommand(nil, authArgs(user, pass)...)
 	var errs []error
@@ -121,6 +128,14 @@ func (cr *Credentials) Rotate(ctx context.Context) error {
 	}
 	for _, h := range hubs {
 		if err := h.reauth(ctx, user, pass); err != nil {
+			errs = append(errs, err)
+		}
+		if ctx.Err() != nil {
+			return errors.Join(append(errs, ctx.Err())...)
+		}
+	}
+	for _, p := range pools {
+		if err := p.reauthIdle(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		if ctx.Err() != nil {
@@ -151,6 +166,22 @@ func (cr *Credentials) removeMux(m *Mux) {
 	if cr != nil {
 		cr.mu.Lock()
 		delete(cr.muxes, m)
+		cr.mu.Unlock()
+	}
+}
+
+func (cr *Credentials) addPool(p *BlockingPool) {
+	if cr != nil {
+		cr.mu.Lock()
+		cr.pools[p] = struct{}{}
+		cr.mu.Unlock()
+	}
+}
+
+func (cr *Credentials) removePool(p *BlockingPool) {
+	if cr != nil {
+		cr.mu.Lock()
+		delete(cr.pools, p)
 		cr.mu.Unlock()
 	}
 }
