@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -129,4 +130,18 @@ func TestReadSpinDefaults(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, c.opts.transportConfig().ReadSpin, c.name)
 	}
+}
+
+func TestCredentialsOption(t *testing.T) {
+	provider := func(context.Context) (string, string, error) { return "u", "p", nil }
+	_, err := NewClient(Options{Password: "p", Credentials: provider})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "Credentials")
+
+	c, err := NewClient(Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	err = c.Reauthenticate(context.Background())
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "Credentials")
 }

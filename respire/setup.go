@@ -83,6 +83,7 @@ func (conn *SetupConn) Do(ctx context.Context, args ...any) (Reply, error) {
 // A connection that breaks meanwhile is dialed again with the provider's
 // credentials. A pub/sub connection in RESP2, where the server takes no
 // AUTH while subscribed, keeps its credentials until it is dialed again.
+// An empty password sends nothing, as a handshake sends no AUTH then.
 // Credentials the server refuses leave each connection authenticated as
 // before; the error then joins one *HandshakeError (step AUTH, wrapping the
 // server's *Error: WRONGPASS, ...) per connection. Without

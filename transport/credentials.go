@@ -88,6 +88,7 @@ func (cr *Credentials) current() (gen uint64, user, pass string) {
 // before its next command. New connections ask the provider themselves,
 // so the provider must give the new credentials before Rotate is called.
 //
+// An empty password sends nothing, as a handshake sends no AUTH then.
 // A connection that breaks meanwhile is skipped: its replacement
 // authenticates with the provider's credentials. A pub/sub connection in
 // RESP2, where the server refuses AUTH while subscribed, keeps the
@@ -103,6 +104,12 @@ func (cr *Credentials) Rotate(ctx context.Context) error {
 	cr.mu.Lock()
 	cr.gen++
 	cr.user, cr.pass = user, pass
+	if pass == "" {
+		// No password, no AUTH, as in a handshake: the connections keep
+		// what they have.
+		cr.mu.Unlock()
+		return nil
+	}
 	muxes := make([]*Mux, 0, len(cr.muxes))
 	for m := range cr.muxes {
 		muxes = append(muxes, m)
@@ -205,8 +212,21 @@ func (cr *Credentials) removeHub(h *PubSub) {
 // authError is the error of a refused AUTH.
 func authError(addr string, se *ServerError) error {
 	se.Command = "AUTH"
-	return fmt.Errorf("respire: re-authenticating on %s: %w", addr, &HandshakeError{Step: "AUTH", Err: se})
+	return &reauthError{addr: addr, err: &HandshakeError{Step: "AUTH", Err: se}}
 }
+
+// reauthError is the error of a connection that refused a rotation's
+// credentials.
+type reauthError struct {
+	addr string
+	err  *HandshakeError
+}
+
+func (e *reauthError) Error() string {
+	return "respire: re-authenticating on " + e.addr + ": " + Trim(e.err)
+}
+
+func (e *reauthError) Unwrap() error { return e.err }
 
 // reauth sends payload, an AUTH, on each live connection of m in turn and
 // waits for its reply.
@@ -272,8 +292,8 @@ func (h *authHandler) Recycle() {}
 func (cr *Credentials) upToDate(ctx context.Context, gen uint64, addr string, do func(payload []byte) (*ServerError, error)) (uint64, error) {
 	for {
 		now, user, pass := cr.current()
-		if now == gen {
-			return gen, nil
+		if now == gen || pass == "" {
+			return now, nil
 		}
 		se, err := do(resp.AppendCommand(nil, authArgs(user, pass)...))
 		if err != nil {

@@ -611,8 +611,9 @@ func (s *slot) dialLoop() {
 				// A rotation ran between the handshake and now, and
 				// may not have seen c. Refused, c keeps the
 				// credentials it has, as a rotation leaves it.
-				_, user, pass := cr.current()
-				_ = c.reauth(m.ctx, resp.AppendCommand(nil, authArgs(user, pass)...))
+				if _, user, pass := cr.current(); pass != "" {
+					_ = c.reauth(m.ctx, resp.AppendCommand(nil, authArgs(user, pass)...))
+				}
 			}
 			if m.cfg.OnConnect != nil {
 				m.cfg.OnConnect(info)

@@ -53,7 +53,7 @@ func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader, info C
 	h.lastErr = nil
 	h.everUp = true
 	if cr := h.cfg.Credentials; cr != nil && c.proto == 3 {
-		if gen, user, pass := cr.current(); gen != info.authGen {
+		if gen, user, pass := cr.current(); gen != info.authGen && pass != "" {
 			// A rotation ran since the handshake and may not have
 			// seen c: AUTH goes first, before the subscriptions.
 			h.sendLocked(c, &psCmd{verb: psAuth, done: make(chan *ServerError, 1)}, "AUTH", authArgs(user, pass)[1:]...)
