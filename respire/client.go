@@ -37,6 +37,10 @@ func NewClient(opts Options) (*Client, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	opts.creds = nil
+	if opts.Credentials != nil {
+		opts.creds = transport.NewCredentials(opts.Credentials)
+	}
 	cfg := opts.transportConfig()
 	c := &Client{opts: opts}
 	c.observe(&cfg)

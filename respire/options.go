@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -87,6 +88,48 @@ type Options struct {
 	// Username with a Password uses the default user.
 	Username string
 	Password string
+	// Credentials, when set, is asked for the username and password of
+	// every new connection during its handshake, instead of Username and
+	// Password (which must then be empty): for short-lived tokens (cloud
+	// IAM, Entra ID, ...). It runs on the goroutine that dials, within
+	// DialTimeout, possibly on many goroutines at once, so it should
+	// answer from a cache it refreshes, not fetch a token each time. An
+	// empty username means the default user. An error fails the dial with
+	// a *HandshakeError (step "credentials") wrapping ErrCredentials and
+	// the provider's error, which is not permanent: the client tries again
+	// with backoff. Live connections keep the credentials they
+	// authenticated with until Client.Reauthenticate. A wrong password is
+	// a permanent error, as with Password. The data nodes' only: the
+	// sentinels have SentinelOptions.Username and Password.
+	Credentials func(ctx context.Context) (username, password string, err error)
+	// Dialer, when set, opens the network connection of every connection
+	// the client makes, instead of a net.Dialer: for proxies (SOCKS, an
+	// SSH tunnel) and custom transports. It is given Network and the
+	// address to reach: Addr, a cluster node, a sentinel, a master a
+	// sentinel names. Its context carries DialTimeout. TLSConfig, when
+	// set, wraps what it returns, as does SentinelOptions.TLSConfig on
+	// connections to the sentinels. Its errors are not permanent.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// OnConnect, when set, runs on every new connection to a data node
+	// (multiplexed, batch, blocking, pub/sub, WithConn; not the
+	// sentinels') at the end of its handshake, after AUTH, SELECT and the
+	// client's own checks, before any command of the client uses it: for
+	// setup commands such as CLIENT NO-EVICT ON or CLIENT SETNAME. It runs
+	// within DialTimeout. Commands that change the state of a connection
+	// are refused there as they are by Client.Do (see SetupConn.Do). An
+	// error fails the dial with a *HandshakeError whose Step is
+	// "OnConnect", wrapping the error. That error is permanent (callers
+	// get it at once while the client keeps trying in the background, see
+	// docs/reliability.md) unless the connection broke, the context ended,
+	// or the server answered LOADING, BUSY, TRYAGAIN, MASTERDOWN or
+	// CLUSTERDOWN during the hook.
+	OnConnect func(ctx context.Context, conn *SetupConn) error
+	// NoClientInfo turns off CLIENT SETINFO LIB-NAME respire and LIB-VER
+	// (Version), which the handshake otherwise sends in the same write as
+	// HELLO so that CLIENT LIST and CLIENT INFO show the library. A server
+	// that does not know the command (Redis before 7.2) answers an error,
+	// which is ignored.
+	NoClientInfo bool
 	// ClientName is set with HELLO SETNAME / CLIENT SETNAME when not empty.
 	// The server accepts only printable ASCII without spaces ('!' to '~').
 	ClientName string
@@ -226,6 +269,10 @@ type Options struct {
 	// chooses between the master and its replicas. Addr must be empty. See
 	// SentinelOptions and docs/sentinel.md.
 	Sentinel *SentinelOptions
+
+	// creds is the rotation state of Credentials, made by NewClient and
+	// shared by every connection configuration of the client.
+	creds *transport.Credentials
 }
 
 func optErr(field, format string, args ...any) error {
@@ -307,6 +354,9 @@ func (o *Options) validate() error {
 	if err := checkClientName(o.ClientName); err != nil {
 		return err
 	}
+	if o.Credentials != nil && (o.Username != "" || o.Password != "") {
+		return optErr("Credentials", "given with Username or Password: the provider gives both")
+	}
 	if err := checkTracer(o.Tracer); err != nil {
 		return err
 	}
@@ -318,12 +368,14 @@ func (o *Options) transportConfig() transport.Config {
 	if addr == "" {
 		addr = "localhost:6379"
 	}
-	return transport.Config{
+	cfg := transport.Config{
 		Network:      o.Network,
 		Addr:         addr,
 		TLS:          o.TLSConfig,
 		Username:     o.Username,
 		Password:     o.Password,
+		Credentials:  o.creds,
+		Dialer:       o.Dialer,
 		ClientName:   o.ClientName,
 		DB:           o.DB,
 		Protocol:     o.Protocol,
@@ -340,6 +392,15 @@ func (o *Options) transportConfig() transport.Config {
 		StallTimeout: o.StallTimeout,
 		Limits:       o.Limits,
 	}
+	if !o.NoClientInfo {
+		cfg.LibName, cfg.LibVersion = LibName, strings.TrimPrefix(Version, "v")
+	}
+	if hook := o.OnConnect; hook != nil {
+		cfg.Setup = func(ctx context.Context, sc *transport.SetupConn) error {
+			return hook(ctx, &SetupConn{sc: sc})
+		}
+	}
+	return cfg
 }
 
 // ParseURL parses a redis://, rediss:// (TLS), valkey://, valkeys:// (TLS)
@@ -361,7 +422,7 @@ func (o *Options) transportConfig() transport.Config {
 // database given both in the path and as db in the query must be the same
 // number in both.
 //
-// Query options: db, protocol, client_name, connections, dial_timeout,
+// Query options: db, protocol, client_name, no_client_info, connections, dial_timeout,
 // stall_timeout, health_check_interval, fail_fast, filler (on|off),
 // blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads (Options.RetryReads; 0 sets NoRetryReads),
 // cluster (true or false), read_from (primary, prefer_replica, replica or nearest).
@@ -489,6 +550,8 @@ func (o *Options) setURLOption(key, v string) error {
 		o.Protocol, err = parseCount(v)
 	case "client_name":
 		o.ClientName = v
+	case "no_client_info":
+		o.NoClientInfo, err = strconv.ParseBool(v)
 	case "connections":
 		o.Connections, err = parseCount(v)
 	case "batch_connections":

@@ -3,6 +3,7 @@ package respire
 import (
 	"errors"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func FuzzParseURL(f *testing.F) {
 			if !errors.Is(err, ErrInvalidOption) {
 				t.Fatalf("ParseURL(%q): %v does not wrap ErrInvalidOption", raw, err)
 			}
-			if o != (Options{}) {
+			if !reflect.DeepEqual(o, Options{}) {
 				t.Fatalf("ParseURL(%q) failed but returned %+v", raw, o)
 			}
 		} else {
@@ -144,6 +145,9 @@ func formatURL(o Options) string {
 	if o.FailFast {
 		q.Set("fail_fast", "true")
 	}
+	if o.NoClientInfo {
+		q.Set("no_client_info", "true")
+	}
 	switch o.Filler {
 	case FillerOn:
 		q.Set("filler", "on")
@@ -170,5 +174,6 @@ func sameURLOptions(a, b Options) bool {
 	}
 	a.TLSConfig, b.TLSConfig = nil, nil
 	a.Cluster, b.Cluster = nil, nil
-	return a == b
+	// DeepEqual: Options holds funcs, nil in what ParseURL returns.
+	return reflect.DeepEqual(a, b)
 }

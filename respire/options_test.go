@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,9 +12,10 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&batch_connections=-1")
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&batch_connections=-1&no_client_info=true")
 	require.NoError(t, err)
 	assert.Equal(t, "cache.example:6380", o.Addr)
+	assert.True(t, o.NoClientInfo)
 	assert.Equal(t, "alice", o.Username)
 	assert.Equal(t, "s3cret", o.Password)
 	assert.Equal(t, 4, o.DB)
@@ -128,4 +130,18 @@ func TestReadSpinDefaults(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, c.opts.transportConfig().ReadSpin, c.name)
 	}
+}
+
+func TestCredentialsOption(t *testing.T) {
+	provider := func(context.Context) (string, string, error) { return "u", "p", nil }
+	_, err := NewClient(Options{Password: "p", Credentials: provider})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "Credentials")
+
+	c, err := NewClient(Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	err = c.Reauthenticate(context.Background())
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "Credentials")
 }

@@ -108,6 +108,10 @@ func NewSentinel(opts SentinelOptions) *Sentinel {
 	}
 	opts.Conn.Resolve, opts.Conn.Role, opts.Conn.DB, opts.Conn.Tracking = nil, "", 0, nil
 	opts.Conn.OnPush, opts.Conn.OnConnect, opts.Conn.NodeID, opts.Conn.ReadOnly = nil, nil, "", false
+	// The sentinels have credentials of their own, and take few commands:
+	// the data nodes' provider and setup hook are not theirs. A Dialer
+	// applies to them too.
+	opts.Conn.Credentials, opts.Conn.Setup = nil, nil
 	s := &Sentinel{
 		opts:     opts,
 		kick:     make(chan struct{}, 1),

@@ -59,6 +59,7 @@ func NewBlockingPool(cfg Config, size int) *BlockingPool {
 		busy:   make(map[*Dedicated]struct{}),
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	cfg.Credentials.addPool(p)
 	return p
 }
 
@@ -151,7 +152,7 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 		// A connection the server closed while it was idle (a restart, a
 		// client timeout) would fail the command for nothing; a blocking
 		// command is usually not safe to repeat, so check before sending.
-		if alive(d.nc) && !p.stale(d) {
+		if alive(d.nc) && !p.stale(d) && p.upToDate(ctx, d) {
 			return d, nil
 		}
 		p.discard(d)
@@ -181,13 +182,68 @@ func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
 func (p *BlockingPool) put(d *Dedicated) {
 	p.mu.Lock()
 	delete(p.busy, d)
-	if p.closed || d.Broken() || p.stale(d) {
+	if p.closed || d.Broken() || p.stale(d) || len(p.idle) >= p.size {
+		// len(p.idle) reaches size only while reauthIdle holds idle
+		// connections and callers dialed others meanwhile.
 		p.mu.Unlock()
 		d.Close()
 		return
 	}
 	p.idle = append(p.idle, d)
 	p.mu.Unlock()
+}
+
+// upToDate sends AUTH on d before its next command when the credentials
+// rotated (Config.Credentials) since d authenticated, and reports whether d
+// may be used; when not, a new connection asks the provider.
+func (p *BlockingPool) upToDate(ctx context.Context, d *Dedicated) bool {
+	return p.reauth(ctx, d) == nil
+}
+
+// reauth is upToDate with the error.
+func (p *BlockingPool) reauth(ctx context.Context, d *Dedicated) error {
+	cr := p.cfg.Credentials
+	if cr == nil {
+		return nil
+	}
+	gen, err := cr.upToDate(ctx, d.info.authGen, d.info.Addr, func(payload []byte) (*ServerError, error) {
+		var se *ServerError
+		err := d.Do(ctx, payload, func(m resp.Msg) {
+			if v := m[m.Value(0)]; v.IsError() {
+				se = NewServerError(string(v.Data))
+			}
+		})
+		return se, err
+	})
+	d.info.authGen = gen
+	return err
+}
+
+// reauthIdle brings the idle connections up to date with the last
+// rotation of Config.Credentials, one after the other; callers meanwhile
+// find them busy. A connection that refuses the credentials is closed, as
+// one that broke.
+func (p *BlockingPool) reauthIdle(ctx context.Context) error {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	for _, d := range idle {
+		p.busy[d] = struct{}{}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, d := range idle {
+		if err := p.reauth(ctx, d); err != nil {
+			var he *HandshakeError
+			if errors.As(err, &he) {
+				errs = append(errs, err)
+			}
+			p.discard(d)
+			continue
+		}
+		p.put(d)
+	}
+	return errors.Join(errs...)
 }
 
 func (p *BlockingPool) discard(d *Dedicated) {
@@ -206,6 +262,7 @@ func (p *BlockingPool) Close() error {
 		return nil
 	}
 	p.closed = true
+	p.cfg.Credentials.removePool(p)
 	idle := p.idle
 	p.idle = nil
 	p.mu.Unlock()

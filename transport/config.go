@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"context"
 	"crypto/tls"
+	"net"
 	"time"
 
 	"github.com/respire-go/respire/transport/resp"
@@ -31,6 +33,26 @@ type Config struct {
 	// Protocol is 2, 3, or 0 for RESP3 with a fallback to RESP2 when HELLO
 	// is refused.
 	Protocol int
+	// Credentials, when set, gives the username and password of every
+	// handshake instead of Username and Password, and re-authenticates the
+	// live connections on Rotate (credentials.go). Configs copied from one
+	// another share it.
+	Credentials *Credentials
+	// Dialer, when set, opens the stream of every connection (multiplexed,
+	// batch lanes, blocking pool, pub/sub, dedicated) to Addr, or to what
+	// Resolve gives, instead of a net.Dialer; TLS, when set, wraps what it
+	// returns. Its context carries the DialTimeout.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Setup, when set, runs at the end of every handshake, after its own
+	// steps succeeded and before the connection carries any request, with
+	// the new connection (setup.go). An error fails the dial with a
+	// *HandshakeError of step StepSetup.
+	Setup func(ctx context.Context, c *SetupConn) error
+	// LibName, when set, and LibVersion are sent with CLIENT SETINFO in
+	// the handshake, in the same write as HELLO; a server that does not
+	// know the command (before Redis 7.2) answers an error, which is
+	// ignored.
+	LibName, LibVersion string
 
 	// Connections is the number of multiplexed connections; default 1.
 	Connections int
@@ -116,6 +138,9 @@ type ConnInfo struct {
 	// ID is the connection's client id on the server (from HELLO), 0
 	// when the server did not say.
 	ID int64
+	// authGen is the rotation of Config.Credentials whose credentials
+	// the connection authenticated with.
+	authGen uint64
 }
 
 func (c Config) withDefaults() Config {

@@ -30,8 +30,17 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 	info := ConnInfo{Addr: cfg.Addr}
 	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, cfg.Network, cfg.Addr)
+	if cfg.Credentials != nil {
+		user, pass, gen, err := cfg.Credentials.fetch(ctx)
+		if err != nil {
+			return nil, nil, info, &HandshakeError{Step: "credentials", Err: err}
+		}
+		withCreds := *cfg
+		withCreds.Username, withCreds.Password = user, pass
+		cfg = &withCreds
+		info.authGen = gen
+	}
+	nc, err := dialStream(ctx, cfg)
 	if err != nil {
 		return nil, nil, info, err
 	}
@@ -62,6 +71,15 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	rd := resp.NewReader(nc, cfg.Limits)
 	info, err = handshake(nc, rd, cfg, info)
+	if err == nil && cfg.Credentials != nil {
+		// A rotation while this connection was dialed may have missed it.
+		info.authGen, err = cfg.Credentials.upToDate(ctx, info.authGen, cfg.Addr, func(payload []byte) (*ServerError, error) {
+			return authRoundTrip(nc, rd, payload)
+		})
+	}
+	if err == nil && cfg.Setup != nil {
+		err = runSetup(ctx, nc, rd, cfg, info)
+	}
 	stop()
 	if err != nil {
 		nc.Close()
@@ -74,13 +92,60 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 	return nc, rd, info, nil
 }
 
+// dialStream opens the byte stream of a connection: with cfg.Dialer when
+// set, else with a net.Dialer.
+func dialStream(ctx context.Context, cfg *Config) (net.Conn, error) {
+	if cfg.Dialer == nil {
+		var d net.Dialer
+		return d.DialContext(ctx, cfg.Network, cfg.Addr)
+	}
+	nc, err := cfg.Dialer(ctx, cfg.Network, cfg.Addr)
+	if err == nil && nc == nil {
+		err = fmt.Errorf("respire: Dialer returned neither a connection nor an error for %s", cfg.Addr)
+	}
+	return nc, err
+}
+
+// authRoundTrip sends an AUTH (payload) and returns the server's error
+// reply to it, if any.
+func authRoundTrip(nc net.Conn, rd *resp.Reader, payload []byte) (*ServerError, error) {
+	if _, err := nc.Write(payload); err != nil {
+		return nil, err
+	}
+	m, err := rd.Next()
+	if err != nil {
+		return nil, err
+	}
+	if v := m[m.Value(0)]; v.IsError() {
+		return NewServerError(string(v.Data)), nil
+	}
+	return nil, nil
+}
+
 type hsStep struct {
 	name string
 	args []string
+	// optional steps may be refused without failing the handshake.
+	optional bool
+}
+
+// clientInfoSteps are the CLIENT SETINFO commands that name the library,
+// or none without cfg.LibName. Servers before Redis 7.2 (and Valkey 8)
+// refuse them, which is no reason to fail the handshake.
+func clientInfoSteps(cfg *Config) []hsStep {
+	if cfg.LibName == "" {
+		return nil
+	}
+	steps := []hsStep{{"CLIENT SETINFO", []string{"CLIENT", "SETINFO", "LIB-NAME", cfg.LibName}, true}}
+	if cfg.LibVersion != "" {
+		steps = append(steps, hsStep{"CLIENT SETINFO", []string{"CLIENT", "SETINFO", "LIB-VER", cfg.LibVersion}, true})
+	}
+	return steps
 }
 
 func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnInfo, error) {
 	var steps []hsStep
+	libSteps := clientInfoSteps(cfg)
 	proto := cfg.Protocol
 	// HELLO is sent for RESP2 too (HELLO 2): it authenticates, names the
 	// connection and tells the server's name and version in one round trip.
@@ -100,9 +165,21 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 		if cfg.ClientName != "" {
 			args = append(args, "SETNAME", cfg.ClientName)
 		}
-		reply, err := roundTrip(nc, rd, args)
+		// CLIENT SETINFO goes in the same write: its replies are read
+		// and ignored, and it is sent again after AUTH when HELLO is
+		// refused.
+		buf := resp.AppendCommand(nil, args...)
+		for _, s := range libSteps {
+			buf = resp.AppendCommand(buf, s.args...)
+		}
+		reply, err := roundTrip(nc, rd, buf)
 		if err != nil {
 			return info, &HandshakeError{Step: "HELLO", Err: err}
+		}
+		for range libSteps {
+			if _, err := rd.Next(); err != nil {
+				return info, &HandshakeError{Step: "CLIENT SETINFO", Err: err}
+			}
 		}
 		var se *ServerError
 		switch {
@@ -126,32 +203,33 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 		info.Protocol = 2
 		if cfg.Password != "" {
 			if cfg.Username != "" {
-				steps = append(steps, hsStep{"AUTH", []string{"AUTH", cfg.Username, cfg.Password}})
+				steps = append(steps, hsStep{name: "AUTH", args: []string{"AUTH", cfg.Username, cfg.Password}})
 			} else {
-				steps = append(steps, hsStep{"AUTH", []string{"AUTH", cfg.Password}})
+				steps = append(steps, hsStep{name: "AUTH", args: []string{"AUTH", cfg.Password}})
 			}
 		}
 		if cfg.ClientName != "" {
-			steps = append(steps, hsStep{"CLIENT SETNAME", []string{"CLIENT", "SETNAME", cfg.ClientName}})
+			steps = append(steps, hsStep{name: "CLIENT SETNAME", args: []string{"CLIENT", "SETNAME", cfg.ClientName}})
 		}
+		steps = append(steps, libSteps...)
 	}
 	if cfg.DB != 0 {
-		steps = append(steps, hsStep{"SELECT", []string{"SELECT", strconv.Itoa(cfg.DB)}})
+		steps = append(steps, hsStep{name: "SELECT", args: []string{"SELECT", strconv.Itoa(cfg.DB)}})
 	}
 	if cfg.NodeID != "" {
-		steps = append(steps, hsStep{"CLUSTER MYID", []string{"CLUSTER", "MYID"}})
+		steps = append(steps, hsStep{name: "CLUSTER MYID", args: []string{"CLUSTER", "MYID"}})
 	}
 	if cfg.ReadOnly {
-		steps = append(steps, hsStep{"READONLY", []string{"READONLY"}})
+		steps = append(steps, hsStep{name: "READONLY", args: []string{"READONLY"}})
 	}
 	if cfg.Role != "" {
-		steps = append(steps, hsStep{"ROLE", []string{"ROLE"}})
+		steps = append(steps, hsStep{name: "ROLE", args: []string{"ROLE"}})
 	}
 	if cfg.Tracking != nil {
 		if info.Protocol != 3 {
 			return info, &HandshakeError{Step: "CLIENT TRACKING", Err: ErrTrackingNeedsRESP3}
 		}
-		steps = append(steps, hsStep{"CLIENT TRACKING", cfg.Tracking.command()})
+		steps = append(steps, hsStep{name: "CLIENT TRACKING", args: cfg.Tracking.command()})
 	}
 	if len(steps) == 0 {
 		return info, nil
@@ -171,6 +249,9 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 			return info, &HandshakeError{Step: s.name, Err: err}
 		}
 		r := treeReply{m.Tree()}
+		if s.optional {
+			continue
+		}
 		if e := r.err(s.name); e != nil && first == nil {
 			first = &HandshakeError{Step: s.name, Err: e}
 		}
@@ -208,8 +289,9 @@ func (r treeReply) err(command string) error {
 	return nil
 }
 
-func roundTrip(nc net.Conn, rd *resp.Reader, args []string) (treeReply, error) {
-	if _, err := nc.Write(resp.AppendCommand(nil, args...)); err != nil {
+// roundTrip writes buf, one or more commands, and returns the first reply.
+func roundTrip(nc net.Conn, rd *resp.Reader, buf []byte) (treeReply, error) {
+	if _, err := nc.Write(buf); err != nil {
 		return treeReply{}, err
 	}
 	m, err := rd.Next()

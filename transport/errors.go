@@ -96,8 +96,12 @@ func (e *ServerError) Error() string { return e.Message }
 // AUTH, SELECT, CLIENT SETNAME). It wraps the server's error where there is
 // one, so errors.As(err, **ServerError) finds a WRONGPASS.
 type HandshakeError struct {
-	Step string // e.g. "HELLO", "AUTH", "SELECT"
+	Step string // e.g. "HELLO", "AUTH", "SELECT", StepSetup
 	Err  error
+	// transient marks a failed Config.Setup hook that trying again may
+	// fix (the connection broke, the context ended, the server was
+	// loading).
+	transient bool
 }
 
 func (e *HandshakeError) Error() string {
@@ -110,11 +114,17 @@ func (e *HandshakeError) Unwrap() error { return e.Err }
 // until the configuration or the server changes: a wrong password or user
 // (WRONGPASS, NOAUTH, NOPERM, a refused AUTH), a database SELECT refused,
 // RESP3 required but refused, tracking refused or impossible, a TLS
-// certificate that does not verify. Callers get such an error at once,
+// certificate that does not verify, an error returned by the Config.Setup
+// hook unless the connection broke, the context ended or the server
+// answered LOADING, BUSY, TRYAGAIN, MASTERDOWN or CLUSTERDOWN during it.
+// Callers get such an error at once,
 // instead of waiting for a reconnect, while the client keeps trying in the
 // background. Transient failures (a full server, a server still loading)
 // are not permanent.
 func (e *HandshakeError) Permanent() bool {
+	if e.Step == StepSetup {
+		return !e.transient
+	}
 	if errors.Is(e.Err, ErrTrackingNeedsRESP3) || errors.Is(e.Err, ErrWrongNode) {
 		return true
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/respire-go/respire/transport/resp"
 )
 
 // Mux multiplexes requests over Config.Connections connections to one
@@ -46,6 +48,7 @@ func NewMux(cfg Config) *Mux {
 	for i := range m.slots {
 		m.slots[i] = &slot{m: m, changed: make(chan struct{})}
 	}
+	cfg.Credentials.addMux(m)
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); m.monitor() }()
 	return m
@@ -418,6 +421,7 @@ func (m *Mux) Close() error {
 	if m.closed.Swap(true) {
 		return nil
 	}
+	m.cfg.Credentials.removeMux(m)
 	m.cancel()
 	for _, s := range m.slots {
 		s.mu.Lock()
@@ -662,6 +666,14 @@ func (s *slot) dialLoop() {
 			s.changed = make(chan struct{})
 			restored := s.takeRestored()
 			s.mu.Unlock()
+			if cr := m.cfg.Credentials; cr != nil && cr.generation() != info.authGen {
+				// A rotation ran between the handshake and now, and
+				// may not have seen c. Refused, c keeps the
+				// credentials it has, as a rotation leaves it.
+				if _, user, pass := cr.current(); pass != "" {
+					_ = c.reauth(m.ctx, resp.AppendCommand(nil, authArgs(user, pass)...))
+				}
+			}
 			if m.cfg.OnConnect != nil {
 				m.cfg.OnConnect(info)
 			}

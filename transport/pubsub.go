@@ -94,9 +94,10 @@ type topicKey struct {
 type psCmd struct {
 	verb   psVerb
 	kind   Kind
-	topics []*topic // psSub
-	names  []string // psUnsub
-	next   int      // confirmations received
+	topics []*topic          // psSub
+	names  []string          // psUnsub
+	next   int               // confirmations received
+	done   chan *ServerError // psAuth; buffered
 }
 
 type psVerb uint8
@@ -105,11 +106,13 @@ const (
 	psSub psVerb = iota
 	psUnsub
 	psPing
+	psAuth // done receives the server's error reply, or nil
 )
 
 // psConn is one live pub/sub connection.
 type psConn struct {
 	nc      net.Conn
+	proto   int // as negotiated
 	rd      *resp.Reader
 	wbuf    []byte       // guarded by PubSub.mu
 	pending ring[*psCmd] // guarded by PubSub.mu
@@ -128,6 +131,7 @@ func NewPubSub(cfg Config) *PubSub {
 		h.topics[k] = make(map[string]*topic)
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	cfg.Credentials.addHub(h)
 	return h
 }
 
@@ -140,6 +144,7 @@ func (h *PubSub) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.cfg.Credentials.removeHub(h)
 	c := h.cur
 	subs := h.subs
 	h.subs = make(map[*Subscription]struct{})

@@ -16,11 +16,11 @@ func (h *PubSub) run(ctx context.Context) {
 	delay := newRetryDelay(&h.cfg)
 	defer delay.stop()
 	for {
-		nc, rd, _, err := dial(ctx, &h.cfg)
+		nc, rd, info, err := dial(ctx, &h.cfg)
 		dialed := err == nil
 		if dialed {
 			delay.reset()
-			err = h.serve(ctx, nc, rd)
+			err = h.serve(ctx, nc, rd, info)
 		}
 		if ctx.Err() != nil {
 			return
@@ -40,8 +40,8 @@ func (h *PubSub) run(ctx context.Context) {
 
 // serve restores the subscriptions on a new connection and reads from it
 // until it breaks.
-func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader) error {
-	c := &psConn{nc: nc, rd: rd, kick: make(chan struct{}, 1), dead: make(chan struct{})}
+func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader, info ConnInfo) error {
+	c := &psConn{nc: nc, rd: rd, proto: info.Protocol, kick: make(chan struct{}, 1), dead: make(chan struct{})}
 	h.mu.Lock()
 	if ctx.Err() != nil {
 		// Closed, or nothing left to subscribe to, while dialing.
@@ -52,6 +52,13 @@ func (h *PubSub) serve(ctx context.Context, nc net.Conn, rd *resp.Reader) error 
 	h.cur = c
 	h.lastErr = nil
 	h.everUp = true
+	if cr := h.cfg.Credentials; cr != nil && c.proto == 3 {
+		if gen, user, pass := cr.current(); gen != info.authGen && pass != "" {
+			// A rotation ran since the handshake and may not have
+			// seen c: AUTH goes first, before the subscriptions.
+			h.sendLocked(c, &psCmd{verb: psAuth, done: make(chan *ServerError, 1)}, "AUTH", authArgs(user, pass)[1:]...)
+		}
+	}
 	for k := range h.topics {
 		var chunk []*topic
 		for _, t := range h.topics[k] {
@@ -95,6 +102,11 @@ func (h *PubSub) lost(c *psConn, err error) {
 	if c.cause != nil {
 		err = c.cause
 	}
+	for cmd, ok := c.pending.pop(); ok; cmd, ok = c.pending.pop() {
+		if cmd.verb == psAuth {
+			cmd.done <- nil // the next connection asks the provider
+		}
+	}
 	c.pending = ring[*psCmd]{}
 	if h.cur != c {
 		// Retired on purpose (no subscription left, or Close): nothing
@@ -125,6 +137,30 @@ func (h *PubSub) lost(c *psConn, err error) {
 	_ = c.nc.Close()
 	if lostHook != nil {
 		lostHook(err)
+	}
+}
+
+// reauth sends AUTH on the live connection, behind the commands pending
+// on it, and waits for the answer. In RESP2 a subscribed connection takes
+// no AUTH: it keeps its credentials until it is dialed again.
+func (h *PubSub) reauth(ctx context.Context, user, pass string) error {
+	h.mu.Lock()
+	c := h.cur
+	if c == nil || c.proto != 3 {
+		h.mu.Unlock()
+		return nil
+	}
+	cmd := &psCmd{verb: psAuth, done: make(chan *ServerError, 1)}
+	h.sendLocked(c, cmd, "AUTH", authArgs(user, pass)[1:]...)
+	h.mu.Unlock()
+	select {
+	case se := <-cmd.done:
+		if se != nil {
+			return authError(h.cfg.Addr, se)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -20,6 +20,8 @@ func (h *PubSub) handle(c *psConn, m resp.Msg) error {
 		return h.failed(c, NewServerError(string(n.Data)))
 	case n.Type == resp.TypeSimpleString && bytes.EqualFold(n.Data, []byte("PONG")):
 		return h.ponged(c)
+	case n.Type == resp.TypeSimpleString && string(n.Data) == "OK":
+		return h.authed(c, nil)
 	case !n.IsAggregate() || n.Int < 1:
 		return &resp.ProtocolError{Reason: "pub/sub connection: unexpected " + n.Type.String()}
 	}
@@ -182,6 +184,20 @@ func (h *PubSub) ponged(c *psConn) error {
 	return nil
 }
 
+// authed applies the reply to an AUTH sent by reauth: OK, or the error
+// failed passes on.
+func (h *PubSub) authed(c *psConn, se *ServerError) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cmd, ok := c.pending.peek()
+	if !ok || cmd.verb != psAuth {
+		return unexpected("OK", nil)
+	}
+	c.pending.pop()
+	cmd.done <- se
+	return nil
+}
+
 // failed applies an error reply to the oldest pending command. A refused
 // subscription is dropped, and its waiting Subscribe calls get err.
 func (h *PubSub) failed(c *psConn, err *ServerError) error {
@@ -190,6 +206,10 @@ func (h *PubSub) failed(c *psConn, err *ServerError) error {
 	cmd, ok := c.pending.pop()
 	if !ok {
 		return &resp.ProtocolError{Reason: "pub/sub connection: error reply with no command pending: " + err.Message}
+	}
+	if cmd.verb == psAuth {
+		cmd.done <- err
+		return nil
 	}
 	if cmd.verb != psSub {
 		return nil
