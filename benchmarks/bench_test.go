@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func benchServer(b *testing.B) *server.Server {
+func benchServer(b testing.TB) *server.Server {
 	b.Helper()
 	srvOnce.Do(func() {
 		srv, srvErr = server.Start(server.FlavorFromEnv())
