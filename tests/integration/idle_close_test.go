@@ -269,6 +269,7 @@ func (ic *idleCalls) connID() int64 {
 func (ic *idleCalls) requireNoFailures() {
 	ic.t.Helper()
 	if len(ic.failed) > 0 {
-		ic.t.Fatalf("%d of %d calls failed:\n%s", len(ic.failed), ic.n, strings.Join(ic.failed, "\n"))
+		ic.t.Fatalf("%s: %d of %d calls failed:\n%s", ic.key, len(ic.failed), ic.n, strings.Join(ic.failed, "\n"))
 	}
+	ic.t.Logf("%s: %d calls, none failed", ic.key, ic.n)
 }
