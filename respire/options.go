@@ -46,9 +46,10 @@ const DefaultReadSpin = 50 * time.Microsecond
 const DefaultWatchRetries = 100
 
 // DefaultRetryReads is the RetryReads used when Options.RetryReads is zero:
-// a read whose connection broke under it is sent once more on a new
-// connection, and once again if that one breaks too, within its context.
-const DefaultRetryReads = 2
+// a read whose connection broke under it is sent again on a new
+// connection, up to three times, within its context: enough for a read
+// of a large value while connections are reset every 50 ms.
+const DefaultRetryReads = 3
 
 // retryReads is RetryReads with its default applied.
 func (o *Options) retryReads() int {
