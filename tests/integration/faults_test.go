@@ -207,7 +207,9 @@ func TestStalledConnectionReplaced(t *testing.T) {
 	require.NoError(t, c.Set(bg, "stall", "1", nil))
 	p.Blackhole(true)
 	start := time.Now()
-	_, err = c.Get(bg, "stall")
+	// A write: a read would be sent again on a new connection (the
+	// default read retries), which the blackhole keeps from answering.
+	_, err = c.Incr(bg, "stall:n")
 	require.ErrorIs(t, err, respire.ErrStalled)
 	require.Less(t, time.Since(start), 5*time.Second)
 	p.Blackhole(false)
