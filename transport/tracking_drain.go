@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"time"
 )
 
 // Reading a tracking connection from the cache's hit path.
@@ -20,8 +21,8 @@ import (
 // So on a tracking connection (Linux, a socket with a descriptor: TCP or
 // Unix, no TLS) the reader goroutine does not park inside a read. It waits
 // for the socket to become readable without reading (a peek), then takes
-// the read role (pollConn.mu), reads and dispatches everything the socket
-// holds without blocking, and gives the role back. Poll lets any goroutine
+// the read role (pollConn.tryTake), reads and dispatches everything the
+// socket holds without blocking, and gives the role back. Poll lets any goroutine
 // do the same between two cache hits: the store calls it at most every few
 // tens of microseconds (cache.Config.Tick), so invalidations are applied
 // by the very goroutines that keep the processors busy. Poll never waits:
@@ -30,22 +31,55 @@ import (
 // The role makes reads and parsing exclusive, so bytes are parsed in the
 // order they arrived and replies keep their FIFO accounting, whoever reads
 // them.
+//
+// A goroutine holding the role can lose its processor: the runtime
+// preempts a goroutine that ran for 10 ms, wherever it is, and a hit that
+// polls near the end of its time slice is preempted while it holds the
+// role. The preempted goroutine joins the back of the run queue, behind
+// the hitting goroutines, each of which runs its full 10 ms slice: with 32
+// of them on 2 processors the role was measured held for up to 166 ms,
+// and nobody could read meanwhile. So the time the role was taken is kept (pollConn.since),
+// and a Poll that finds it held for longer than a drain takes
+// (roleStuck) yields its processor: the hits that poll then move the run
+// queue along quickly until the holder runs again and lets go. The read
+// itself is a raw system call (pollConn.readOnce), during which the runtime
+// cannot hand the goroutine's processor to another one: returning from an
+// ordinary system call whose processor was taken meanwhile also leaves the
+// goroutine at the back of the run queue.
+
+// roleStuck is how long a drain may hold the read role before Poll takes
+// its holder for descheduled and yields. A drain of what a tracking
+// connection receives takes microseconds; a yield costs a few hundred
+// nanoseconds, so a large reply that holds the role longer only costs a
+// yield per Poll meanwhile.
+const roleStuck = 50 * time.Microsecond
 
 // Poll reads and applies, on the calling goroutine, what waits unread on
 // the Mux's tracking connections (invalidations, and the replies that
 // arrived with them), unless another goroutine is reading them at that
 // moment. It never blocks on I/O and costs one non-blocking read system
-// call per connection when nothing waits. It does nothing for connections
-// without Config.Tracking, and on platforms or sockets that cannot be read
-// this way (see pollConn), whose reader goroutine reads as any other.
+// call per connection when nothing waits. When another goroutine has held
+// a connection's read role for longer than a drain takes, Poll yields the
+// processor (runtime.Gosched) so that the holder, most likely descheduled,
+// runs again sooner. It does nothing for connections without
+// Config.Tracking, and on platforms or sockets that cannot be read this
+// way (see pollConn), whose reader goroutine reads as any other.
 func (m *Mux) Poll() {
+	yield := false
 	for _, s := range m.slots {
 		c := s.cur.Load()
-		if c == nil || c.poll == nil || !c.poll.mu.TryLock() {
+		if c == nil || c.poll == nil {
+			continue
+		}
+		if !c.poll.tryTake() {
+			yield = yield || c.poll.heldFor() > roleStuck
 			continue
 		}
 		c.drain()
-		c.poll.mu.Unlock()
+		c.poll.release()
+	}
+	if yield {
+		runtime.Gosched()
 	}
 }
 
@@ -57,7 +91,7 @@ func (c *conn) pollLoop() {
 			c.fail(err)
 			return
 		}
-		if !c.poll.mu.TryLock() {
+		if !c.poll.tryTake() {
 			// Another goroutine reads; it drains the socket before
 			// letting go. Lock would risk worse: a waiter that waited
 			// long is handed the mutex directly, and would then hold it,
@@ -66,7 +100,7 @@ func (c *conn) pollLoop() {
 			continue
 		}
 		ok := c.drain()
-		c.poll.mu.Unlock()
+		c.poll.release()
 		if !ok {
 			return
 		}
@@ -75,8 +109,8 @@ func (c *conn) pollLoop() {
 
 // drain parses and dispatches every message the socket holds, reading
 // without blocking; a message cut short is resumed by the next drain. It
-// is called with c.poll.mu held, and returns false once the connection is
-// broken.
+// is called with the read role held, and returns false once the
+// connection is broken.
 func (c *conn) drain() bool {
 	for {
 		m, err := c.rd.Next()

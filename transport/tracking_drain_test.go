@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/transport/resp"
 
@@ -88,4 +89,54 @@ func TestPollWithoutTracking(t *testing.T) {
 	r.Init(r)
 	r.SetPayload(resp.AppendCommand(nil, "ECHO", "x"))
 	require.NoError(t, m.Do(context.Background(), &r.Request))
+}
+
+// A goroutine that holds the read role and loses its processor (here it
+// yields; the runtime preempts a goroutine that ran 10 ms, wherever it
+// is) waits in the run queue behind goroutines that only call Poll, as
+// hits do. Those yield once they find the role held for longer than a
+// drain takes, so the holder runs again and lets go at once instead of
+// after every spinner's 10 ms time slice (20 spinners, 1 processor: about
+// 200 ms before).
+func TestPollYieldsToStuckHolder(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		return "+OK\r\n"
+	})
+	m := NewMux(Config{Addr: p.Addr(), Tracking: &Tracking{}})
+	defer m.Close()
+	require.NoError(t, m.Connect(context.Background()))
+	c := m.slots[0].cur.Load()
+	require.NotNil(t, c)
+	if c.poll == nil {
+		t.Skip("no polling on this platform")
+	}
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	// The holder takes the role, starts the spinners, loses its
+	// processor once (it is then queued behind them), then lets go.
+	for !c.poll.tryTake() {
+		runtime.Gosched()
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				m.Poll()
+			}
+		}()
+	}
+	start := time.Now()
+	runtime.Gosched()
+	held := time.Since(start)
+	c.poll.release()
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("the holder ran again after %v", held)
+	assert.Less(t, held, 50*time.Millisecond)
 }

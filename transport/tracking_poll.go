@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -18,8 +20,11 @@ import (
 type pollConn struct {
 	nc net.Conn
 	rc syscall.RawConn
-	// mu is the read role: whoever holds it reads and parses.
-	mu sync.Mutex
+	// mu is the read role: whoever holds it reads and parses. since is
+	// when it was taken, on the package's monotonic clock (monoNow), 0
+	// while it is free.
+	mu    sync.Mutex
+	since atomic.Int64
 
 	// the state of one read, and the functions given to the runtime,
 	// bound once so that reading allocates nothing
@@ -46,12 +51,46 @@ func newPollConn(nc net.Conn) *pollConn {
 	return p
 }
 
+// tryTake takes the read role if it is free.
+func (p *pollConn) tryTake() bool {
+	if !p.mu.TryLock() {
+		return false
+	}
+	p.since.Store(monoNow())
+	return true
+}
+
+// release gives the read role back.
+func (p *pollConn) release() {
+	p.since.Store(0)
+	p.mu.Unlock()
+}
+
+// heldFor is how long the read role has been held, 0 when it is free.
+func (p *pollConn) heldFor() time.Duration {
+	t := p.since.Load()
+	if t == 0 {
+		return 0
+	}
+	return time.Duration(monoNow() - t)
+}
+
+// readOnce reads with a raw system call: the socket is non-blocking, so
+// the call returns at once, and the runtime never sees the goroutine in a
+// system call, so its processor is not handed to another goroutine
+// meanwhile (which would leave the reader, holding the read role, queued
+// behind the goroutines that keep the processors busy).
 func (p *pollConn) readOnce(fd uintptr) {
 	for {
-		p.n, p.err = syscall.Read(int(fd), p.p)
-		if p.err != syscall.EINTR {
-			return
+		r, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p.p[0])), uintptr(len(p.p)))
+		if errno == syscall.EINTR {
+			continue
 		}
+		p.n, p.err = int(r), nil
+		if errno != 0 {
+			p.n, p.err = -1, errno
+		}
+		return
 	}
 }
 
@@ -100,3 +139,9 @@ func (p *pollConn) peekOnce(fd uintptr) bool {
 func (p *pollConn) waitReadable() error {
 	return p.rc.Read(p.peekFn)
 }
+
+// monoBase is the origin of monoNow.
+var monoBase = time.Now()
+
+// monoNow is a monotonic clock in nanoseconds, never 0.
+func monoNow() int64 { return int64(time.Since(monoBase)) + 1 }
