@@ -140,8 +140,6 @@ func (p *pollConn) waitReadable() error {
 	return p.rc.Read(p.peekFn)
 }
 
-// monoBase is the origin of monoNow.
-var monoBase = time.Now()
 
 // monoNow is a monotonic clock in nanoseconds, never 0.
-func monoNow() int64 { return int64(time.Since(monoBase)) + 1 }
+func monoNow() int64 { return mono() + 1 }
