@@ -140,6 +140,5 @@ func (p *pollConn) waitReadable() error {
 	return p.rc.Read(p.peekFn)
 }
 
-
 // monoNow is a monotonic clock in nanoseconds, never 0.
 func monoNow() int64 { return mono() + 1 }
