@@ -92,8 +92,10 @@ func TestIdleCloses(t *testing.T) {
 		p.IdleClose(func() time.Duration { return logUniform(10*time.Millisecond, 5*time.Second) })
 		c := connect(t, respire.Options{Addr: p.Addr()})
 		ic := newIdleCalls(t, c, "proxy")
-		deadline := time.Now().Add(12 * time.Second)
-		for i := 0; time.Now().Before(deadline); i++ {
+		// 12 s, and on until the proxy has reaped 3 connections (about 6
+		// by then on average), 30 s at most.
+		deadline, last := time.Now().Add(12*time.Second), time.Now().Add(30*time.Second)
+		for i := 0; time.Now().Before(deadline) || p.IdleClosed() < 3 && time.Now().Before(last); i++ {
 			d := logUniform(time.Millisecond, 2*time.Second)
 			time.Sleep(d)
 			ic.calls(fmt.Sprintf("call %d, %v idle", i, d))
