@@ -614,6 +614,13 @@ func (c *Cluster) Suspect(n *Node) {
 	c.Urgent()
 }
 
+// stalledFor is how long a connection to a primary that lost its slots
+// while suspected must have read nothing, with requests in flight, for
+// them to be failed with ErrFailedOver. A failover takes the cluster's
+// node timeout at least (seconds), so a stopped node's connections are
+// silent for far longer by the time its slots move.
+const stalledFor = time.Second
+
 // suspectFor is how long a failing node is asked last.
 const suspectFor = 5 * time.Second
 
@@ -726,14 +733,16 @@ func (c *Cluster) adopt(v *View) error {
 	}
 	// A primary that lost its slots while failing (stopped, cut off) will
 	// not answer the requests it holds: fail them now, so that their
-	// callers need not wait for their deadlines to try the new owner. A
-	// primary that handed its slots over in good health answers them
-	// itself (with MOVED).
+	// callers need not wait for their deadlines to try the new owner. Only
+	// connections silent for stalledFor with requests in flight are
+	// broken: a primary that handed its slots over in good health (a
+	// manual failover, a takeover) answers them itself, with a reply or a
+	// MOVED, even when this client suspected it of being slow.
 	if old != nil {
 		for _, sh := range old.shards {
 			p := sh.primary
 			if p.suspected() && !next.serves(p) {
-				p.Mux.Break(ErrFailedOver)
+				p.Mux.BreakStalled(ErrFailedOver, stalledFor)
 			}
 		}
 	}

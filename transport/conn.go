@@ -143,7 +143,12 @@ func (c *conn) send(rs ...*Request) error {
 		c.pending.push(r)
 	}
 	c.unwritten += len(rs)
-	c.inflight.Add(int64(len(rs)))
+	if c.inflight.Add(int64(len(rs))) == int64(len(rs)) && c.peek == nil {
+		// Nothing was in flight: lastRead, which BreakStalled reads as
+		// the last sign of life, restarts here. With a peeker it did at
+		// the idle check (idle.go) already.
+		c.lastRead.Store(mono())
+	}
 	c.sends.Add(1)
 	if c.writing {
 		c.mu.Unlock()

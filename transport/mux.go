@@ -448,6 +448,23 @@ func (m *Mux) Break(cause error) {
 	}
 }
 
+// BreakStalled breaks, with cause, the connections that have requests in
+// flight and have read nothing for quiet: a node stopped or cut off, whose
+// callers would otherwise wait for their deadlines. A connection that is
+// answering, however slowly, is left alone, and so are its requests. It
+// reports how many connections it broke.
+func (m *Mux) BreakStalled(cause error, quiet time.Duration) int {
+	n := 0
+	now := mono()
+	for _, s := range m.slots {
+		if c := s.cur.Load(); c != nil && c.inflight.Load() > 0 && now-c.lastRead.Load() >= int64(quiet) {
+			c.fail(cause)
+			n++
+		}
+	}
+	return n
+}
+
 // Stats reports counters summed over the live connections.
 type Stats struct {
 	// Reads is the number of socket reads that returned data; Bytes the

@@ -88,3 +88,57 @@ func TestDoMultiNoRetryWithAWriteInTheTail(t *testing.T) {
 	assert.Equal(t, 1, b.recycled)
 	assert.Equal(t, 1, w.recycled)
 }
+
+// BreakStalled fails the requests of a connection that has read nothing
+// for the given time with requests in flight (a stopped node), and leaves
+// a connection that answers alone.
+func TestBreakStalled(t *testing.T) {
+	release := make(chan struct{})
+	p := newPeer(t, func(args []string) string {
+		switch args[0] {
+		case "HELLO":
+			return helloReply
+		case "GET":
+			if args[1] == "stall" {
+				<-release
+			}
+			return "+" + args[1] + "\r\n"
+		}
+		return "+OK\r\n"
+	})
+	defer close(release)
+	m := NewMux(Config{Addr: p.Addr(), MinBackoff: time.Millisecond})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// An answering connection is not broken, however long it was idle.
+	r := newTestReq("GET", "a")
+	require.NoError(t, m.Do(ctx, &r.Request))
+	assert.Zero(t, m.BreakStalled(errors.New("x"), 0), "nothing in flight")
+
+	cause := errors.New("stalled on purpose")
+	const quiet = 100 * time.Millisecond
+	s := newTestReq("GET", "stall")
+	done := make(chan error, 1)
+	sent := time.Now()
+	go func() { done <- m.Do(ctx, &s.Request) }()
+	// The request is in flight as soon as the connection counts it.
+	require.Eventually(t, func() bool {
+		n := int64(0)
+		for _, sl := range m.slots {
+			if c := sl.cur.Load(); c != nil {
+				n += c.inflight.Load()
+			}
+		}
+		return n == 1
+	}, 5*time.Second, time.Millisecond)
+	if time.Since(sent) < quiet/2 {
+		assert.Zero(t, m.BreakStalled(cause, quiet), "a request just sent is not stalled")
+	}
+	// Once quiet has passed with nothing read, the connection is broken.
+	require.Eventually(t, func() bool { return m.BreakStalled(cause, quiet) == 1 }, 5*time.Second, 5*time.Millisecond)
+	err := <-done
+	assert.ErrorIs(t, err, cause)
+	assert.GreaterOrEqual(t, time.Since(sent), quiet, "not before quiet had passed")
+}
