@@ -7,7 +7,7 @@ import (
 )
 
 const (
-	respPkg = "github.com/respire-go/respire/transport/resp"
+	respPkg = "github.com/respire-go/respire/internal/transport/resp"
 )
 
 // gkind is the kind of a Go type used in generated code.

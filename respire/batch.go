@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // Batch is an explicit pipeline: commands queued on it are sent together,

@@ -3,7 +3,7 @@ package respire
 import (
 	"strconv"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // Large arguments.

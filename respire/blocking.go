@@ -3,7 +3,7 @@ package respire
 import (
 	"context"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // ErrPoolExhausted is wrapped by the error of a blocking command (BLPOP,

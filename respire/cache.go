@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/respire-go/respire/cache"
-	"github.com/respire-go/respire/topology"
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/cache"
+	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // CacheOptions turn on server-assisted client-side caching: reads made

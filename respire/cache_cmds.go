@@ -7,8 +7,8 @@ package respire
 import (
 	"context"
 
-	"github.com/respire-go/respire/cache"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/cache"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Get returns the value of key, or Nil when it does not exist. A hit

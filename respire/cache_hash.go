@@ -46,7 +46,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // hashShape says which fields the value of a cached hash read depends on.

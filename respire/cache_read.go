@@ -8,9 +8,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/respire-go/respire/cache"
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/cache"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // cacheCmdCaching is CLIENT CACHING YES, which has no generated method

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/internal/cache"
 )
 
 // sliceSize is the heap size of a slice of n elements of elem bytes in an

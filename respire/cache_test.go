@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/cache"
+	"github.com/respire-go/respire/internal/cache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/respire-go/respire/topology"
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // Client is a Redis or Valkey client for one server or a cluster

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/respire-go/respire/topology"
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // execBatchCluster runs a batch on a cluster. The commands are grouped by

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/respire-go/respire/topology"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Fan-out on a cluster, as the spec's tips say.

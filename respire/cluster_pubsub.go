@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/respire-go/respire/topology"
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // Sharded pub/sub on a cluster.

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // cmdInfo is the static description of one command. The generator emits

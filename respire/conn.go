@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Conn is a connection of the caller's own, lent by WithConn for the

@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Null is an element of a reply that may be null: a missing key in an MGET

@@ -1,6 +1,6 @@
 package respire
 
-import "github.com/respire-go/respire/transport/resp"
+import "github.com/respire-go/respire/internal/transport/resp"
 
 // readPairList reads a list of two-field tuples sent as a map (RESP3:
 // XREAD's stream => entries) or as an array of tuples (RESP2: [[stream,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Raw commands: Do and its twins on Batch and Tx.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Nil is returned when the server replies with a null where a value was

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // NoExpiry is what TTL and PTTL return for a key that exists but has no

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/respire-go/respire/topology"
+	"github.com/respire-go/respire/internal/topology"
 )
 
 // Scans on a cluster. A cursor means something only to the server process

@@ -28,7 +28,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Lease holds the bytes of a reply in a buffer borrowed from a pool, so that

@@ -26,7 +26,7 @@ import (
 	"slices"
 	"unsafe"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // LeaseList holds the elements of an array reply (MGetLease, HMGetLease,

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // FillerMode chooses whether each connection runs a filler goroutine that

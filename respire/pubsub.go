@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // Message is a pub/sub event: a message published to a channel, or, when

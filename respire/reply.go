@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Reply is a generic reply, as returned by Do. Its accessors convert it to

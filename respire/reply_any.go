@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Any returns the reply as plain Go values, for code that handles replies

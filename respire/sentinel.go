@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/respire-go/respire/topology"
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Sentinel mode.

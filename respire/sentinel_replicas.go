@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // replicaReads sends read-only commands of a Sentinel client to the

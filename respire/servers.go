@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // ErrUnsupported is wrapped by the error of a command that the connected

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 func TestArgumentAvailability(t *testing.T) {

@@ -3,7 +3,7 @@ package respire
 import (
 	"context"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // SetIfGetResult is the outcome of SetIfGet.

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // LibName is the library name the handshake sends with CLIENT SETINFO

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // tracing holds the tracer interfaces that Options.Tracer implements, and

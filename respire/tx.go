@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/respire-go/respire/topology"
+	"github.com/respire-go/respire/internal/topology"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Transactions (MULTI/EXEC).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -3,7 +3,7 @@
 package respire
 
 import (
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 	"time"
 )
 

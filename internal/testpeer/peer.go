@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Peer answers each command it reads with the bytes its reply function

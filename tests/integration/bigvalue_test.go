@@ -16,7 +16,7 @@ import (
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/faultproxy"
 	"github.com/respire-go/respire/tests/harness"
-	"github.com/respire-go/respire/transport"
+	"github.com/respire-go/respire/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

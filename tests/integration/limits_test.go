@@ -1,6 +1,6 @@
 package integration
 
-import "github.com/respire-go/respire/transport/resp"
+import "github.com/respire-go/respire/internal/transport/resp"
 
 func respireLimits() resp.Limits {
 	return resp.Limits{MaxBulk: 1 << 20}

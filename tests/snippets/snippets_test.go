@@ -74,7 +74,7 @@ var knownImports = map[string]string{
 	"respire": "github.com/respire-go/respire/respire",
 	"codec":   "github.com/respire-go/respire/codec",
 	"typed":   "github.com/respire-go/respire/codec/typed",
-	"resp":    "github.com/respire-go/respire/transport/resp",
+	"resp":    "github.com/respire-go/respire/internal/transport/resp",
 	"redis":   "github.com/redis/go-redis/v9",
 	"rueidis": "github.com/redis/rueidis",
 }

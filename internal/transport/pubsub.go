@@ -6,7 +6,7 @@ import (
 	"net"
 	"sync"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Kind is the kind of a subscription target.

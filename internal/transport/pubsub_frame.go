@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // handle applies one frame read from the pub/sub connection: a message, a

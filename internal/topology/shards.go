@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // NodeInfo is one node as the cluster describes it.

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Sentinel watches the master of one Redis Sentinel (or Valkey Sentinel)

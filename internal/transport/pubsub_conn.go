@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // run keeps a connection up until ctx ends: at Close, or when no

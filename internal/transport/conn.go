@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // maxInlineRounds bounds how many write system calls a caller performs for

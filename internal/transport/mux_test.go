@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/internal/testpeer"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"

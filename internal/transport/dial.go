@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // dial opens and handshakes one connection. The returned reader holds no

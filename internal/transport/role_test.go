@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 func TestCheckRole(t *testing.T) {

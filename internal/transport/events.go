@@ -4,7 +4,7 @@ import (
 	"context"
 	"net"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Connection events for tracing and logging. Config has one func field per

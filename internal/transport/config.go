@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Config describes how to reach one server node and how to run its

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 	"go.uber.org/goleak"
 )
 

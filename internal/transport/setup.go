@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // StepSetup is the Step of the *HandshakeError of a connection whose

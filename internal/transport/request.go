@@ -3,7 +3,7 @@ package transport
 import (
 	"sync/atomic"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Handler receives the outcome of a Request. The respire package implements

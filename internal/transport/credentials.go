@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Credentials that rotate.

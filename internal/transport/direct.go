@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Direct reads.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Holding a dedicated connection.

@@ -7,7 +7,7 @@ import (
 	"net"
 	"sync"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // ErrPoolExhausted is wrapped by the error of a blocking command that

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/respire-go/respire/transport"
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // sentinelChannels are the events the watcher follows: those that move or

@@ -3,7 +3,7 @@ package transport
 import (
 	"errors"
 
-	"github.com/respire-go/respire/transport/resp"
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // ErrTrackingNeedsRESP3 is the handshake error of a connection with
