@@ -35,6 +35,10 @@ type Batch struct {
 	strs   []Future[string]
 	ints   []Future[int64]
 	leases []Future[*Lease]
+	// nexted and icGen are the state of the batch interceptors' call
+	// (intercept_client.go).
+	nexted bool
+	icGen  uint32
 }
 
 // batchLists are the per-batch slices, pooled across batches.
@@ -118,6 +122,9 @@ var ErrBatchDone = errors.New("respire: batch already executed")
 // connection. Replies of the server, errors included, are in each
 // command's Future; a null is Nil there, never an error of Exec.
 func (b *Batch) Exec(ctx context.Context) error {
+	if b.c.ibatch != nil && !b.done {
+		return b.c.interceptBatch(ctx, b, nil)
+	}
 	if b.c.trace != nil && b.c.trace.batch != nil && !b.done {
 		return b.execTraced(ctx)
 	}

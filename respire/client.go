@@ -29,6 +29,8 @@ type Client struct {
 	srvBit   atomic.Pointer[serverBitCache]
 	trace    *tracing        // nil without Options.Tracer and Logger
 	sent     *sentinelClient // nil unless Options.Sentinel
+	icmd     CommandFunc     // Options.Interceptors around runCommand; nil without
+	ibatch   BatchFunc       // Options.Interceptors around runBatch; nil without
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -44,6 +46,7 @@ func NewClient(opts Options) (*Client, error) {
 	cfg := opts.transportConfig()
 	c := &Client{opts: opts}
 	c.observe(&cfg)
+	c.intercept(&cfg)
 	c.retries = uint8(min(opts.retryReads(), 255))
 	if opts.Cluster != nil {
 		c.cl = newCluster(&opts, cfg)

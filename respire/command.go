@@ -76,6 +76,12 @@ type cmd struct {
 	// verb is the first word of a raw command the spec does not know (a
 	// module's), for naming it in its error; "" otherwise.
 	verb string
+	// raw marks a command of Do, and rawName is its first word as given,
+	// for the interceptors (intercept_client.go); answered marks one an
+	// interceptor answered (Command.Reply).
+	raw      bool
+	rawName  string
+	answered bool
 
 	// refs are the arguments of transport.DirectPayload bytes or more,
 	// not copied into buf (bigarg.go); wrefs the same with offsets into
@@ -115,6 +121,7 @@ func (x *cmd) Recycle() {
 	x.srv = nil
 	x.replyErr = nil
 	x.verb = ""
+	x.raw, x.rawName, x.answered = false, "", false
 	x.dec = nil
 	switch l := x.res.Any.(type) {
 	case *Lease:
@@ -246,6 +253,10 @@ func routeOf(k string) uint32 {
 // given back and must not be touched; on success the caller reads x.res and
 // then calls release(x).
 func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
+	if c.icmd != nil {
+		x.dec = dec
+		return c.interceptCommand(ctx, x)
+	}
 	if c.trace != nil && c.trace.cmd != nil {
 		return c.execTraced(ctx, x, dec)
 	}

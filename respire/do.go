@@ -39,6 +39,13 @@ func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
 
 func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, error) {
 	x, name := c.buildDo(info, args)
+	if c.icmd != nil {
+		x.raw, x.rawName = true, name
+		if err := c.interceptCommand(ctx, x); err != nil {
+			return Reply{}, err
+		}
+		return doResult(x)
+	}
 	if c.trace != nil && c.trace.cmd != nil {
 		return c.doTraced(ctx, x, name)
 	}
@@ -47,10 +54,22 @@ func (c *Client) do(ctx context.Context, info *cmdInfo, args []any) (Reply, erro
 
 // doBuilt runs a command that buildDo encoded; name is its first word.
 func (c *Client) doBuilt(ctx context.Context, x *cmd, name string) (Reply, error) {
+	x.rawName = name
+	if err := c.doSend(ctx, x); err != nil {
+		return Reply{}, err
+	}
+	return doResult(x)
+}
+
+// doSend sends a command that buildDo encoded (its first word in
+// x.rawName) and waits for its reply, which it leaves in x: exec's
+// contract, except that an error reply is a success here (doResult takes
+// it).
+func (c *Client) doSend(ctx context.Context, x *cmd) error {
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()
-		return Reply{}, err
+		return err
 	}
 	x.dec = decodeReply
 	x.sealRefs()
@@ -59,11 +78,16 @@ func (c *Client) doBuilt(ctx context.Context, x *cmd, name string) (Reply, error
 		x.Retries = c.retries
 	}
 	if err := c.send(ctx, x); err != nil {
-		return Reply{}, c.wrapErr(name, err)
+		return c.wrapErr(x.rawName, err)
 	}
 	if c.cache != nil && !readonly {
 		c.afterUnknown(ctx)
 	}
+	return nil
+}
+
+// doResult returns the reply doSend left in x, and gives x back.
+func doResult(x *cmd) (Reply, error) {
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()

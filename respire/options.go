@@ -261,6 +261,11 @@ type Options struct {
 	// ReconnectTracer, PubSubGapTracer and CacheTracer (see trace.go;
 	// package respireotel has one for OpenTelemetry). Nil costs nothing.
 	Tracer any
+
+	// Interceptors wrap the client's commands, batches and dials, the
+	// first outermost (see Interceptor): circuit breakers, rate limits,
+	// metrics, fakes for unit tests. None by default.
+	Interceptors []Interceptor
 	// Logger, when set, logs connection events: failed dials and
 	// handshakes, lost connections, reconnects, new nodes, lost pub/sub
 	// messages (see log.go). It never logs a password. Nil logs nothing.

@@ -97,6 +97,17 @@ const (
 //
 // A Tx with no command sends nothing (outside Watch).
 func (tx *Tx) Exec(ctx context.Context) error {
+	if tx.Batch.done {
+		return ErrBatchDone
+	}
+	if tx.c.ibatch != nil {
+		return tx.c.interceptBatch(ctx, tx.Batch, tx)
+	}
+	return tx.execNow(ctx)
+}
+
+// execNow is Exec without interceptors.
+func (tx *Tx) execNow(ctx context.Context) error {
 	b := tx.Batch
 	if b.done {
 		return ErrBatchDone

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/internal/transport"
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/faultproxy"
 	"github.com/respire-go/respire/tests/harness"
-	"github.com/respire-go/respire/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
