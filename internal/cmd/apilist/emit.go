@@ -477,4 +477,3 @@ func (e *emitter) typeArgs(l *types.TypeList) string {
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
-
