@@ -41,6 +41,18 @@ func TestListingCurrent(t *testing.T) {
 	}
 }
 
+// kinds are the kinds -count sorts some lines of TestAPILines into.
+var kinds = map[string]int{
+	"pkg x, method (*Options) Shared()":                          kindPromoted,
+	"pkg x, method (*Set[T]) Add(T)":                             kindMethod,
+	"pkg x, type Hook interface, Before(string, ...any) error":   kindIfaceMethod,
+	"pkg x, type Options struct, Promoted int":                   kindField,
+	"pkg x, const Typed Kind = 2":                                kindConst,
+	"pkg x, type Kind uint8":                                     kindType,
+	"pkg x, func Connect(Options, <-chan int) (*Options, error)": kindFunc,
+	"pkg x, var ErrX error":                                      kindVar,
+}
+
 // checkSource type-checks one file of package "example.com/x" (no imports
 // but errors and time) and returns its listing.
 func checkSource(t *testing.T, rel, src string) []string {
@@ -59,6 +71,9 @@ func checkSource(t *testing.T, rel, src string) []string {
 	}
 	var out []string
 	for _, l := range apiLines(&pkg{rel: rel, types: tp, fset: fset}) {
+		if wantKind, ok := kinds[l.text]; ok && l.kind != wantKind {
+			t.Errorf("%s: kind %s, want %s", l.text, kindNames[l.kind], kindNames[wantKind])
+		}
 		if !l.generated {
 			t.Errorf("%s: declared in zz_x.go but not counted as generated", l.text)
 		}

@@ -13,6 +13,7 @@ const (
 	kindType = iota
 	kindFunc
 	kindMethod
+	kindPromoted
 	kindIfaceMethod
 	kindField
 	kindConst
@@ -20,7 +21,7 @@ const (
 	numKinds
 )
 
-var kindNames = [numKinds]string{"types", "funcs", "methods", "iface methods", "fields", "consts", "vars"}
+var kindNames = [numKinds]string{"types", "funcs", "methods", "promoted", "iface methods", "fields", "consts", "vars"}
 
 // line is one line of the listing.
 type line struct {
@@ -273,16 +274,29 @@ func (e *emitter) emitMethods(recv string, n *types.Named) {
 		m := value.At(i).Obj()
 		if m.Exported() {
 			inValue[m.Name()] = true
-			e.add(kindMethod, m, "method ("+recv+") "+m.Name()+e.sig(m.Type().(*types.Signature)))
+			e.add(methodKind(m, n), m, "method ("+recv+") "+m.Name()+e.sig(m.Type().(*types.Signature)))
 		}
 	}
 	ptr := types.NewMethodSet(types.NewPointer(n))
 	for i := 0; i < ptr.Len(); i++ {
 		m := ptr.At(i).Obj()
 		if m.Exported() && !inValue[m.Name()] {
-			e.add(kindMethod, m, "method (*"+recv+") "+m.Name()+e.sig(m.Type().(*types.Signature)))
+			e.add(methodKind(m, n), m, "method (*"+recv+") "+m.Name()+e.sig(m.Type().(*types.Signature)))
 		}
 	}
+}
+
+// methodKind tells a method declared on n from one promoted from a field
+// n embeds.
+func methodKind(m types.Object, n *types.Named) int {
+	t := m.Type().(*types.Signature).Recv().Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if r, ok := types.Unalias(t).(*types.Named); ok && r.Origin().Obj() == n.Origin().Obj() {
+		return kindMethod
+	}
+	return kindPromoted
 }
 
 // qualifier names p's types as the listing prints them: by package name,

@@ -300,5 +300,5 @@ func printCounts(w io.Writer, pkgs []*pkg) {
 	}
 	row("total", total)
 	tw.Flush()
-	fmt.Fprintln(w, "(N zz): of which declared in generated files, zz_*.go; methods include promoted ones")
+	fmt.Fprintln(w, "(N zz): of which declared in generated files, zz_*.go; promoted: methods reached through an embedded field")
 }
