@@ -12,7 +12,7 @@ SOAKFLAGS ?=
 # go.mod. The go command downloads it from the module proxy when missing.
 OLDGO ?= go1.25.5
 
-.PHONY: all servers vet test test-oldgo leasecheck demo bench fmt fuzz soak clean-servers
+.PHONY: all servers vet api test test-oldgo leasecheck demo bench fmt fuzz soak clean-servers
 
 all: test
 
@@ -20,9 +20,14 @@ all: test
 servers:
 	@scripts/servers.sh
 
-## vet: go vet in every module
+## vet: go vet in every module, and the check that api/*.txt lists the current public API
 vet:
 	@set -e; for m in $(MODULES); do echo "go vet $$m"; (cd $$m && $(GO) vet ./...); done
+	@echo "apilist -check"; $(GO) run ./internal/cmd/apilist -check
+
+## api: rewrite api/*.txt, the listing of the public API (docs/api.md); review the diff
+api:
+	$(GO) run ./internal/cmd/apilist
 
 ## leasecheck: vet and test package respire with the lease misuse checks on, without -race
 leasecheck:
