@@ -256,11 +256,10 @@ type Options struct {
 	// replicas. Commands in a Tx or Watch always go to the primary.
 	ReadFrom ReadFrom
 	// Tracer, when set, is told about commands, batches, connections,
-	// reconnects, pub/sub gaps and cache invalidations: it implements
-	// one or more of CommandTracer, BatchTracer, ConnectTracer,
-	// ReconnectTracer, PubSubGapTracer and CacheTracer (see trace.go;
-	// package respireotel has one for OpenTelemetry). Nil costs nothing.
-	Tracer any
+	// reconnects, pub/sub gaps and cache invalidations, through those of
+	// its functions that are set (see Tracer; package respireotel has one
+	// for OpenTelemetry). Nil costs nothing.
+	Tracer *Tracer
 
 	// Interceptors wrap the client's commands, batches and dials, the
 	// first outermost (see Interceptor): circuit breakers, rate limits,
@@ -362,9 +361,6 @@ func (o *Options) validate() error {
 	}
 	if o.Credentials != nil && (o.Username != "" || o.Password != "") {
 		return optErr("Credentials", "given with Username or Password: the provider gives both")
-	}
-	if err := checkTracer(o.Tracer); err != nil {
-		return err
 	}
 	return o.checkAddr()
 }

@@ -6,32 +6,60 @@ import (
 	"time"
 )
 
-// Tracing. Options.Tracer holds one value that implements any of the small
-// interfaces below; the client calls the methods of those it implements and
-// nothing else. A Start method returns the context that the matching End
-// receives, so that a span begun in Start can be ended there. The data
-// structs may grow new fields in later versions: read the fields you need,
-// and never compare the structs as a whole.
+// Tracer is told about what a Client does: commands, batches, connections,
+// reconnects, pub/sub gaps and cache invalidations. Each field is optional:
+// the client calls those that are set and nothing else, so a Tracer with
+// only CommandStart and CommandEnd costs nothing on connection events. A
+// Start function returns the context that the matching End receives, so
+// that a span begun in Start can be ended there. The data structs may grow
+// new fields in later versions: read the fields you need, and never
+// compare the structs as a whole. Package respireotel has a Tracer for
+// OpenTelemetry.
 //
-// A client without a tracer pays one nil check per call. Tracer methods
-// run on the caller's goroutine for commands and batches, and on the
-// client's own goroutines for connection events (whose ctx is then
+// A client without a tracer pays one nil check per call. The functions run
+// on the caller's goroutine for commands and batches, and on the client's
+// own goroutines for connection events (whose ctx is then
 // context.Background()): they must be safe for concurrent use, return
 // quickly and not call the client from a connection event.
-
-// CommandTracer traces single commands: Do, DoBlocking and every typed
-// method (Get, Set, HGetAll, ...), on a single server or a cluster.
-// Commands queued in a Batch or a Tx are traced as their batch instead
-// (BatchTracer); reads that Client.Cached serves from memory are not
-// traced.
-type CommandTracer interface {
-	// TraceCommandStart runs before the command is sent; the context it
-	// returns is used for the rest of the call and passed to
-	// TraceCommandEnd.
-	TraceCommandStart(ctx context.Context, c *Client, data TraceCommandStartData) context.Context
-	// TraceCommandEnd runs once the command's reply was decoded or the
-	// command failed.
-	TraceCommandEnd(ctx context.Context, c *Client, data TraceCommandEndData)
+//
+// A Tracer observes; to act on a call (refuse it, answer it, time it out)
+// use an Interceptor. The tracer sits inside the interceptors, next to the
+// wire: a command an interceptor answers itself is not traced.
+type Tracer struct {
+	// CommandStart runs before a single command is sent: Do, DoBlocking
+	// and every typed method (Get, Set, HGetAll, ...), on every kind of
+	// deployment; the context it returns is used for the rest of the call
+	// and passed to CommandEnd. Commands queued in a Batch or a Tx are
+	// traced as their batch instead; reads that Client.Cached serves from
+	// memory are not traced.
+	CommandStart func(ctx context.Context, c *Client, data TraceCommandStartData) context.Context
+	// CommandEnd runs once the command's reply was decoded or the command
+	// failed.
+	CommandEnd func(ctx context.Context, c *Client, data TraceCommandEndData)
+	// BatchStart and BatchEnd trace Batch.Exec and Tx.Exec (within Watch
+	// and WatchRetry too): one span for the whole round trip.
+	BatchStart func(ctx context.Context, c *Client, data TraceBatchStartData) context.Context
+	BatchEnd   func(ctx context.Context, c *Client, data TraceBatchEndData)
+	// ConnectStart and ConnectEnd trace the set-up of every connection the
+	// client opens (multiplexed, blocking pool, pub/sub, client-side
+	// cache): dialing, TLS and the handshake (HELLO, AUTH, SELECT, ...).
+	// Their ctx is context.Background().
+	ConnectStart func(ctx context.Context, c *Client, data TraceConnectStartData) context.Context
+	ConnectEnd   func(ctx context.Context, c *Client, data TraceConnectEndData)
+	// ReconnectStart runs when an established multiplexed connection
+	// breaks, ReconnectEnd when it was replaced or the client was closed
+	// first. Their ctx is context.Background().
+	ReconnectStart func(ctx context.Context, c *Client, data TraceReconnectStartData) context.Context
+	ReconnectEnd   func(ctx context.Context, c *Client, data TraceReconnectEndData)
+	// PubSubGap is told about lost pub/sub messages as they are lost: the
+	// events are instants, so there is one function, not a Start/End
+	// pair. Its ctx is context.Background().
+	PubSubGap func(ctx context.Context, c *Client, data TracePubSubGapData)
+	// CacheInvalidate is told about invalidations of the client-side
+	// cache (Options.ClientCache) sent by the server. It runs on the
+	// connection's reader, before later replies are read, so it must be
+	// quick. Its ctx is context.Background().
+	CacheInvalidate func(ctx context.Context, c *Client, data TraceCacheInvalidateData)
 }
 
 // TraceCommandStartData describes a command about to be sent.
@@ -56,12 +84,6 @@ type TraceCommandEndData struct {
 	Err error
 }
 
-// BatchTracer traces Batch.Exec and Tx.Exec (within Watch and WatchRetry
-// too): one span for the whole round trip.
-type BatchTracer interface {
-	TraceBatchStart(ctx context.Context, c *Client, data TraceBatchStartData) context.Context
-	TraceBatchEnd(ctx context.Context, c *Client, data TraceBatchEndData)
-}
 
 // TraceBatchStartData describes a batch about to be sent.
 type TraceBatchStartData struct {
@@ -78,14 +100,6 @@ type TraceBatchEndData struct {
 	Err error
 }
 
-// ConnectTracer traces the set-up of every connection the client opens
-// (multiplexed, blocking pool, pub/sub, client-side cache): dialing, TLS
-// and the handshake (HELLO, AUTH, SELECT, ...). Its ctx is
-// context.Background().
-type ConnectTracer interface {
-	TraceConnectStart(ctx context.Context, c *Client, data TraceConnectStartData) context.Context
-	TraceConnectEnd(ctx context.Context, c *Client, data TraceConnectEndData)
-}
 
 // TraceConnectStartData describes a connection about to be dialed.
 type TraceConnectStartData struct {
@@ -107,13 +121,6 @@ type TraceConnectEndData struct {
 	Server, Version string
 }
 
-// ReconnectTracer traces outages of multiplexed connections: Start when an
-// established connection breaks, End when it was replaced or the client
-// was closed first. Its ctx is context.Background().
-type ReconnectTracer interface {
-	TraceReconnectStart(ctx context.Context, c *Client, data TraceReconnectStartData) context.Context
-	TraceReconnectEnd(ctx context.Context, c *Client, data TraceReconnectEndData)
-}
 
 // TraceReconnectStartData describes a connection that broke.
 type TraceReconnectStartData struct {
@@ -132,12 +139,6 @@ type TraceReconnectEndData struct {
 	Err error
 }
 
-// PubSubGapTracer is told about lost pub/sub messages as they are lost:
-// the events are instants, so there is one method, not a Start/End pair.
-// Its ctx is context.Background().
-type PubSubGapTracer interface {
-	TracePubSubGap(ctx context.Context, c *Client, data TracePubSubGapData)
-}
 
 // TracePubSubGapData describes lost messages of one Subscription.
 type TracePubSubGapData struct {
@@ -156,13 +157,6 @@ type TracePubSubGapData struct {
 	Err          error
 }
 
-// CacheTracer is told about invalidations of the client-side cache
-// (Options.ClientCache) sent by the server. They are instants: one method.
-// It runs on the connection's reader, before later replies are read, so
-// it must be quick. Its ctx is context.Background().
-type CacheTracer interface {
-	TraceCacheInvalidate(ctx context.Context, c *Client, data TraceCacheInvalidateData)
-}
 
 // TraceCacheInvalidateData describes one invalidation.
 type TraceCacheInvalidateData struct {

@@ -10,32 +10,95 @@ import (
 	"github.com/respire-go/respire/internal/transport"
 )
 
-// tracing holds the tracer interfaces that Options.Tracer implements, and
+// tracing holds the parts of Options.Tracer that are set, and
 // Options.Logger. A client has none (nil) when both options are unset, so
-// that the hot paths test one pointer.
+// that the hot paths test one pointer. Each part is nil when neither of
+// its functions is set, and has both (a no-op for the one not set) when
+// one is.
 type tracing struct {
-	cmd   CommandTracer
-	batch BatchTracer
-	conn  ConnectTracer
-	recon ReconnectTracer
-	gap   PubSubGapTracer
-	cache CacheTracer
+	cmd   *tracerHooks
+	batch *tracerHooks
+	conn  *tracerHooks
+	recon *tracerHooks
+	gap   *tracerHooks
+	cache *tracerHooks
 	log   *slog.Logger
 	seen  sync.Map // addresses connected to once, for the logger
 }
 
-// checkTracer refuses a Tracer that implements none of the interfaces, so
-// that a tracer of the wrong type (a pointer where a value was meant, a
-// method with a wrong signature) is not silently ignored.
-func checkTracer(t any) error {
-	if t == nil {
-		return nil
+// tracerHooks calls the functions of a Tracer, each of them only when set.
+type tracerHooks struct{ t *Tracer }
+
+func (h *tracerHooks) TraceCommandStart(ctx context.Context, c *Client, d TraceCommandStartData) context.Context {
+	if f := h.t.CommandStart; f != nil {
+		return f(ctx, c, d)
 	}
-	switch t.(type) {
-	case CommandTracer, BatchTracer, ConnectTracer, ReconnectTracer, PubSubGapTracer, CacheTracer:
-		return nil
+	return ctx
+}
+
+func (h *tracerHooks) TraceCommandEnd(ctx context.Context, c *Client, d TraceCommandEndData) {
+	if f := h.t.CommandEnd; f != nil {
+		f(ctx, c, d)
 	}
-	return optErr("Tracer", "%T implements none of CommandTracer, BatchTracer, ConnectTracer, ReconnectTracer, PubSubGapTracer and CacheTracer", t)
+}
+
+func (h *tracerHooks) TraceBatchStart(ctx context.Context, c *Client, d TraceBatchStartData) context.Context {
+	if f := h.t.BatchStart; f != nil {
+		return f(ctx, c, d)
+	}
+	return ctx
+}
+
+func (h *tracerHooks) TraceBatchEnd(ctx context.Context, c *Client, d TraceBatchEndData) {
+	if f := h.t.BatchEnd; f != nil {
+		f(ctx, c, d)
+	}
+}
+
+func (h *tracerHooks) TraceConnectStart(ctx context.Context, c *Client, d TraceConnectStartData) context.Context {
+	if f := h.t.ConnectStart; f != nil {
+		return f(ctx, c, d)
+	}
+	return ctx
+}
+
+func (h *tracerHooks) TraceConnectEnd(ctx context.Context, c *Client, d TraceConnectEndData) {
+	if f := h.t.ConnectEnd; f != nil {
+		f(ctx, c, d)
+	}
+}
+
+func (h *tracerHooks) TraceReconnectStart(ctx context.Context, c *Client, d TraceReconnectStartData) context.Context {
+	if f := h.t.ReconnectStart; f != nil {
+		return f(ctx, c, d)
+	}
+	return ctx
+}
+
+func (h *tracerHooks) TraceReconnectEnd(ctx context.Context, c *Client, d TraceReconnectEndData) {
+	if f := h.t.ReconnectEnd; f != nil {
+		f(ctx, c, d)
+	}
+}
+
+func (h *tracerHooks) TracePubSubGap(ctx context.Context, c *Client, d TracePubSubGapData) {
+	if f := h.t.PubSubGap; f != nil {
+		f(ctx, c, d)
+	}
+}
+
+func (h *tracerHooks) TraceCacheInvalidate(ctx context.Context, c *Client, d TraceCacheInvalidateData) {
+	if f := h.t.CacheInvalidate; f != nil {
+		f(ctx, c, d)
+	}
+}
+
+// hooksIf returns h when on, else nil.
+func hooksIf(h *tracerHooks, on bool) *tracerHooks {
+	if on {
+		return h
+	}
+	return nil
 }
 
 // observe sets c.trace from the options and hooks the transport's events
@@ -46,12 +109,15 @@ func (c *Client) observe(cfg *transport.Config) {
 		return
 	}
 	t := &tracing{log: o.Logger}
-	t.cmd, _ = o.Tracer.(CommandTracer)
-	t.batch, _ = o.Tracer.(BatchTracer)
-	t.conn, _ = o.Tracer.(ConnectTracer)
-	t.recon, _ = o.Tracer.(ReconnectTracer)
-	t.gap, _ = o.Tracer.(PubSubGapTracer)
-	t.cache, _ = o.Tracer.(CacheTracer)
+	if tr := o.Tracer; tr != nil {
+		h := &tracerHooks{t: tr}
+		t.cmd = hooksIf(h, tr.CommandStart != nil || tr.CommandEnd != nil)
+		t.batch = hooksIf(h, tr.BatchStart != nil || tr.BatchEnd != nil)
+		t.conn = hooksIf(h, tr.ConnectStart != nil || tr.ConnectEnd != nil)
+		t.recon = hooksIf(h, tr.ReconnectStart != nil || tr.ReconnectEnd != nil)
+		t.gap = hooksIf(h, tr.PubSubGap != nil)
+		t.cache = hooksIf(h, tr.CacheInvalidate != nil)
+	}
 	c.trace = t
 	if t.conn != nil || t.log != nil {
 		cfg.OnDial = c.onDial
@@ -65,7 +131,7 @@ func (c *Client) observe(cfg *transport.Config) {
 }
 
 // observeCache reports the server's invalidations of the client-side
-// cache to the CacheTracer. It runs in NewClient, before the cache's
+// cache to the Tracer's CacheInvalidate. It runs in NewClient, before the cache's
 // connections exist, so no reader sees the functions change.
 func (c *Client) observeCache() {
 	if c.cache == nil || c.trace == nil || c.trace.cache == nil {
@@ -84,7 +150,7 @@ func (c *Client) observeCache() {
 	}
 }
 
-// execTraced is exec with the CommandTracer told before and after.
+// execTraced is exec with the Tracer's command functions told before and after.
 func (c *Client) execTraced(ctx context.Context, x *cmd, dec decoder) error {
 	t := c.trace.cmd
 	ctx = t.TraceCommandStart(ctx, c, commandStart(x, x.info.name))
@@ -93,7 +159,7 @@ func (c *Client) execTraced(ctx context.Context, x *cmd, dec decoder) error {
 	return err
 }
 
-// doTraced is doBuilt with the CommandTracer told before and after; word
+// doTraced is doBuilt with the Tracer's command functions told before and after; word
 // is the command's first word as given.
 func (c *Client) doTraced(ctx context.Context, x *cmd, word string) (Reply, error) {
 	t := c.trace.cmd
@@ -117,9 +183,9 @@ func commandStart(x *cmd, name string) TraceCommandStartData {
 	}
 }
 
-// traceBatchStart tells the BatchTracer, if any, that a batch of n
+// traceBatchStart tells the Tracer's batch functions, if any, that a batch of n
 // commands starts; it returns the tracer, for traceBatchEnd.
-func (c *Client) traceBatchStart(ctx context.Context, n int, tx bool) (context.Context, BatchTracer) {
+func (c *Client) traceBatchStart(ctx context.Context, n int, tx bool) (context.Context, *tracerHooks) {
 	if c.trace == nil || c.trace.batch == nil {
 		return ctx, nil
 	}
@@ -128,13 +194,13 @@ func (c *Client) traceBatchStart(ctx context.Context, n int, tx bool) (context.C
 }
 
 // traceBatchEnd ends what traceBatchStart began.
-func (c *Client) traceBatchEnd(ctx context.Context, t BatchTracer, err error) {
+func (c *Client) traceBatchEnd(ctx context.Context, t *tracerHooks, err error) {
 	if t != nil {
 		t.TraceBatchEnd(ctx, c, TraceBatchEndData{Err: err})
 	}
 }
 
-// execTraced is Batch.Exec with the BatchTracer told before and after.
+// execTraced is Batch.Exec with the Tracer's batch functions told before and after.
 func (b *Batch) execTraced(ctx context.Context) error {
 	c := b.c
 	ctx, t := c.traceBatchStart(ctx, len(b.cmds), false)

@@ -11,7 +11,7 @@ import (
 )
 
 // slowLog is a tracer of commands: it prints those slower than a bound.
-// It implements CommandTracer only, so the client tells it nothing else.
+// Its two methods go in a Tracer: the client tells it nothing else.
 type slowLog struct {
 	bound time.Duration
 	slow  atomic.Int64
@@ -36,12 +36,13 @@ func (s *slowLog) TraceCommandEnd(ctx context.Context, _ *respire.Client, d resp
 	}
 }
 
-// A tracer goes in Options.Tracer. Each of its Start methods returns the
-// context that its End receives, so that a span or a start time travels
-// from one to the other.
-func ExampleCommandTracer() {
+// A tracer goes in Options.Tracer, with the functions it needs set. Each
+// Start returns the context that its End receives, so that a span or a
+// start time travels from one to the other.
+func ExampleTracer() {
 	ctx := context.Background()
-	tracer := &slowLog{bound: 50 * time.Millisecond}
+	slow := &slowLog{bound: 50 * time.Millisecond}
+	tracer := &respire.Tracer{CommandStart: slow.TraceCommandStart, CommandEnd: slow.TraceCommandEnd}
 	c, err := respire.Connect(ctx, respire.Options{Addr: "localhost:6379", Tracer: tracer})
 	if err != nil {
 		fmt.Println(err)
@@ -51,7 +52,7 @@ func ExampleCommandTracer() {
 	if _, err := c.Do(ctx, "DEBUG", "SLEEP", "0.1"); err != nil {
 		fmt.Println(err)
 	}
-	fmt.Println("slow commands:", tracer.slow.Load())
+	fmt.Println("slow commands:", slow.slow.Load())
 }
 
 // outages counts how long connections were down.
@@ -76,15 +77,20 @@ func (o *outages) TracePubSubGap(_ context.Context, _ *respire.Client, d respire
 	}
 }
 
-// One tracer may implement several of the interfaces: here the outages
-// of connections and the gaps of subscriptions.
-func ExampleReconnectTracer() {
-	tracer := &outages{}
+// One tracer may follow several kinds of events: here the outages of
+// connections and the gaps of subscriptions; the others cost nothing.
+func ExampleTracer_reconnects() {
+	o := &outages{}
+	tracer := &respire.Tracer{
+		ReconnectStart: o.TraceReconnectStart,
+		ReconnectEnd:   o.TraceReconnectEnd,
+		PubSubGap:      o.TracePubSubGap,
+	}
 	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379", Tracer: tracer})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer c.Close()
-	// ... use c; tracer.down holds the time spent reconnecting.
+	// ... use c; o.down holds the time spent reconnecting.
 }

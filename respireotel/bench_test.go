@@ -44,7 +44,7 @@ func BenchmarkGetTracing(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts.Tracer = t
+			opts.Tracer = t.Hooks()
 		}
 		c, err := respire.Connect(ctx, opts)
 		if err != nil {

@@ -22,7 +22,7 @@ func ExampleNewTracer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := respire.Connect(ctx, respire.Options{Addr: "localhost:6379", Tracer: t})
+	c, err := respire.Connect(ctx, respire.Options{Addr: "localhost:6379", Tracer: t.Hooks()})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,7 +56,7 @@ func Example_prometheus() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379", Tracer: t})
+	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379", Tracer: t.Hooks()})
 	if err != nil {
 		log.Fatal(err)
 	}

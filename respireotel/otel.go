@@ -11,7 +11,7 @@
 //
 //	t, err := respireotel.NewTracer()
 //	...
-//	c, err := respire.Connect(ctx, respire.Options{Addr: addr, Tracer: t})
+//	c, err := respire.Connect(ctx, respire.Options{Addr: addr, Tracer: t.Hooks()})
 //	...
 //	reg, err := t.Observe(c)
 //	...
@@ -73,10 +73,11 @@ func WithAttributes(kv ...attribute.KeyValue) Option {
 	return func(c *config) { c.attrs = append(c.attrs, kv...) }
 }
 
-// Tracer implements respire's CommandTracer, BatchTracer, ConnectTracer,
-// ReconnectTracer, PubSubGapTracer and CacheTracer with OpenTelemetry. One
-// Tracer may serve many clients; it is safe for concurrent use.
+// Tracer traces and measures clients with OpenTelemetry: Hooks gives the
+// respire.Tracer that goes in respire.Options.Tracer, with every event
+// set. One Tracer may serve many clients; it is safe for concurrent use.
 type Tracer struct {
+	hooks     *respire.Tracer
 	tracer    trace.Tracer
 	meter     metric.Meter
 	queryText bool
@@ -117,8 +118,25 @@ func NewTracer(opts ...Option) (*Tracer, error) {
 	if err := t.instruments(); err != nil {
 		return nil, err
 	}
+	t.hooks = &respire.Tracer{
+		CommandStart:    t.traceCommandStart,
+		CommandEnd:      t.traceCommandEnd,
+		BatchStart:      t.traceBatchStart,
+		BatchEnd:        t.traceBatchEnd,
+		ConnectStart:    t.traceConnectStart,
+		ConnectEnd:      t.traceConnectEnd,
+		ReconnectStart:  t.traceReconnectStart,
+		ReconnectEnd:    t.traceReconnectEnd,
+		PubSubGap:       t.tracePubSubGap,
+		CacheInvalidate: t.traceCacheInvalidate,
+	}
 	return t, nil
 }
+
+// Hooks returns the respire.Tracer to put in respire.Options.Tracer: every
+// command, batch, connection, reconnect, pub/sub gap and cache
+// invalidation of the client goes to t.
+func (t *Tracer) Hooks() *respire.Tracer { return t.hooks }
 
 func (t *Tracer) instruments() error {
 	m := t.meter
@@ -310,8 +328,8 @@ func errorType(err error) (kind, status string) {
 	return semconv.ErrorType(err).Value.AsString(), ""
 }
 
-// TraceCommandStart implements respire.CommandTracer.
-func (t *Tracer) TraceCommandStart(ctx context.Context, c *respire.Client, d respire.TraceCommandStartData) context.Context {
+// traceCommandStart is the respire.Tracer's CommandStart.
+func (t *Tracer) traceCommandStart(ctx context.Context, c *respire.Client, d respire.TraceCommandStartData) context.Context {
 	op := t.server(c).op(d.Name)
 	if t.queryText {
 		return t.start(ctx, c, op, trace.WithAttributes(semconv.DBQueryText(d.Args.String())))
@@ -319,14 +337,14 @@ func (t *Tracer) TraceCommandStart(ctx context.Context, c *respire.Client, d res
 	return t.start(ctx, c, op)
 }
 
-// TraceCommandEnd implements respire.CommandTracer.
-func (t *Tracer) TraceCommandEnd(ctx context.Context, _ *respire.Client, d respire.TraceCommandEndData) {
+// traceCommandEnd is the respire.Tracer's CommandEnd.
+func (t *Tracer) traceCommandEnd(ctx context.Context, _ *respire.Client, d respire.TraceCommandEndData) {
 	t.end(ctx, d.Err)
 }
 
-// TraceBatchStart implements respire.BatchTracer: the operation is
+// traceBatchStart is the respire.Tracer's BatchStart: the operation is
 // PIPELINE for a Batch, MULTI for a Tx.
-func (t *Tracer) TraceBatchStart(ctx context.Context, c *respire.Client, d respire.TraceBatchStartData) context.Context {
+func (t *Tracer) traceBatchStart(ctx context.Context, c *respire.Client, d respire.TraceBatchStartData) context.Context {
 	name := "PIPELINE"
 	if d.Tx {
 		name = "MULTI"
@@ -334,21 +352,21 @@ func (t *Tracer) TraceBatchStart(ctx context.Context, c *respire.Client, d respi
 	return t.start(ctx, c, t.server(c).op(name, semconv.DBOperationBatchSize(d.Len)))
 }
 
-// TraceBatchEnd implements respire.BatchTracer.
-func (t *Tracer) TraceBatchEnd(ctx context.Context, _ *respire.Client, d respire.TraceBatchEndData) {
+// traceBatchEnd is the respire.Tracer's BatchEnd.
+func (t *Tracer) traceBatchEnd(ctx context.Context, _ *respire.Client, d respire.TraceBatchEndData) {
 	t.end(ctx, d.Err)
 }
 
-// TraceConnectStart implements respire.ConnectTracer with a span named
+// traceConnectStart is the respire.Tracer's ConnectStart with a span named
 // "connect" per connection set up.
-func (t *Tracer) TraceConnectStart(ctx context.Context, c *respire.Client, d respire.TraceConnectStartData) context.Context {
+func (t *Tracer) traceConnectStart(ctx context.Context, c *respire.Client, d respire.TraceConnectStartData) context.Context {
 	ctx, _ = t.tracer.Start(ctx, "connect", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(t.server(c).attrs...), trace.WithAttributes(attribute.String("respire.addr", d.Addr)))
 	return ctx
 }
 
-// TraceConnectEnd implements respire.ConnectTracer.
-func (t *Tracer) TraceConnectEnd(ctx context.Context, _ *respire.Client, d respire.TraceConnectEndData) {
+// traceConnectEnd is the respire.Tracer's ConnectEnd.
+func (t *Tracer) traceConnectEnd(ctx context.Context, _ *respire.Client, d respire.TraceConnectEndData) {
 	span := trace.SpanFromContext(ctx)
 	if d.Err != nil {
 		kind, _ := errorType(d.Err)
@@ -362,9 +380,9 @@ func (t *Tracer) TraceConnectEnd(ctx context.Context, _ *respire.Client, d respi
 	span.End()
 }
 
-// TraceReconnectStart implements respire.ReconnectTracer with a span named
+// traceReconnectStart is the respire.Tracer's ReconnectStart with a span named
 // "reconnect" that lasts as long as the outage.
-func (t *Tracer) TraceReconnectStart(ctx context.Context, c *respire.Client, d respire.TraceReconnectStartData) context.Context {
+func (t *Tracer) traceReconnectStart(ctx context.Context, c *respire.Client, d respire.TraceReconnectStartData) context.Context {
 	ctx, span := t.tracer.Start(ctx, "reconnect", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(t.server(c).attrs...), trace.WithAttributes(attribute.String("respire.addr", d.Addr)))
 	if d.Cause != nil {
@@ -373,8 +391,8 @@ func (t *Tracer) TraceReconnectStart(ctx context.Context, c *respire.Client, d r
 	return ctx
 }
 
-// TraceReconnectEnd implements respire.ReconnectTracer.
-func (t *Tracer) TraceReconnectEnd(ctx context.Context, c *respire.Client, d respire.TraceReconnectEndData) {
+// traceReconnectEnd is the respire.Tracer's ReconnectEnd.
+func (t *Tracer) traceReconnectEnd(ctx context.Context, c *respire.Client, d respire.TraceReconnectEndData) {
 	span := trace.SpanFromContext(ctx)
 	span.SetAttributes(attribute.Int("respire.attempts", d.Attempts))
 	if d.Err == nil {
@@ -385,8 +403,8 @@ func (t *Tracer) TraceReconnectEnd(ctx context.Context, c *respire.Client, d res
 	span.End()
 }
 
-// TracePubSubGap implements respire.PubSubGapTracer.
-func (t *Tracer) TracePubSubGap(ctx context.Context, c *respire.Client, d respire.TracePubSubGapData) {
+// tracePubSubGap is the respire.Tracer's PubSubGap.
+func (t *Tracer) tracePubSubGap(ctx context.Context, c *respire.Client, d respire.TracePubSubGapData) {
 	s := t.server(c)
 	opts, ok := s.gap[d.Reason]
 	if !ok {
@@ -400,8 +418,8 @@ func (t *Tracer) TracePubSubGap(ctx context.Context, c *respire.Client, d respir
 	}
 }
 
-// TraceCacheInvalidate implements respire.CacheTracer.
-func (t *Tracer) TraceCacheInvalidate(ctx context.Context, c *respire.Client, d respire.TraceCacheInvalidateData) {
+// traceCacheInvalidate is the respire.Tracer's CacheInvalidate.
+func (t *Tracer) traceCacheInvalidate(ctx context.Context, c *respire.Client, d respire.TraceCacheInvalidateData) {
 	flush := 0
 	if d.Flush {
 		flush = 1

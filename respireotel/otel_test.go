@@ -48,7 +48,7 @@ func newFixture(t *testing.T, opts respire.Options, topts ...respireotel.Option)
 		opts.Addr = startServer(t)
 	}
 	f.addr = opts.Addr
-	opts.Tracer = f.tracer
+	opts.Tracer = f.tracer.Hooks()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	f.c, err = respire.Connect(ctx, opts)

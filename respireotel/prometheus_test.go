@@ -24,7 +24,7 @@ func TestPrometheusNames(t *testing.T) {
 	tr, err := respireotel.NewTracer(respireotel.WithMeterProvider(mp))
 	require.NoError(t, err)
 	ctx := context.Background()
-	c, err := respire.Connect(ctx, respire.Options{Addr: startServer(t), Tracer: tr})
+	c, err := respire.Connect(ctx, respire.Options{Addr: startServer(t), Tracer: tr.Hooks()})
 	require.NoError(t, err)
 	defer c.Close()
 	reg, err := tr.Observe(c)

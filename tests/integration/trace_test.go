@@ -163,7 +163,7 @@ func (r *recorder) reset() {
 func TestTracerCommands(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	rec := newRecorder()
-	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: rec})
+	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: hooks(rec)})
 	ctx := ctxT(t)
 
 	conns := rec.of("connect")
@@ -244,11 +244,51 @@ func TestTracerCommands(t *testing.T) {
 	}
 }
 
-// TestTracerInvalidOption: a Tracer of no tracer interface is refused.
-func TestTracerInvalidOption(t *testing.T) {
-	_, err := respire.NewClient(respire.Options{Tracer: struct{}{}})
-	require.ErrorIs(t, err, respire.ErrInvalidOption)
-	assert.Contains(t, err.Error(), "Tracer")
+// hooks makes a respire.Tracer of the Trace* methods that v has.
+func hooks(v any) *respire.Tracer {
+	tr := &respire.Tracer{}
+	if h, ok := v.(interface {
+		TraceCommandStart(context.Context, *respire.Client, respire.TraceCommandStartData) context.Context
+		TraceCommandEnd(context.Context, *respire.Client, respire.TraceCommandEndData)
+	}); ok {
+		tr.CommandStart, tr.CommandEnd = h.TraceCommandStart, h.TraceCommandEnd
+	}
+	if h, ok := v.(interface {
+		TraceBatchStart(context.Context, *respire.Client, respire.TraceBatchStartData) context.Context
+		TraceBatchEnd(context.Context, *respire.Client, respire.TraceBatchEndData)
+	}); ok {
+		tr.BatchStart, tr.BatchEnd = h.TraceBatchStart, h.TraceBatchEnd
+	}
+	if h, ok := v.(interface {
+		TraceConnectStart(context.Context, *respire.Client, respire.TraceConnectStartData) context.Context
+		TraceConnectEnd(context.Context, *respire.Client, respire.TraceConnectEndData)
+	}); ok {
+		tr.ConnectStart, tr.ConnectEnd = h.TraceConnectStart, h.TraceConnectEnd
+	}
+	if h, ok := v.(interface {
+		TraceReconnectStart(context.Context, *respire.Client, respire.TraceReconnectStartData) context.Context
+		TraceReconnectEnd(context.Context, *respire.Client, respire.TraceReconnectEndData)
+	}); ok {
+		tr.ReconnectStart, tr.ReconnectEnd = h.TraceReconnectStart, h.TraceReconnectEnd
+	}
+	if h, ok := v.(interface {
+		TracePubSubGap(context.Context, *respire.Client, respire.TracePubSubGapData)
+	}); ok {
+		tr.PubSubGap = h.TracePubSubGap
+	}
+	if h, ok := v.(interface {
+		TraceCacheInvalidate(context.Context, *respire.Client, respire.TraceCacheInvalidateData)
+	}); ok {
+		tr.CacheInvalidate = h.TraceCacheInvalidate
+	}
+	return tr
+}
+
+// TestTracerEmpty: a Tracer with no function set costs and does nothing.
+func TestTracerEmpty(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: &respire.Tracer{}})
+	require.NoError(t, c.Set(ctxT(t), "trace:empty", "v", nil))
 }
 
 // logBuffer is a slog handler's output that tests can read while the
@@ -284,7 +324,7 @@ func TestTracerReconnect(t *testing.T) {
 	defer p.Close()
 	rec := newRecorder()
 	var logs logBuffer
-	c := connect(t, respire.Options{Addr: p.Addr(), Tracer: rec, Logger: logs.logger()})
+	c := connect(t, respire.Options{Addr: p.Addr(), Tracer: hooks(rec), Logger: logs.logger()})
 	ctx := ctxT(t)
 	require.NoError(t, c.Set(ctx, "rc:k", "v", nil))
 	assert.Equal(t, 1, c.PoolStats().Multiplexed)
@@ -328,7 +368,7 @@ func TestLoggerHidesPassword(t *testing.T) {
 	rec := newRecorder()
 	ctx := ctxT(t)
 
-	_, err = respire.Connect(ctx, respire.Options{Addr: p.Addr(), Password: wrong, Logger: logs.logger(), Tracer: rec})
+	_, err = respire.Connect(ctx, respire.Options{Addr: p.Addr(), Password: wrong, Logger: logs.logger(), Tracer: hooks(rec)})
 	var he *respire.HandshakeError
 	require.ErrorAs(t, err, &he)
 	conns := rec.of("connect")
@@ -365,7 +405,7 @@ func TestTracerPubSubGap(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	rec := newRecorder()
 	var logs logBuffer
-	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: rec, Logger: logs.logger()})
+	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: hooks(rec), Logger: logs.logger()})
 	ctx := ctxT(t)
 	const buffer, total = 4, 50
 	sub := c.NewSubscription(&respire.SubscriptionOptions{Buffer: buffer})
@@ -394,7 +434,7 @@ func TestTracerPubSubGap(t *testing.T) {
 func TestTracerCacheInvalidate(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	rec := newRecorder()
-	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: rec, ClientCache: &respire.CacheOptions{}})
+	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: hooks(rec), ClientCache: &respire.CacheOptions{}})
 	other := connect(t, respire.Options{Addr: srv.Addr})
 	ctx := ctxT(t)
 	require.NoError(t, other.Set(ctx, "inv:k", "1", nil))
@@ -419,7 +459,7 @@ func TestTracerCacheInvalidate(t *testing.T) {
 func TestTracerUnsetIsSilent(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	rec := newRecorder()
-	traced := connect(t, respire.Options{Addr: srv.Addr, Tracer: rec})
+	traced := connect(t, respire.Options{Addr: srv.Addr, Tracer: hooks(rec)})
 	plain := connect(t, respire.Options{Addr: srv.Addr})
 	ctx := ctxT(t)
 	rec.reset()
@@ -449,7 +489,7 @@ func TestTracedHotPathAllocations(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	srv := harness.Start(t, harness.Config{})
-	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: nopTracer{}})
+	c := connect(t, respire.Options{Addr: srv.Addr, Tracer: hooks(nopTracer{})})
 	hotPathAllocs(t, c, context.Background())
 }
 
@@ -460,7 +500,7 @@ func TestTracerCluster(t *testing.T) {
 	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
 	rec := newRecorder()
 	var logs logBuffer
-	c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}, Tracer: rec, Logger: logs.logger()})
+	c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}, Tracer: hooks(rec), Logger: logs.logger()})
 	ctx := ctxT(t)
 	prefix := "{" + t.Name() + "}"
 	for i := range 20 {
@@ -492,7 +532,7 @@ func TestTracerCluster(t *testing.T) {
 func TestTracerReconnectEndsAtClose(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	rec := newRecorder()
-	c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, Tracer: rec})
+	c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, Tracer: hooks(rec)})
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.Set(ctxT(t), "close:k", "v", nil))
