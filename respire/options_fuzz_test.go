@@ -21,6 +21,7 @@ func FuzzParseURL(f *testing.F) {
 		"valkeys://h?retry_reads=2&fail_fast=1",
 		"unix://u:pw@/run/redis.sock?db=2",
 		"redis://h1:6379,h2:6379",
+		"redis://h:7000?cluster=true&read_mode=spin&read_spin=10us&max_retries=-1&batch_connections=0&min_retry_backoff=1ms",
 		"redis://u:12/pw@h?x=1#f",
 		"redis:opaque",
 	} {
