@@ -41,7 +41,7 @@ func BenchmarkCluster(b *testing.B) {
 	}
 	open := map[string]func() (cl, error){
 		"respire-cluster": func() (cl, error) {
-			c, err := respire.Connect(ctx, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}})
+			c, err := respire.Connect(ctx, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
 			if err != nil {
 				return cl{}, err
 			}

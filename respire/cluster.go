@@ -29,10 +29,10 @@ import (
 
 // ClusterOptions configures a client of a Redis Cluster or Valkey cluster.
 type ClusterOptions struct {
-	// Seeds are "host:port" addresses of some of the cluster's nodes; the
-	// client asks them for the topology and learns the others. Options.Addr,
-	// when set, is one more seed.
-	Seeds []string
+	// Addrs are "host:port" addresses of some of the cluster's nodes (the
+	// seeds); the client asks them for the topology and learns the others.
+	// Default "localhost:6379".
+	Addrs []string
 	// RefreshInterval is how often the topology is fetched while nothing
 	// else asks for it. Default 30s. Redirects and failed nodes refresh it
 	// sooner.
@@ -85,9 +85,9 @@ func (o *ClusterOptions) validate() error {
 	if o == nil {
 		return nil
 	}
-	for _, s := range o.Seeds {
+	for _, s := range o.Addrs {
 		if _, _, err := net.SplitHostPort(s); err != nil {
-			return optErr("Cluster.Seeds", "%q is not host:port", s)
+			return optErr("Cluster.Addrs", "%q is not host:port", s)
 		}
 	}
 	if o.RefreshInterval < 0 {
@@ -98,10 +98,7 @@ func (o *ClusterOptions) validate() error {
 
 // newCluster builds the topology of a cluster client.
 func newCluster(opts *Options, cfg transport.Config) *topology.Cluster {
-	seeds := append([]string(nil), opts.Cluster.Seeds...)
-	if opts.Addr != "" {
-		seeds = append(seeds, opts.Addr)
-	}
+	seeds := append([]string(nil), opts.Cluster.Addrs...)
 	if len(seeds) == 0 {
 		seeds = []string{cfg.Addr}
 	}

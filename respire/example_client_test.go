@@ -60,14 +60,14 @@ func ExampleErrInvalidOption() {
 	// respire: invalid option: Protocol: 4 is not 2 or 3
 }
 
-// A URL with several hosts names the seeds of a cluster.
+// A URL with several hosts names the nodes of a cluster to start from.
 func ExampleParseURL_cluster() {
 	opts, err := respire.ParseURL("redis://10.0.0.1:7000,10.0.0.2:7000?read_from=prefer_replica")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(opts.Cluster.Seeds, opts.ReadFrom == respire.ReadPreferReplica)
+	fmt.Println(opts.Cluster.Addrs, opts.ReadFrom == respire.ReadPreferReplica)
 	// Output: [10.0.0.1:7000 10.0.0.2:7000] true
 }
 
@@ -94,7 +94,7 @@ func ExampleParseURL_error() {
 func ExampleClusterOptions() {
 	opts := respire.Options{
 		Cluster: &respire.ClusterOptions{
-			Seeds:           []string{"10.0.0.1:7000", "10.0.0.2:7000"},
+			Addrs:           []string{"10.0.0.1:7000", "10.0.0.2:7000"},
 			RefreshInterval: time.Minute,
 		},
 		ReadFrom: respire.ReadPreferReplica, // read-only commands to replicas

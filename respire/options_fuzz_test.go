@@ -16,11 +16,12 @@ import (
 // error. Seeds: testdata/fuzz/FuzzParseURL.
 func FuzzParseURL(f *testing.F) {
 	for _, s := range []string{
-		"redis://alice:pw@cache.example:6380/4?protocol=2&client_name=api&dial_timeout=2s&filler=on",
+		"redis://alice:pw@cache.example:6380/4?protocol=2&client_name=api&dial_timeout=2s&read_mode=filler",
 		"rediss://:pw@[::1]:7000?db=3&db=3",
 		"valkeys://h?retry_reads=2&fail_fast=1",
 		"unix://u:pw@/run/redis.sock?db=2",
 		"redis://h1:6379,h2:6379",
+		"redis://h:7000?cluster=true&read_mode=spin&read_spin=10us&max_retries=-1&batch_connections=0&min_retry_backoff=1ms",
 		"redis://u:12/pw@h?x=1#f",
 		"redis:opaque",
 	} {
@@ -105,9 +106,10 @@ func formatURL(o Options) string {
 		u.Path = "/" + strconv.Itoa(o.DB)
 	}
 	if o.Cluster != nil {
-		if len(o.Cluster.Seeds) > 1 {
-			u.Host = strings.Join(o.Cluster.Seeds, ",")
+		if len(o.Cluster.Addrs) > 1 {
+			u.Host = strings.Join(o.Cluster.Addrs, ",")
 		} else {
+			u.Host = strings.Join(o.Cluster.Addrs, "")
 			q.Set("cluster", "true")
 		}
 	}
@@ -128,6 +130,10 @@ func formatURL(o Options) string {
 	set("pubsub_buffer", o.PubSubBuffer)
 	set("pubsub_buffer_bytes", o.PubSubBufferBytes)
 	set("retry_reads", o.RetryReads)
+	set("batch_connections", o.BatchConnections)
+	if o.NoBatchConnections {
+		q.Set("batch_connections", "0")
+	}
 	if o.NoRetryReads && o.RetryReads == 0 {
 		q.Set("retry_reads", "0")
 	}
@@ -136,7 +142,8 @@ func formatURL(o Options) string {
 	}
 	for key, d := range map[string]int64{
 		"dial_timeout": int64(o.DialTimeout), "stall_timeout": int64(o.StallTimeout),
-		"health_check_interval": int64(o.HealthCheckInterval),
+		"health_check_interval": int64(o.HealthCheckInterval), "read_spin": int64(o.ReadSpin),
+		"min_retry_backoff": int64(o.MinRetryBackoff), "max_retry_backoff": int64(o.MaxRetryBackoff),
 	} {
 		if d != 0 {
 			q.Set(key, strconv.FormatInt(d, 10)+"ns")
@@ -148,11 +155,8 @@ func formatURL(o Options) string {
 	if o.NoClientInfo {
 		q.Set("no_client_info", "true")
 	}
-	switch o.Filler {
-	case FillerOn:
-		q.Set("filler", "on")
-	case FillerOff:
-		q.Set("filler", "off")
+	if o.ReadMode != ReadModeDefault {
+		q.Set("read_mode", strings.ToLower(strings.TrimPrefix(o.ReadMode.String(), "ReadMode")))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -169,7 +173,7 @@ func sameURLOptions(a, b Options) bool {
 	if (a.Cluster == nil) != (b.Cluster == nil) {
 		return false
 	}
-	if a.Cluster != nil && strings.Join(a.Cluster.Seeds, ",") != strings.Join(b.Cluster.Seeds, ",") {
+	if a.Cluster != nil && strings.Join(a.Cluster.Addrs, ",") != strings.Join(b.Cluster.Addrs, ",") {
 		return false
 	}
 	a.TLSConfig, b.TLSConfig = nil, nil

@@ -12,7 +12,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&filler=on&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&batch_connections=-1&no_client_info=true")
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&read_mode=filler&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&batch_connections=0&no_client_info=true")
 	require.NoError(t, err)
 	assert.Equal(t, "cache.example:6380", o.Addr)
 	assert.True(t, o.NoClientInfo)
@@ -24,11 +24,12 @@ func TestParseURL(t *testing.T) {
 	assert.Equal(t, 3, o.Connections)
 	assert.Equal(t, 2*time.Second, o.DialTimeout)
 	assert.True(t, o.FailFast)
-	assert.Equal(t, FillerOn, o.Filler)
+	assert.Equal(t, ReadModeFiller, o.ReadMode)
 	assert.Equal(t, 4, o.BlockingPoolSize)
 	assert.Equal(t, 99, o.PubSubBuffer)
 	assert.Equal(t, 4096, o.PubSubBufferBytes)
-	assert.Equal(t, -1, o.BatchConnections)
+	assert.True(t, o.NoBatchConnections)
+	assert.Zero(t, o.BatchConnections)
 	assert.Nil(t, o.TLSConfig)
 
 	o, err = ParseURL("rediss://:pw@secure.example")
@@ -58,14 +59,16 @@ func TestParseURL(t *testing.T) {
 
 func TestParseURLErrors(t *testing.T) {
 	for raw, want := range map[string]string{
-		"http://h":                      "scheme",
-		"redis://h/abc":                 "database",
-		"redis://h?protocol=4":          "Protocol",
-		"redis://h?bogus=1":             "unknown query option",
-		"redis://h?dial_timeout=soon":   "dial_timeout",
-		"redis://h?filler=maybe":        "filler",
-		"redis://h?batch_connections=x": "batch_connections",
-		"unix://":                       "socket path",
+		"http://h":                       "scheme",
+		"redis://h/abc":                  "database",
+		"redis://h?protocol=4":           "Protocol",
+		"redis://h?bogus=1":              "unknown query option",
+		"redis://h?dial_timeout=soon":    "dial_timeout",
+		"redis://h?read_mode=maybe":      "read_mode",
+		"redis://h?batch_connections=x":  "batch_connections",
+		"redis://h?batch_connections=-1": "batch_connections",
+		"redis://h?filler=on":            "unknown query option",
+		"unix://":                        "socket path",
 	} {
 		_, err := ParseURL(raw)
 		require.Error(t, err, raw)
@@ -87,10 +90,18 @@ func TestOptionsValidate(t *testing.T) {
 		{Network: "udp"},
 		{DB: -1},
 		{Connections: -2},
-		{BatchConnections: -2},
+		{BatchConnections: -1},
+		{BatchConnections: 2, NoBatchConnections: true},
+		{RetryReads: 2, NoRetryReads: true},
+		{ReadSpin: -1},
+		{ReadMode: ReadModeDirect, ReadSpin: time.Microsecond},
+		{ReadMode: ReadModeFiller, ReadSpin: time.Microsecond},
+		{ClientCache: &CacheOptions{}, ReadSpin: time.Microsecond},
+		{Addr: "h:7000", Cluster: &ClusterOptions{}},
 		{DialTimeout: -time.Second},
 		{StallTimeout: -1},
-		{Filler: FillerMode(9)},
+		{ReadMode: ReadMode(9)},
+		{ReadMode: -1},
 	}
 	for _, o := range bad {
 		_, err := NewClient(o)
@@ -110,26 +121,61 @@ func TestArgErrorNamesCommandAndArgument(t *testing.T) {
 }
 
 func TestBatchConnectionsDefaults(t *testing.T) {
-	for in, want := range map[int]int{0: DefaultBatchConnections, -1: 0, 1: 1, 7: 7} {
-		assert.Equal(t, want, (&Options{BatchConnections: in}).transportConfig().BatchLanes, "BatchConnections %d", in)
+	for _, c := range []struct {
+		opts Options
+		want int
+	}{
+		{Options{}, DefaultBatchConnections},
+		{Options{NoBatchConnections: true}, 0},
+		{Options{BatchConnections: 1}, 1},
+		{Options{BatchConnections: 7}, 7},
+	} {
+		require.NoError(t, c.opts.validate())
+		assert.Equal(t, c.want, c.opts.transportConfig().BatchLanes, "%+v", c.opts)
 	}
 }
 
-func TestReadSpinDefaults(t *testing.T) {
+func TestReadModeDefaults(t *testing.T) {
+	cache := &CacheOptions{}
 	cases := []struct {
-		name string
-		opts Options
-		want time.Duration
+		name             string
+		opts             Options
+		spin             time.Duration
+		filler, noDirect bool
 	}{
-		{"zero means the default", Options{}, DefaultReadSpin},
-		{"negative turns it off", Options{ReadSpin: -1}, 0},
-		{"explicit", Options{ReadSpin: 20 * time.Microsecond}, 20 * time.Microsecond},
-		{"no polling with a client-side cache", Options{ClientCache: &CacheOptions{}}, 0},
-		{"unless asked for", Options{ClientCache: &CacheOptions{}, ReadSpin: time.Microsecond}, time.Microsecond},
+		{"zero means spin, the default", Options{}, DefaultReadSpin, false, false},
+		{"spin, default duration", Options{ReadMode: ReadModeSpin}, DefaultReadSpin, false, false},
+		{"explicit spin", Options{ReadSpin: 20 * time.Microsecond}, 20 * time.Microsecond, false, false},
+		{"direct turns polling off", Options{ReadMode: ReadModeDirect}, 0, false, false},
+		{"background", Options{ReadMode: ReadModeBackground}, 0, false, true},
+		{"filler", Options{ReadMode: ReadModeFiller}, 0, true, true},
+		{"no polling with a client-side cache", Options{ClientCache: cache}, 0, false, false},
+		{"unless asked for", Options{ClientCache: cache, ReadMode: ReadModeSpin}, DefaultReadSpin, false, false},
+		{"asked for with a duration", Options{ClientCache: cache, ReadMode: ReadModeSpin, ReadSpin: time.Microsecond}, time.Microsecond, false, false},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, c.opts.transportConfig().ReadSpin, c.name)
+		require.NoError(t, c.opts.validate(), c.name)
+		cfg := c.opts.transportConfig()
+		assert.Equal(t, c.spin, cfg.ReadSpin, c.name)
+		assert.Equal(t, c.filler, cfg.Filler, c.name)
+		assert.Equal(t, c.noDirect, cfg.NoDirectRead, c.name)
 	}
+}
+
+func TestReadModeErrorsNameTheFix(t *testing.T) {
+	_, err := NewClient(Options{ReadMode: ReadModeBackground, ReadSpin: time.Microsecond})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "ReadModeBackground, which does not poll")
+	_, err = NewClient(Options{ClientCache: &CacheOptions{}, ReadSpin: time.Microsecond})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "ReadModeSpin")
+	_, err = NewClient(Options{ReadSpin: -1})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "ReadModeDirect")
+	_, err = NewClient(Options{Addr: "h:7000", Cluster: &ClusterOptions{}})
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "Cluster.Addrs")
+	assert.Equal(t, "ReadMode(9)", ReadMode(9).String())
 }
 
 func TestCredentialsOption(t *testing.T) {

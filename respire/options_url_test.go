@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -64,45 +65,45 @@ func TestParseURLDatabase(t *testing.T) {
 
 func TestParseURLRefuses(t *testing.T) {
 	for raw, want := range map[string]string{
-		"redis://host:6379,host2:x":      "cannot parse",
-		"redis://h1,,h2":                 "empty host",
-		"redis://h1,h2/3":                "only database 0",
-		"redis://a:b:6379":               "brackets",
-		"redis://::1":                    "brackets",
-		"redis://[h]:6379":               "[h]", // url.Parse refuses these itself
-		"redis://[10.0.0.1]":             "[10.0.0.1]",
-		"redis://h:":                     "no port",
-		"redis://h:0":                    "port",
-		"redis://h:65536":                "port",
-		"redis://h:99999999999999999":    "port",
-		"redis://h!x":                    "character",
-		"redis://h/1?db=2":               "database 1 in the path and 2 in the query",
-		"redis://h?db=1&db=2":            "given twice",
-		"redis://h?filler=on&filler=off": "given twice",
-		"redis://h/1/2":                  "database number",
-		"redis://h//1":                   "database number",
-		"redis://h/-1":                   "database number",
-		"redis://h/+1":                   "database number",
-		"redis://h?db=-1":                "db",
-		"redis://h?db=+1":                "db",
-		"redis://h?connections=-1":       "connections",
-		"redis://h?retry_reads=-1":       "retry_reads",
-		"redis://h?retry_reads=x":        "retry_reads",
-		"redis://h?db=%zz":               "query",
-		"redis://h?db=1;x=2":             "query",
-		"redis://h#frag":                 "fragment",
-		"redis://h#":                     "fragment",
-		"redis:h":                        "two slashes",
-		"redis:":                         "two slashes",
-		"redis:/h":                       "two slashes",
-		"unix://host/run/redis.sock":     "host",
-		"unix://:6379/run/redis.sock":    "host",
-		"unix:///":                       "socket path",
-		"unix:/run/redis.sock":           "two slashes",
-		"redis://h?client_name=a+b":      "ClientName",
-		"redis://h?client_name=a@b":      "'@' after the host",
-		"sentinel://h":                   "scheme",
-		"redis://h?dial_timeout=-1s":     "DialTimeout",
+		"redis://host:6379,host2:x":                 "cannot parse",
+		"redis://h1,,h2":                            "empty host",
+		"redis://h1,h2/3":                           "only database 0",
+		"redis://a:b:6379":                          "brackets",
+		"redis://::1":                               "brackets",
+		"redis://[h]:6379":                          "[h]", // url.Parse refuses these itself
+		"redis://[10.0.0.1]":                        "[10.0.0.1]",
+		"redis://h:":                                "no port",
+		"redis://h:0":                               "port",
+		"redis://h:65536":                           "port",
+		"redis://h:99999999999999999":               "port",
+		"redis://h!x":                               "character",
+		"redis://h/1?db=2":                          "database 1 in the path and 2 in the query",
+		"redis://h?db=1&db=2":                       "given twice",
+		"redis://h?read_mode=spin&read_mode=direct": "given twice",
+		"redis://h/1/2":                             "database number",
+		"redis://h//1":                              "database number",
+		"redis://h/-1":                              "database number",
+		"redis://h/+1":                              "database number",
+		"redis://h?db=-1":                           "db",
+		"redis://h?db=+1":                           "db",
+		"redis://h?connections=-1":                  "connections",
+		"redis://h?retry_reads=-1":                  "retry_reads",
+		"redis://h?retry_reads=x":                   "retry_reads",
+		"redis://h?db=%zz":                          "query",
+		"redis://h?db=1;x=2":                        "query",
+		"redis://h#frag":                            "fragment",
+		"redis://h#":                                "fragment",
+		"redis:h":                                   "two slashes",
+		"redis:":                                    "two slashes",
+		"redis:/h":                                  "two slashes",
+		"unix://host/run/redis.sock":                "host",
+		"unix://:6379/run/redis.sock":               "host",
+		"unix:///":                                  "socket path",
+		"unix:/run/redis.sock":                      "two slashes",
+		"redis://h?client_name=a+b":                 "ClientName",
+		"redis://h?client_name=a@b":                 "'@' after the host",
+		"sentinel://h":                              "scheme",
+		"redis://h?dial_timeout=-1s":                "DialTimeout",
 	} {
 		o, err := ParseURL(raw)
 		require.Error(t, err, raw)
@@ -243,14 +244,16 @@ func TestParseURLCluster(t *testing.T) {
 	o, err := ParseURL("redis://u:pw@h1:7000,h2,h3:7002?read_from=prefer_replica")
 	require.NoError(t, err)
 	require.NotNil(t, o.Cluster)
-	assert.Equal(t, []string{"h1:7000", "h2:6379", "h3:7002"}, o.Cluster.Seeds)
+	assert.Equal(t, []string{"h1:7000", "h2:6379", "h3:7002"}, o.Cluster.Addrs)
 	assert.Equal(t, "", o.Addr)
 	assert.Equal(t, "pw", o.Password)
 	assert.Equal(t, ReadPreferReplica, o.ReadFrom)
 	o, err = ParseURL("rediss://h:7000?cluster=true")
 	require.NoError(t, err)
 	require.NotNil(t, o.Cluster)
-	assert.Equal(t, "h:7000", o.Addr)
+	assert.Equal(t, []string{"h:7000"}, o.Cluster.Addrs)
+	assert.Empty(t, o.Addr)
+	assert.Empty(t, o.TLSConfig.ServerName, "each node's certificate is checked against its own host")
 	o, err = ParseURL("valkeys://a:1,b:2")
 	require.NoError(t, err)
 	assert.Empty(t, o.TLSConfig.ServerName, "each node's certificate is checked against its own host")
@@ -259,4 +262,100 @@ func TestParseURLCluster(t *testing.T) {
 	assert.Equal(t, ReadNearest, o.ReadFrom)
 	_, err = ParseURL("redis://h?read_from=closest")
 	assert.ErrorIs(t, err, ErrInvalidOption)
+}
+
+// Our own spellings of the options that go-redis's URLs also have.
+func TestParseURLOptions(t *testing.T) {
+	o, err := ParseURL("redis://h?min_retry_backoff=10ms&max_retry_backoff=1s&read_mode=background&batch_connections=5")
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Millisecond, o.MinRetryBackoff)
+	assert.Equal(t, time.Second, o.MaxRetryBackoff)
+	assert.Equal(t, ReadModeBackground, o.ReadMode)
+	assert.Equal(t, 5, o.BatchConnections)
+	assert.False(t, o.NoBatchConnections)
+	for v, want := range map[string]ReadMode{"spin": ReadModeSpin, "direct": ReadModeDirect, "background": ReadModeBackground, "filler": ReadModeFiller} {
+		o, err := ParseURL("redis://h?read_mode=" + v)
+		require.NoError(t, err, v)
+		assert.Equal(t, want, o.ReadMode, v)
+	}
+	o, err = ParseURL("redis://h?read_mode=spin&read_spin=20us")
+	require.NoError(t, err)
+	assert.Equal(t, 20*time.Microsecond, o.ReadSpin)
+	_, err = ParseURL("redis://h?read_mode=direct&read_spin=20us")
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.Contains(t, err.Error(), "does not poll")
+}
+
+// A go-redis URL: the options that map are read, the others are refused
+// with what to use instead.
+func TestParseURLGoRedisOptions(t *testing.T) {
+	o, err := ParseURL("redis://:pw@h:6380/2?dial_timeout=3s&max_retries=5&min_retry_backoff=8ms&max_retry_backoff=512ms&client_name=app&protocol=3")
+	require.NoError(t, err)
+	assert.Equal(t, 2, o.DB)
+	assert.Equal(t, 3*time.Second, o.DialTimeout)
+	assert.Equal(t, 5, o.RetryReads)
+	assert.Equal(t, 8*time.Millisecond, o.MinRetryBackoff)
+	assert.Equal(t, 512*time.Millisecond, o.MaxRetryBackoff)
+	assert.Equal(t, "app", o.ClientName)
+	assert.Equal(t, 3, o.Protocol)
+
+	o, err = ParseURL("redis://h?max_retries=-1")
+	require.NoError(t, err)
+	assert.True(t, o.NoRetryReads, "-1 turns retries off in go-redis")
+	o, err = ParseURL("redis://h?max_retries=0")
+	require.NoError(t, err)
+	assert.False(t, o.NoRetryReads, "0 is the default in go-redis")
+	assert.Equal(t, DefaultRetryReads, o.retryReads())
+	_, err = ParseURL("redis://h?max_retries=-2")
+	require.ErrorIs(t, err, ErrInvalidOption)
+
+	for key, instead := range map[string]string{
+		"read_timeout=1s":         "context.WithTimeout",
+		"write_timeout=1s":        "context.WithTimeout",
+		"pool_timeout=1s":         "context.WithTimeout",
+		"pool_size=100":           "connections",
+		"pool_fifo=true":          "connections",
+		"min_idle_conns=4":        "connections",
+		"max_idle_conns=4":        "connections",
+		"max_active_conns=4":      "blocking_pool_size",
+		"conn_max_idle_time=1m":   "health_check_interval",
+		"conn_max_lifetime=1h":    "health_check_interval",
+		"idle_timeout=1m":         "health_check_interval",
+		"max_conn_age=1h":         "health_check_interval",
+		"idle_check_frequency=1m": "health_check_interval",
+		"skip_verify=true":        "TLSConfig",
+		"addr=h2:7001":            "redis://h1:7000,h2:7001",
+		"max_redirects=3":         "context",
+		"read_only=true":          "read_from=prefer_replica",
+		"route_by_latency=true":   "read_from=nearest",
+		"route_randomly=true":     "read_from=prefer_replica",
+	} {
+		_, err := ParseURL("redis://h?" + key)
+		require.ErrorIs(t, err, ErrInvalidOption, key)
+		name, _, _ := strings.Cut(key, "=")
+		assert.Contains(t, err.Error(), "option "+name+" has no equivalent here", key)
+		assert.Contains(t, err.Error(), instead, key)
+	}
+}
+
+// The scheme error lists every scheme ParseURL accepts, and those only.
+func TestParseURLSchemeErrorListsAll(t *testing.T) {
+	_, err := ParseURL("http://h")
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, list, ok := strings.Cut(err.Error(), " is not ")
+	require.True(t, ok, err.Error())
+	named := strings.Split(strings.Replace(list, " or ", ", ", 1), ", ")
+	assert.ElementsMatch(t, []string{"redis", "rediss", "valkey", "valkeys", "unix",
+		"redis-sentinel", "rediss-sentinel", "valkey-sentinel", "valkeys-sentinel"}, named)
+	for _, scheme := range named {
+		raw := scheme + "://h"
+		switch {
+		case scheme == "unix":
+			raw = "unix:///run/redis.sock"
+		case strings.HasSuffix(scheme, "-sentinel"):
+			raw += "/mymaster"
+		}
+		_, err := ParseURL(raw)
+		assert.NoError(t, err, "the error names %s, which must be accepted", scheme)
+	}
 }

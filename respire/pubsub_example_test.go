@@ -13,7 +13,7 @@ import (
 func ExampleClient_SSubscribe() {
 	ctx := context.Background()
 	c, err := respire.NewClient(respire.Options{
-		Cluster:           &respire.ClusterOptions{Seeds: []string{"10.0.0.1:7000", "10.0.0.2:7000"}},
+		Cluster:           &respire.ClusterOptions{Addrs: []string{"10.0.0.1:7000", "10.0.0.2:7000"}},
 		PubSubBufferBytes: 32 << 20, // room for a reader that stalls longer
 	})
 	if err != nil {

@@ -51,9 +51,9 @@ type SentinelOptions struct {
 	PollInterval time.Duration
 }
 
-// ErrNoMaster is wrapped by the error of Connect when no sentinel named a
-// master for Options.Sentinel.MasterName before its context ended.
-var ErrNoMaster = topology.ErrNoMaster
+// ErrNoPrimary is wrapped by the error of Connect when no sentinel named a
+// primary for Options.Sentinel.MasterName before its context ended.
+var ErrNoPrimary = topology.ErrNoMaster
 
 // ErrWrongRole is wrapped by the handshake error of a connection whose
 // server is not in the role the client expects (a master that a failover
@@ -66,10 +66,10 @@ var ErrWrongRole = transport.ErrWrongRole
 // ended: it was never sent.
 var ErrFailover = errors.New("respire: sentinel: failover under way")
 
-// ErrMasterSwitched is the cause wrapped by the *ConnError of a command in
-// flight on the old master's connection when the client moved to a new
-// master: its outcome is unknown.
-var ErrMasterSwitched = errors.New("respire: sentinel: master switched")
+// ErrPrimarySwitched is the cause wrapped by the *ConnError of a command in
+// flight on the old primary's connection when the client moved to a new
+// primary: its outcome is unknown.
+var ErrPrimarySwitched = errors.New("respire: sentinel: primary switched")
 
 // sentinelMaxBackoff caps the redial delay of a Sentinel client's data
 // connections when Options.MaxRetryBackoff is zero, so that they reach a
@@ -168,13 +168,13 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 
 // switched moves the client's connections to a new master: commands in
 // flight on the old one fail with their outcome unknown (a *ConnError
-// wrapping ErrMasterSwitched), unsent ones go to the new master.
+// wrapping ErrPrimarySwitched), unsent ones go to the new master.
 func (sc *sentinelClient) switched(old, addr string) {
 	if old == "" {
 		return
 	}
 	c := sc.c
-	cause := fmt.Errorf("%w from %s to %s", ErrMasterSwitched, old, addr)
+	cause := fmt.Errorf("%w from %s to %s", ErrPrimarySwitched, old, addr)
 	c.mux.Break(cause)
 	c.hub.Reconnect(cause)
 	if c.cache != nil {

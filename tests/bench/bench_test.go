@@ -40,12 +40,11 @@ func (k *keepAlive) Cleanup(func()) {}
 // always reads, fed by a second one reading the socket).
 var modes = []struct {
 	name     string
-	filler   respire.FillerMode
-	noDirect bool
-}{{"direct", respire.FillerOff, false}, {"bgreader", respire.FillerOff, true}, {"filler", respire.FillerOn, false}}
+	readMode respire.ReadMode
+}{{"direct", respire.ReadModeDefault}, {"bgreader", respire.ReadModeBackground}, {"filler", respire.ReadModeFiller}}
 
-func client(b *testing.B, filler respire.FillerMode, noDirect bool) *respire.Client {
-	c, err := respire.Connect(context.Background(), respire.Options{Addr: server(b).Addr, Filler: filler, NoDirectRead: noDirect})
+func client(b *testing.B, mode respire.ReadMode) *respire.Client {
+	c, err := respire.Connect(context.Background(), respire.Options{Addr: server(b).Addr, ReadMode: mode})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func BenchmarkGet(b *testing.B) {
 	for _, size := range []int{16, 1024} {
 		val := strings.Repeat("v", size)
 		for _, m := range modes {
-			c := client(b, m.filler, m.noDirect)
+			c := client(b, m.readMode)
 			if err := c.Set(ctx, "bench:get", val, nil); err != nil {
 				b.Fatal(err)
 			}
@@ -94,7 +93,7 @@ func BenchmarkSet(b *testing.B) {
 	ctx := context.Background()
 	val := strings.Repeat("v", 1024)
 	for _, m := range modes {
-		c := client(b, m.filler, m.noDirect)
+		c := client(b, m.readMode)
 		b.Run("1KiB/seq/"+m.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -121,7 +120,7 @@ func BenchmarkSet(b *testing.B) {
 func BenchmarkIncr(b *testing.B) {
 	ctx := context.Background()
 	for _, m := range modes {
-		c := client(b, m.filler, m.noDirect)
+		c := client(b, m.readMode)
 		b.Run("seq/"+m.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

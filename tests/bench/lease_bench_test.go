@@ -53,7 +53,7 @@ func benchLeaseForm(b *testing.B, key string, get func(c *respire.Client, ctx co
 	for _, size := range []int{16, 1024, 64 << 10} {
 		val := bytes.Repeat([]byte("v"), size)
 		for _, m := range modes {
-			c := client(b, m.filler, m.noDirect)
+			c := client(b, m.readMode)
 			if err := c.Set(ctx, key, string(val), nil); err != nil {
 				b.Fatal(err)
 			}

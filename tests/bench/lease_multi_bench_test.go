@@ -61,7 +61,7 @@ func BenchmarkMGet(b *testing.B) {
 // It returns a client, the keys (or fields) and the value.
 func listData(b *testing.B, prefix string, size int) (*respire.Client, []string, []byte) {
 	ctx := context.Background()
-	c := client(b, respire.FillerOff, false)
+	c := client(b, respire.ReadModeDefault)
 	val := bytes.Repeat([]byte("v"), size)
 	keys := make([]string, listLen)
 	fvs := make([]respire.FieldValue, listLen)

@@ -13,7 +13,7 @@ var benchScript = respire.NewScript(`return ARGV[1]`)
 // beside the generated EvalSha, whose are ...string; the argument is not a
 // constant, so that boxing it would cost an allocation if it escaped.
 func BenchmarkScriptRun(b *testing.B) {
-	c := client(b, respire.FillerOff, false)
+	c := client(b, respire.ReadModeDefault)
 	ctx := context.Background()
 	arg := string([]byte("hello"))
 	keys := []string{"bench:script"}

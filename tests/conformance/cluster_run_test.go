@@ -53,7 +53,7 @@ func TestConformanceOnCluster(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			c, err := respire.Connect(ctx, respire.Options{Protocol: proto,
-				Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}})
+				Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
 			require.NoError(t, err)
 			defer c.Close()
 			for i, cs := range cases {

@@ -41,7 +41,7 @@ func TestHotPathAllocations(t *testing.T) {
 // allocModes are the transport modes of the allocation targets: each
 // read path. A lone caller reads its own reply, polling first (the
 // default on Linux) or not; the reader goroutine reads with the filler
-// and with NoDirectRead; TestConcurrentAllocations covers the background
+// and without it (ReadModeBackground); TestConcurrentAllocations covers the background
 // reader that serves concurrent callers.
 func allocModes() []struct {
 	name string
@@ -55,15 +55,15 @@ func allocModes() []struct {
 		ms = append(ms, struct {
 			name string
 			opts respire.Options
-		}{m.name, respire.Options{Filler: m.filler, Protocol: m.protocol}})
+		}{m.name, respire.Options{ReadMode: m.readMode, Protocol: m.protocol}})
 	}
 	return append(ms, struct {
 		name string
 		opts respire.Options
-	}{"resp3-nopoll", respire.Options{ReadSpin: -1}}, struct {
+	}{"resp3-nopoll", respire.Options{ReadMode: respire.ReadModeDirect}}, struct {
 		name string
 		opts respire.Options
-	}{"resp3-nodirect", respire.Options{NoDirectRead: true}})
+	}{"resp3-nodirect", respire.Options{ReadMode: respire.ReadModeBackground}})
 }
 
 // allocContexts are the contexts the targets hold for: Background, and

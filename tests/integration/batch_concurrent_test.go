@@ -73,7 +73,7 @@ func TestConcurrentBatches(t *testing.T) {
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := connect(t, respire.Options{Addr: srv.Addr, Filler: mode.filler, Protocol: mode.protocol})
+			c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
 			ctx := ctxT(t)
 			keys, vals := seedBatchKeys(t, c, t.Name())
 			var wg sync.WaitGroup

@@ -119,7 +119,7 @@ func TestBatchConnections(t *testing.T) {
 	})
 
 	t.Run("off", func(t *testing.T) {
-		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-off", BatchConnections: -1})
+		c := connect(t, respire.Options{Addr: srv.Addr, ClientName: "lanes-off", NoBatchConnections: true})
 		var rounds atomic.Int64
 		require.NoError(t, batchUntil(ctx, c, keys, vals, 6, func() bool { return rounds.Add(1) > 40 }))
 		assert.Equal(t, 0, c.PoolStats().Batch)

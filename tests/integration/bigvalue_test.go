@@ -53,7 +53,7 @@ func TestLargeValuesRoundTrip(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	for _, mode := range modes[:2] {
 		t.Run(mode.name, func(t *testing.T) {
-			c := connect(t, respire.Options{Addr: srv.Addr, Filler: mode.filler})
+			c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode})
 			ctx := ctxT(t)
 			for i, n := range bigSizes {
 				val := binaryValue(n, uint64(i))

@@ -302,7 +302,7 @@ func TestClusterCacheSilentMaster(t *testing.T) {
 func BenchmarkClusterCachedGetHit(b *testing.B) {
 	hc := harness.StartCluster(b, harness.ClusterConfig{Replicas: -1})
 	ctx := context.Background()
-	opts := respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}, ClientCache: &respire.CacheOptions{}}
+	opts := respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}, ClientCache: &respire.CacheOptions{}}
 	c, err := respire.Connect(ctx, opts)
 	require.NoError(b, err)
 	defer c.Close()

@@ -22,7 +22,7 @@ func clusterClient(t *testing.T, c *harness.Cluster, opts respire.Options) *resp
 	if opts.Cluster == nil {
 		opts.Cluster = &respire.ClusterOptions{}
 	}
-	opts.Cluster.Seeds = c.Seeds()
+	opts.Cluster.Addrs = c.Seeds()
 	if opts.MinRetryBackoff == 0 {
 		opts.MinRetryBackoff = 5 * time.Millisecond
 		opts.MaxRetryBackoff = 100 * time.Millisecond

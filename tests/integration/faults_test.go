@@ -25,7 +25,7 @@ func TestContextCancelMidFlight(t *testing.T) {
 		srv := startFlavor(t, f, debugCfg)
 		for _, mode := range modes {
 			t.Run(mode.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, Filler: mode.filler, Protocol: mode.protocol})
+				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
 				bg := ctxT(t)
 				require.NoError(t, c.Set(bg, "cancel:k", "v1", nil))
 
@@ -64,7 +64,7 @@ func TestDeadlineMidFlight(t *testing.T) {
 	srv := harness.Start(t, debugCfg)
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := connect(t, respire.Options{Addr: srv.Addr, Filler: mode.filler, Protocol: mode.protocol})
+			c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
 			bg := ctxT(t)
 			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 			defer cancel()
@@ -92,7 +92,7 @@ func TestServerKilledAndRestarted(t *testing.T) {
 		srv := startFlavor(t, f, harness.Config{})
 		for _, mode := range modes[:2] {
 			t.Run(mode.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, Filler: mode.filler, MinRetryBackoff: 5 * time.Millisecond, MaxRetryBackoff: 50 * time.Millisecond})
+				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, MinRetryBackoff: 5 * time.Millisecond, MaxRetryBackoff: 50 * time.Millisecond})
 				bg := ctxT(t)
 				stop := make(chan struct{})
 				failed := make(chan error, 1)
@@ -164,7 +164,7 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 	srv := harness.Start(t, debugCfg)
 	for _, mode := range modes[:2] {
 		t.Run(mode.name, func(t *testing.T) {
-			c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, Filler: mode.filler})
+			c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, ReadMode: mode.readMode})
 			require.NoError(t, err)
 			bg := ctxT(t)
 			errs := make(chan error, 8)

@@ -36,7 +36,7 @@ func TestLeaseAndAppendForms(t *testing.T) {
 	vals := leaseValues(t)
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			c := connect(t, respire.Options{Addr: srv.Addr, Filler: m.filler, Protocol: m.protocol})
+			c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: m.readMode, Protocol: m.protocol})
 			ctx := ctxT(t)
 			pre := "lease:" + m.name + ":"
 			for name, v := range vals {
@@ -129,8 +129,8 @@ func TestLeaseFormsOfOtherCommands(t *testing.T) {
 // whole, whatever the interleaving (run with -race).
 func TestLeaseConcurrentCallers(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
-	for _, filler := range []respire.FillerMode{respire.FillerOff, respire.FillerOn} {
-		c := connect(t, respire.Options{Addr: srv.Addr, Filler: filler})
+	for _, mode := range []respire.ReadMode{respire.ReadModeDefault, respire.ReadModeFiller} {
+		c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode})
 		ctx := ctxT(t)
 		const keys = 16
 		for k := range keys {
@@ -206,7 +206,7 @@ func TestLeaseListForms(t *testing.T) {
 		srv := startFlavor(t, f, harness.Config{})
 		for _, m := range modes {
 			t.Run(m.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, Filler: m.filler, Protocol: m.protocol})
+				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: m.readMode, Protocol: m.protocol})
 				ctx := ctxT(t)
 				pre := "leaselist:" + m.name + ":"
 				var keys, fields, want []string
@@ -342,7 +342,7 @@ func TestBatchLeaseForms(t *testing.T) {
 		srv := startFlavor(t, f, harness.Config{})
 		for _, m := range modes {
 			t.Run(m.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, Filler: m.filler, Protocol: m.protocol})
+				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: m.readMode, Protocol: m.protocol})
 				ctx := ctxT(t)
 				pre := "blease:" + m.name + ":"
 				_, err := c.Do(ctx, "RPUSH", pre+"list", "x")

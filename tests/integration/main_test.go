@@ -47,13 +47,13 @@ func ctxT(t testing.TB) context.Context {
 // modes are the transport variants every core test runs in.
 var modes = []struct {
 	name     string
-	filler   respire.FillerMode
+	readMode respire.ReadMode
 	protocol int
 }{
-	{"resp3-nofiller", respire.FillerOff, 3},
-	{"resp3-filler", respire.FillerOn, 3},
-	{"resp2-nofiller", respire.FillerOff, 2},
-	{"resp2-filler", respire.FillerOn, 2},
+	{"resp3-nofiller", respire.ReadModeDefault, 3},
+	{"resp3-filler", respire.ReadModeFiller, 3},
+	{"resp2-nofiller", respire.ReadModeDefault, 2},
+	{"resp2-filler", respire.ReadModeFiller, 2},
 }
 
 func startFlavor(t *testing.T, f harness.Flavor, cfg harness.Config) *harness.Server {

@@ -89,7 +89,7 @@ func testSentinelConnect(t *testing.T, d *harness.Sentinels) {
 	cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	_, err = respire.Connect(cctx, bad)
-	require.ErrorIs(t, err, respire.ErrNoMaster)
+	require.ErrorIs(t, err, respire.ErrNoPrimary)
 	assert.Contains(t, err.Error(), "nosuchmaster")
 }
 

@@ -56,7 +56,7 @@ func TestConcurrentGetSet(t *testing.T) {
 		srv := startFlavor(t, f, harness.Config{})
 		for _, mode := range modes {
 			t.Run(mode.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, Filler: mode.filler, Protocol: mode.protocol})
+				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
 				ctx := ctxT(t)
 				var mismatches, ops atomic.Int64
 				var wg sync.WaitGroup

@@ -500,7 +500,7 @@ func TestTracerCluster(t *testing.T) {
 	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
 	rec := newRecorder()
 	var logs logBuffer
-	c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}, Tracer: hooks(rec), Logger: logs.logger()})
+	c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}, Tracer: hooks(rec), Logger: logs.logger()})
 	ctx := ctxT(t)
 	prefix := "{" + t.Name() + "}"
 	for i := range 20 {

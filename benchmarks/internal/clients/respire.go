@@ -10,17 +10,17 @@ import (
 )
 
 // respireClient is Respire with its defaults (one multiplexed connection,
-// RESP3), in one filler mode.
+// RESP3), with the default read mode or with the filler.
 type respireClient struct {
 	c *respire.Client
 }
 
 func newRespire(ctx context.Context, addr string, filler bool) (*respireClient, error) {
-	mode := respire.FillerOff
+	mode := respire.ReadModeDefault
 	if filler {
-		mode = respire.FillerOn
+		mode = respire.ReadModeFiller
 	}
-	c, err := respire.Connect(ctx, respire.Options{Addr: addr, Filler: mode})
+	c, err := respire.Connect(ctx, respire.Options{Addr: addr, ReadMode: mode})
 	if err != nil {
 		return nil, err
 	}
