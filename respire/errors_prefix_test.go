@@ -54,7 +54,7 @@ func TestExportedErrorsNamePackage(t *testing.T) {
 		}
 		msg := err.Error()
 		assert.True(t, strings.HasPrefix(msg, "respire: "), "%s = %q does not start with \"respire: \"", name, msg)
-		assert.Equal(t, 1, strings.Count(msg, "respire:"), "%s = %q names the package more than once", name, msg)
+		assert.Equal(t, 1, strings.Count(msg, "respire:"), "%s = %q must name the package once", name, msg)
 	}
 	for name := range exportedErrors {
 		assert.Contains(t, names, name, "exportedErrors lists %s, which the package no longer declares", name)
