@@ -24,7 +24,7 @@ func (none) Compress(dst, src []byte, limit int) ([]byte, error) {
 
 func (none) Decompress(dst, src []byte, n int) ([]byte, error) {
 	if len(src) != n {
-		return dst, errors.New("raw payload length differs from the original length")
+		return dst, errors.New("respire: codec: raw payload length differs from the original length")
 	}
 	return append(dst, src...), nil
 }
@@ -89,14 +89,14 @@ func ReadExact(dst []byte, r io.Reader, n int, scratch []byte) ([]byte, error) {
 	out := dst[start : start+n]
 	if _, err := io.ReadFull(r, out); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return dst, errors.New("stream ends before the original length")
+			return dst, errors.New("respire: codec: stream ends before the original length")
 		}
 		return dst, err
 	}
 	for {
 		k, err := r.Read(scratch[:1])
 		if k > 0 {
-			return dst, errors.New("stream continues past the original length")
+			return dst, errors.New("respire: codec: stream continues past the original length")
 		}
 		if err == io.EOF {
 			return dst[:start+n], nil

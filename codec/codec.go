@@ -86,18 +86,18 @@ func New(opts Options) (*Codec, error) {
 	}
 	switch {
 	case c.threshold < 0:
-		return nil, fmt.Errorf("codec: negative Threshold %d", c.threshold)
+		return nil, fmt.Errorf("respire: codec: negative Threshold %d", c.threshold)
 	case c.threshold == 0:
 		c.threshold = DefaultThreshold
 	}
 	switch {
 	case c.maxSize < 0 || uint64(c.maxSize) > maxFrameLen:
-		return nil, fmt.Errorf("codec: MaxDecodedSize %d out of range [0, %d]", c.maxSize, uint64(maxFrameLen))
+		return nil, fmt.Errorf("respire: codec: MaxDecodedSize %d out of range [0, %d]", c.maxSize, uint64(maxFrameLen))
 	case c.maxSize == 0:
 		c.maxSize = DefaultMaxDecodedSize
 	}
 	if opts.Unframed > UnframedPassThrough {
-		return nil, fmt.Errorf("codec: unknown UnframedPolicy %d", opts.Unframed)
+		return nil, fmt.Errorf("respire: codec: unknown UnframedPolicy %d", opts.Unframed)
 	}
 	c.probe = c.alg.Probe()
 	c.probe.From = max(c.probe.From, probeFrom)
@@ -109,7 +109,7 @@ func New(opts Options) (*Codec, error) {
 	}
 	for _, a := range opts.Decoders {
 		if a == nil {
-			return nil, errors.New("codec: nil algorithm in Decoders")
+			return nil, errors.New("respire: codec: nil algorithm in Decoders")
 		}
 		c.decoders[a.ID()] = a
 	}
@@ -169,7 +169,7 @@ func (c *Codec) AppendEncode(dst, src []byte) ([]byte, error) {
 				dst = out[:body] // keep the larger buffer for the caller
 			}
 		default:
-			return dst[:start], fmt.Errorf("codec: %v: %w", c.alg.ID(), err)
+			return dst[:start], fmt.Errorf("respire: codec: %v: %w", c.alg.ID(), err)
 		}
 	}
 	if alg == IDNone {
@@ -235,7 +235,7 @@ func (c *Codec) AppendDecode(dst, frame []byte) ([]byte, error) {
 		want ^= xxh3.Hash(payload)
 		out, err = a.Decompress(out, payload, h.size)
 		if err != nil {
-			return dst, fmt.Errorf("%w: %v: %v", ErrCorrupt, h.alg, err)
+			return dst, fmt.Errorf("%w: %v: %s", ErrCorrupt, h.alg, trim(err))
 		}
 		if len(out)-start != h.size {
 			return dst, fmt.Errorf("%w: %v payload decoded to %d bytes, frame says %d", ErrCorrupt, h.alg, len(out)-start, h.size)

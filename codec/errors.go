@@ -1,10 +1,13 @@
 package codec
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // ErrInvalidFrame is matched by every error that reports a value that cannot
 // be decoded: all the sentinels below except ErrNoGain wrap it.
-var ErrInvalidFrame = errors.New("codec: invalid frame")
+var ErrInvalidFrame = errors.New("respire: codec: invalid frame")
 
 // Sentinel errors returned by decoding; test them with errors.Is.
 var (
@@ -34,13 +37,24 @@ var (
 
 // ErrNoGain is returned by Algorithm.Compress when the compressed form would
 // be longer than the limit it was given. The Codec then stores the value raw.
-var ErrNoGain = errors.New("codec: compression does not pay off")
+var ErrNoGain = errors.New("respire: codec: compression does not pay off")
 
 // sentinel is an error that matches ErrInvalidFrame as well as itself.
 type sentinel struct{ msg string }
 
-func frameError(msg string) error { return &sentinel{msg: "codec: " + msg} }
+func frameError(msg string) error { return &sentinel{msg: "respire: codec: " + msg} }
 
 func (e *sentinel) Error() string { return e.msg }
+
+// trim returns err's message without the "respire: codec: " (or
+// "respire: ") that begins it, for quoting it inside another message of
+// this package.
+func trim(err error) string {
+	msg := err.Error()
+	if m, ok := strings.CutPrefix(msg, "respire: codec: "); ok {
+		return m
+	}
+	return strings.TrimPrefix(msg, "respire: ")
+}
 
 func (e *sentinel) Is(target error) bool { return target == ErrInvalidFrame }

@@ -40,7 +40,7 @@ func (s2Alg) Decompress(dst, src []byte, n int) ([]byte, error) {
 		return dst, err
 	}
 	if m != n {
-		return dst, errors.New("s2 block length differs from the original length")
+		return dst, errors.New("respire: codec: s2 block length differs from the original length")
 	}
 	start := len(dst)
 	dec, err := s2.Decode(dst[start:start+n], src)
@@ -48,7 +48,7 @@ func (s2Alg) Decompress(dst, src []byte, n int) ([]byte, error) {
 		return dst, err
 	}
 	if len(dec) != n || (n > 0 && &dec[0] != &dst[start : start+1][0]) {
-		return dst, errors.New("s2 block decoded outside the destination")
+		return dst, errors.New("respire: codec: s2 block decoded outside the destination")
 	}
 	return dst[:start+n], nil
 }

@@ -76,7 +76,7 @@ func (a *zstdAlg) init() {
 type badZstdLevel int
 
 func (l badZstdLevel) invalid() error {
-	return fmt.Errorf("codec: zstd level %d is not from 1 to 22 (or 0 for DefaultZstdLevel)", int(l))
+	return fmt.Errorf("respire: codec: zstd level %d is not from 1 to 22 (or 0 for DefaultZstdLevel)", int(l))
 }
 
 func (badZstdLevel) ID() ID       { return IDZstd }
@@ -110,7 +110,7 @@ func (a *zstdAlg) Decompress(dst, src []byte, n int) ([]byte, error) {
 	// Small frames may omit their content size; the capacity limit below
 	// bounds those.
 	if h.HasFCS && h.FrameContentSize != uint64(n) {
-		return dst, errors.New("zstd frame content size differs from the original length")
+		return dst, errors.New("respire: codec: zstd frame content size differs from the original length")
 	}
 	// The capacity limit makes the decoder refuse to write more than n bytes.
 	out, err := a.dec.DecodeAll(src, dst[:len(dst):len(dst)+n])

@@ -3,7 +3,6 @@ package respire
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -360,7 +359,7 @@ func (c *Client) connectCache(ctx context.Context) error {
 		return nil
 	}
 	if err := c.cache.mux.Connect(ctx); err != nil {
-		return fmt.Errorf("client-side cache: %w", err)
+		return transport.Wrap("client-side cache", err)
 	}
 	return nil
 }

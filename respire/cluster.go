@@ -65,7 +65,7 @@ const (
 // different slots of a cluster and that cannot be split (only commands the
 // spec marks multi_shard, such as MGET, DEL and MSET, are). Keys that share
 // a {hash tag} share a slot.
-var ErrCrossSlot = errors.New("keys in different slots")
+var ErrCrossSlot = errors.New("respire: keys in different slots")
 
 // ErrSlotUnserved is wrapped by the error of a command whose slot no
 // primary of the cluster serves (its shard failed and had no replica to
@@ -141,7 +141,7 @@ func crossSlot(command, why, a string, sa uint16, b string, sb uint16) error {
 		why += ": "
 	}
 	return &ArgError{Command: command, Argument: "key", Err: ErrCrossSlot,
-		Reason: fmt.Sprintf("%v: %s%q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", ErrCrossSlot, why, a, sa, b, sb)}
+		Reason: fmt.Sprintf("%v: %s%q is in slot %d, %q in slot %d (use a {hash tag} to keep them together)", transport.Trim(ErrCrossSlot), why, a, sa, b, sb)}
 }
 
 // redirect is a cluster error reply that asks for the command again.
@@ -196,7 +196,7 @@ func parseRedirect(err error, from string) (redirect, bool) {
 type waitedOutError struct{ last, ctx error }
 
 func (e *waitedOutError) Error() string {
-	return "the cluster answered " + transport.Trim(e.last) + " until the context ended: " + e.ctx.Error()
+	return "respire: the cluster answered " + transport.Trim(e.last) + " until the context ended: " + e.ctx.Error()
 }
 
 func (e *waitedOutError) Unwrap() []error { return []error{e.last, e.ctx} }

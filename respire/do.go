@@ -124,7 +124,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		name = fmt.Sprint(args[0])
 	}
 	if refuse {
-		if err := refuseConnState(args); err != nil {
+		if err := refuseConnState(args, c.cl != nil); err != nil {
 			x.fail(err)
 			return x, name
 		}
@@ -154,9 +154,16 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 	return x, name
 }
 
+// clusterSelect is why SELECT is refused on a cluster, where the generated
+// reason (set Options.DB, or use WithConn) does not apply: a cluster
+// refuses Options.DB too, and its nodes refuse SELECT of any database but 0.
+const clusterSelect = "a cluster has only database 0, so neither SELECT nor Options.DB applies; " +
+	"keep data sets apart with a key prefix per data set, or give each its own standalone server or cluster"
+
 // refuseConnState returns the *ArgError for a command that would change
-// the state of the connection it runs on, or nil.
-func refuseConnState(args []any) error {
+// the state of the connection it runs on, or nil. cluster says whether the
+// client serves a cluster.
+func refuseConnState(args []any, cluster bool) error {
 	var buf [72]byte
 	name, ok := upperWord(buf[:0], args[0])
 	if !ok {
@@ -173,6 +180,9 @@ func refuseConnState(args []any) error {
 	}
 	if !found {
 		return nil
+	}
+	if cluster && string(full) == "SELECT" {
+		reason = clusterSelect
 	}
 	return &ArgError{Command: string(full), Argument: "command",
 		Reason: "refused: it changes the state of a connection the client shares between callers (" + reason + ")"}

@@ -158,8 +158,14 @@ type CommandError struct {
 	Err     error
 }
 
+// Error returns "respire: COMMAND: cause", naming the package and the
+// command once even when the cause already names them (an *ArgError).
 func (e *CommandError) Error() string {
-	return "respire: " + e.Command + ": " + transport.Trim(e.Err)
+	msg := transport.Trim(e.Err)
+	if e.Command != "" {
+		msg = strings.TrimPrefix(msg, e.Command+": ")
+	}
+	return "respire: " + e.Command + ": " + msg
 }
 
 func (e *CommandError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +62,37 @@ func TestWaitedOutNamesTheCommandOnce(t *testing.T) {
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	assert.Same(t, last, e)
+}
+
+// TestCommandErrorNamesItsCommandOnce: a CommandError around an error that
+// names the same command (a cross-slot *ArgError from Watch) reads
+// "respire: WATCH: ..." with WATCH once, and keeps the cause for errors.Is.
+func TestCommandErrorNamesItsCommandOnce(t *testing.T) {
+	cause := crossSlot("WATCH", "", "a", 15495, "b", 3300)
+	err := (&Client{}).wrapErr("WATCH", cause)
+	msg := err.Error()
+	assert.Equal(t, 1, strings.Count(msg, "WATCH"), msg)
+	assert.True(t, strings.HasPrefix(msg, "respire: WATCH: argument key: "), msg)
+	assert.Equal(t, 1, strings.Count(msg, "respire: "), msg)
+	assert.ErrorIs(t, err, ErrCrossSlot)
+
+	// A cause naming another command keeps both names.
+	other := (&Client{}).wrapErr("MULTI", newArgError("WATCH", "key", "bad"))
+	assert.Equal(t, "respire: MULTI: WATCH: argument key: bad", other.Error())
+}
+
+// TestSelectRefusalOnACluster: on a cluster, SELECT's refusal does not
+// suggest Options.DB, which a cluster refuses too; elsewhere it does.
+func TestSelectRefusalOnACluster(t *testing.T) {
+	err := refuseConnState([]any{"select", 1}, true)
+	var ae *ArgError
+	require.ErrorAs(t, err, &ae)
+	assert.ErrorIs(t, err, ErrNotSent)
+	assert.NotContains(t, err.Error(), "set Options.DB")
+	assert.Contains(t, err.Error(), "only database 0")
+	assert.Contains(t, err.Error(), "key prefix")
+
+	err = refuseConnState([]any{"SELECT", 1}, false)
+	require.ErrorAs(t, err, &ae)
+	assert.Contains(t, err.Error(), "Options.DB")
 }

@@ -45,7 +45,7 @@ func (conn *SetupConn) Do(ctx context.Context, args ...any) (Reply, error) {
 	if len(args) == 0 {
 		return Reply{}, newArgError("SetupConn.Do", "args", "no command given")
 	}
-	if err := refuseConnState(args); err != nil {
+	if err := refuseConnState(args, false); err != nil {
 		return Reply{}, err
 	}
 	x := newCmd(&cmdDo)

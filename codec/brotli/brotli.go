@@ -120,10 +120,10 @@ func (*alg) Decompress(dst, src []byte, n int) ([]byte, error) {
 	// The decoder allocates a ring buffer as large as the stream's window:
 	// refuse windows larger than the value needs before it does.
 	if len(src) == 0 {
-		return dst, errors.New("empty brotli stream")
+		return dst, errors.New("respire: codec: empty brotli stream")
 	}
 	if wb := windowBits(src[0]); wb == 0 || wb > max(windowBitsFor(n), defaultWindowBits) {
-		return dst, errors.New("brotli window larger than the original length needs")
+		return dst, errors.New("respire: codec: brotli window larger than the original length needs")
 	}
 	br, _ := readers.Get().(*reader)
 	if br == nil {

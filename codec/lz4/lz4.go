@@ -54,7 +54,7 @@ func (*alg) Decompress(dst, src []byte, n int) ([]byte, error) {
 		return dst, err
 	}
 	if k != n {
-		return dst, errors.New("lz4 block is shorter than the original length")
+		return dst, errors.New("respire: codec: lz4 block is shorter than the original length")
 	}
 	return dst[:start+n], nil
 }

@@ -19,7 +19,7 @@ package typed
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -95,13 +95,13 @@ func putBuf(b *[]byte) {
 func (s *Store[T]) Set(ctx context.Context, c Client, key string, v T) error {
 	data, err := s.ser.Marshal(&v)
 	if err != nil {
-		return fmt.Errorf("typed: serializing %s: %w", key, err)
+		return wrapErr("serializing", key, err)
 	}
 	buf := getBuf()
 	defer putBuf(buf)
 	frame, err := s.codec.AppendEncode((*buf)[:0], data)
 	if err != nil {
-		return fmt.Errorf("typed: encoding %s: %w", key, err)
+		return wrapErr("encoding", key, err)
 	}
 	*buf = frame
 	// The client gets its own copy: the framed bytes go back to the pool.
@@ -138,11 +138,28 @@ func (s *Store[T]) Get(ctx context.Context, c Client, key string) (T, error) {
 	defer putBuf(buf)
 	out, err := s.codec.AppendDecode((*buf)[:0], frame)
 	if err != nil {
-		return v, fmt.Errorf("typed: decoding %s: %w", key, err)
+		return v, wrapErr("decoding", key, err)
 	}
 	*buf = out
 	if err := s.ser.Unmarshal(out, &v); err != nil {
-		return v, fmt.Errorf("typed: deserializing %s: %w", key, err)
+		return v, wrapErr("deserializing", key, err)
 	}
 	return v, nil
 }
+
+// stepError is an error of one step of Set or Get on a key. It reads
+// "respire: typed: decoding KEY: cause" with the cause's own leading
+// "respire: " dropped, so the package is named once, and unwraps to the
+// cause (codec.ErrInvalidFrame, a serializer's error, ...).
+type stepError struct {
+	step, key string
+	err       error
+}
+
+func wrapErr(step, key string, err error) error { return &stepError{step: step, key: key, err: err} }
+
+func (e *stepError) Error() string {
+	return "respire: typed: " + e.step + " " + e.key + ": " + strings.TrimPrefix(e.err.Error(), "respire: ")
+}
+
+func (e *stepError) Unwrap() error { return e.err }

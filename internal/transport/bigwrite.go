@@ -85,7 +85,7 @@ func (r *Request) large() bool { return len(r.refs) > 0 || len(r.payload) >= Dir
 // ErrAbandonedWrite is the cause of a connection broken because a caller
 // left (its context ended) while its large argument was being written,
 // which cannot be withdrawn part way through.
-var ErrAbandonedWrite = errors.New("transport: a caller left while its large argument was being written")
+var ErrAbandonedWrite = errors.New("respire: a caller left while its large argument was being written")
 
 // bigSeg is a large payload queued for writing at offset at of wbuf; owner
 // is the request whose caller's bytes data are, nil for a command buffer.

@@ -23,7 +23,7 @@ var ErrUnavailable = errors.New("respire: server unavailable")
 // encoding. Such a command is safe to send again, whatever it does. An
 // error that does not match it may come from a command that ran (outcome
 // unknown), or from the server's error reply.
-var ErrNotSent = errors.New("not sent")
+var ErrNotSent = errors.New("respire: not sent")
 
 // ErrWrongNode is wrapped by the handshake error of a connection to a
 // cluster node whose id is not the one the topology expects at that
@@ -48,6 +48,19 @@ func (e *notSentError) Is(target error) bool { return target == ErrNotSent }
 // package's own errors carry, for wrapping it inside another message that
 // has one.
 func Trim(err error) string { return strings.TrimPrefix(err.Error(), "respire: ") }
+
+// Wrap returns an error that reads "respire: what: " and err's message
+// without its own leading "respire: ", so that the package is named once,
+// and that unwraps to err for errors.Is and errors.As.
+func Wrap(what string, err error) error { return &wrapError{what: what, err: err} }
+
+type wrapError struct {
+	what string
+	err  error
+}
+
+func (e *wrapError) Error() string { return "respire: " + e.what + ": " + Trim(e.err) }
+func (e *wrapError) Unwrap() error { return e.err }
 
 // ErrStalled is the cause given to in-flight calls when a connection was
 // closed because its oldest pending reply made no progress for the

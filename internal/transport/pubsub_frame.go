@@ -148,7 +148,11 @@ func (h *PubSub) restoredLocked(subs []*Subscription, err error) {
 		s.lost = false
 		g := &Gap{Reason: GapDisconnect, Since: s.lostAt, Until: now, Err: s.lostErr}
 		if err != nil {
-			g.Err = fmt.Errorf("subscribing again: %w (after: %v)", err, s.lostErr)
+			what := "subscribing again"
+			if s.lostErr != nil {
+				what += " after " + Trim(s.lostErr)
+			}
+			g.Err = Wrap(what, err)
 		}
 		s.deliverGap(g)
 	}

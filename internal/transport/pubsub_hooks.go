@@ -2,7 +2,6 @@ package transport
 
 import (
 	"errors"
-	"fmt"
 )
 
 // ErrShardDropped is the Err of the GapMoved marker of a sharded channel
@@ -59,7 +58,7 @@ func (h *PubSub) Reconnect(cause error) {
 	h.mu.Lock()
 	c := h.cur
 	if c != nil {
-		c.cause = fmt.Errorf("pub/sub reconnect: %w", cause)
+		c.cause = Wrap("pub/sub reconnect", cause)
 	}
 	h.mu.Unlock()
 	if c != nil {

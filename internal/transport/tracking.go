@@ -10,7 +10,7 @@ import (
 // Config.Tracking set that could only negotiate RESP2: without RESP3 the
 // server cannot send invalidations on the connection that reads, so a
 // cache would go stale silently.
-var ErrTrackingNeedsRESP3 = errors.New("client-side caching needs RESP3, and the connection negotiated RESP2")
+var ErrTrackingNeedsRESP3 = errors.New("respire: client-side caching needs RESP3, and the connection negotiated RESP2")
 
 // Tracking turns on server-assisted client-side caching (CLIENT TRACKING)
 // on every connection of a Mux, and routes the server's invalidation pushes

@@ -193,7 +193,7 @@ func (r *Reader) Next() (Msg, error) {
 			return nil, err
 		}
 		if errors.Is(err, io.EOF) && r.end > r.start {
-			err = fmt.Errorf("resp: stream ended inside a value at byte %d: %w",
+			err = fmt.Errorf("respire: stream ended inside a value at byte %d: %w",
 				r.base+int64(r.end), io.ErrUnexpectedEOF)
 		}
 		r.err = err
@@ -264,7 +264,7 @@ func (r *Reader) fill() (int, error) {
 func (r *Reader) readInto(p []byte) (int, error) {
 	n, err := r.rd.Read(p)
 	if n < 0 || n > len(p) {
-		return 0, fmt.Errorf("resp: reader returned invalid count %d", n)
+		return 0, fmt.Errorf("respire: reader returned invalid count %d", n)
 	}
 	if n > 0 {
 		r.stats.Reads++

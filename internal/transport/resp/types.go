@@ -159,7 +159,7 @@ func (l Limits) WithDefaults() Limits {
 
 // ErrProtocol is wrapped by every error that reports bytes which are not
 // valid RESP or break a limit. A connection that returns it must be closed.
-var ErrProtocol = errors.New("resp: protocol error")
+var ErrProtocol = errors.New("respire: protocol error")
 
 // ProtocolError describes malformed or over-limit input.
 type ProtocolError struct {
@@ -171,7 +171,7 @@ type ProtocolError struct {
 
 // Error returns the offset and the reason.
 func (e *ProtocolError) Error() string {
-	return fmt.Sprintf("resp: protocol error at byte %d: %s", e.Offset, e.Reason)
+	return fmt.Sprintf("respire: protocol error at byte %d: %s", e.Offset, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrProtocol) hold.

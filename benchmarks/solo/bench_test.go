@@ -1,10 +1,11 @@
-// Package bench holds testing.B benchmarks of the Respire client against a
-// server the benchmark starts itself:
+// Package solo holds testing.B benchmarks of the Respire client alone (no
+// peers): the plain, leased and appending forms of GET, SET, MGET and
+// scripts, against a server the benchmark starts itself:
 //
-//	cd tests && go test -run=NONE -bench=. -benchmem -count=6 ./bench/
+//	cd benchmarks && go test -run=NONE -bench=. -benchmem -count=6 ./solo/
 //
-// Peer comparisons live in the benchmarks module.
-package bench
+// The peer comparisons are in the parent package, benchmarks.
+package solo
 
 import (
 	"context"

@@ -1,0 +1,38 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestClusterRefusalMessages: what a cluster refuses says so once and
+// names what works there: a Watch across slots names WATCH once, and
+// SELECT does not suggest Options.DB, which a cluster refuses too.
+func TestClusterRefusalMessages(t *testing.T) {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Replicas: -1})
+	c := clusterClient(t, hc, respire.Options{})
+	ctx := ctxT(t)
+
+	err := c.Watch(ctx, func(tx *respire.Tx) error { return nil }, "msg:a", "msg:b")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, respire.ErrCrossSlot)
+	assert.ErrorIs(t, err, respire.ErrNotSent)
+	assert.Equal(t, 1, strings.Count(err.Error(), "WATCH"), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "respire: WATCH: "), err.Error())
+
+	_, err = c.Do(ctx, "SELECT", 1)
+	var ae *respire.ArgError
+	require.ErrorAs(t, err, &ae)
+	assert.ErrorIs(t, err, respire.ErrNotSent)
+	assert.NotContains(t, err.Error(), "Options.DB (")
+	assert.NotContains(t, err.Error(), "set Options.DB")
+	assert.Contains(t, err.Error(), "only database 0")
+
+	_, err = respire.Connect(ctx, respire.Options{DB: 1, Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}})
+	assert.ErrorIs(t, err, respire.ErrInvalidOption, "a cluster refuses Options.DB, as the SELECT message says")
+}
