@@ -405,6 +405,10 @@ func (g *generator) methodDoc(m *method) []string {
 			}
 			out = append(out, "", fmt.Sprintf("An empty %s sends %s.", s.name, tok))
 		}
+		if note := unitNote(s.a); note != "" && s.a.scalar != scUnixSeconds && s.a.scalar != scUnixMillis {
+			out = append(out, "")
+			out = append(out, wrap(s.name+" is sent "+strings.TrimPrefix(note, ", ")+".", 100)...)
+		}
 	}
 	var facts []string
 	if c.Since != "" {
@@ -542,7 +546,7 @@ func (g *generator) encArgBody(a *arg, c *container, ex exprFn, opt bool) []jen.
 	f := formOf(a, opt)
 	s := c.slots[a]
 	var tok []jen.Code
-	if a.Token != "" && a.Type != "pure-token" {
+	if a.Token != "" && a.Type != "pure-token" && a.scalar != scSecondsOrMillis {
 		tok = []jen.Code{tokenCall(a.Token)}
 	}
 	switch f {
@@ -640,7 +644,7 @@ func (g *generator) encRequired(a *arg, c *container, ex exprFn) []jen.Code {
 		return g.encArg(a, c, ex, true)
 	}
 	var tok []jen.Code
-	if a.Token != "" {
+	if a.Token != "" && a.scalar != scSecondsOrMillis {
 		tok = []jen.Code{tokenCall(a.Token)}
 	}
 	v := ex(s)
@@ -733,9 +737,12 @@ func (g *generator) encValue(a *arg, v jen.Code, required bool) []jen.Code {
 	case scDouble:
 		return []jen.Code{jen.Id("argDouble").Call(x(), name, v)}
 	case scSeconds:
-		return []jen.Code{jen.Id("argSeconds").Call(x(), name, v)}
+		return []jen.Code{jen.Id("argSeconds").Call(x(), v)}
 	case scMillis:
-		return []jen.Code{jen.Id("argMillis").Call(x(), name, v)}
+		return []jen.Code{jen.Id("argMillis").Call(x(), v)}
+	case scSecondsOrMillis:
+		// The token goes with the unit: encArgBody leaves it out.
+		return []jen.Code{jen.Id("argSecondsOrMillis").Call(x(), v, jen.Lit(a.Token), jen.Lit(a.millisToken))}
 	case scSecondsFloat:
 		return []jen.Code{jen.Id("argSecondsFloat").Call(x(), name, v)}
 	case scUnixSeconds:
