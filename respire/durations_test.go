@@ -85,7 +85,7 @@ func ptrTo[T any](v T) *T { return &v }
 // inUnits rounds away from zero: the result covers d and is 0 only for 0.
 func TestInUnits(t *testing.T) {
 	for _, u := range []time.Duration{time.Millisecond, time.Second} {
-		for _, d := range []time.Duration{0, 1, -1, u - 1, u, u + 1, 3*u/2, -3 * u / 2, 1<<62 + 1, -(1<<62 + 1)} {
+		for _, d := range []time.Duration{0, 1, -1, u - 1, u, u + 1, 3 * u / 2, -3 * u / 2, 1<<62 + 1, -(1<<62 + 1)} {
 			n := inUnits(d, u)
 			abs, nabs := d, time.Duration(n)
 			if d < 0 {
