@@ -168,7 +168,7 @@ func init() {
 			require.Equal(e, int64(0), n)
 			// MAXAGE came with Redis 7.4; on Redis 7.0 the client refuses
 			// it before anything is sent.
-			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: 1_000_000},
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: 1_000_000 * time.Second},
 				respire.ClientKillFilter{SkipMe: cBool(true)})
 			if e.Flavor == harness.Redis70 {
 				dUnsupportedArg(e, err, "CLIENT KILL", "MAXAGE")
