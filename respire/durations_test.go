@@ -98,3 +98,18 @@ func TestInUnits(t *testing.T) {
 		}
 	}
 }
+
+// Do takes a time.Duration in milliseconds, rounded up like the generated
+// methods' durations, in its arguments and in map values alike.
+func TestDoDurationRoundsUp(t *testing.T) {
+	got, err := sent(t, &cmdDo, func(x *cmd) {
+		x.argAny("SET", "arg", "PX")
+		x.argAny("SET", "arg", 1500*time.Microsecond)
+		x.argAny("SET", "arg", time.Nanosecond)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "PX 2 1", got)
+	s, ok := anyText(1500 * time.Microsecond)
+	assert.True(t, ok)
+	assert.Equal(t, "2", s)
+}
