@@ -31,6 +31,10 @@ type arg struct {
 	// what 0 means, and the Go field is a pointer so that 0 can be given.
 	// Other optional numbers are plain values whose zero sends nothing.
 	zeroMeans string
+	// millisToken is, for a duration in seconds (scSecondsOrMillis), the
+	// token of its sibling in milliseconds: a duration that is not whole
+	// seconds is sent with that token instead (SET's EX 1500ms as PX 1500).
+	millisToken string
 
 	scalar scalarKind
 	// countOf is set on a "num..." integer that the generated code computes
@@ -44,24 +48,26 @@ type arg struct {
 type scalarKind int
 
 const (
-	scNone         scalarKind = iota
-	scKey                     // string, sent with argKey (routing)
-	scString                  // string
-	scInt                     // int64
-	scDouble                  // float64, NaN rejected
-	scSeconds                 // time.Duration, whole seconds
-	scMillis                  // time.Duration, whole milliseconds
-	scSecondsFloat            // time.Duration, fractional seconds (blocking timeouts)
-	scUnixSeconds             // time.Time
-	scUnixMillis              // time.Time
-	scAny                     // any, sent as Do sends it (script arguments)
+	scNone            scalarKind = iota
+	scKey                        // string, sent with argKey (routing)
+	scString                     // string
+	scInt                        // int64
+	scDouble                     // float64, NaN rejected
+	scSeconds                    // time.Duration, seconds rounded up
+	scMillis                     // time.Duration, milliseconds rounded up
+	scSecondsOrMillis            // time.Duration, seconds, or with millisToken in milliseconds
+	scSecondsFloat               // time.Duration, fractional seconds (blocking timeouts)
+	scUnixSeconds                // time.Time
+	scUnixMillis                 // time.Time
+	scAny                        // any, sent as Do sends it (script arguments)
 )
 
 // Durations and times are derived from the spec, by this rule:
 //
 //   - an integer named "seconds" or with token EX is a time.Duration sent in
-//     whole seconds; one named "milliseconds" or "ms", or with token PX, in
-//     whole milliseconds;
+//     seconds; one named "milliseconds" or "ms", or with token PX, in
+//     milliseconds; both are rounded away from zero, so that a non-zero
+//     duration is never sent as 0 (see secondsOrMillis for EX beside PX);
 //   - a double named "timeout" (the timeout of the blocking commands) is a
 //     time.Duration sent in fractional seconds;
 //   - a unix-time is a time.Time, sent in milliseconds when its name says
@@ -71,8 +77,8 @@ const (
 //     the spec types it integer or string, as XCLAIM's IDLE "ms" is.
 //
 // Integers whose unit the spec does not name (WAIT's "timeout", MIGRATE's
-// "timeout", RESTORE's "ttl") stay int64: guessing their unit would hide
-// it from the reader of the signature.
+// "timeout") stay int64 unless spec/supplement.json gives their unit
+// ("units"): guessing it would hide it from the reader of the signature.
 func classify(a *spec.Argument) scalarKind {
 	if a.Name == "min-idle-time" && (a.Type == "integer" || a.Type == "string") {
 		return scMillis
@@ -109,7 +115,7 @@ func classify(a *spec.Argument) scalarKind {
 // numeric reports the kinds of numbers: integers, doubles and durations.
 func numeric(k scalarKind) bool {
 	switch k {
-	case scInt, scDouble, scSeconds, scMillis, scSecondsFloat:
+	case scInt, scDouble, scSeconds, scMillis, scSecondsOrMillis, scSecondsFloat:
 		return true
 	}
 	return false
@@ -155,6 +161,7 @@ func buildArgs(cmd *spec.Command) []*arg {
 			out = append(out, a)
 		}
 		markCounts(out)
+		secondsOrMillis(out)
 		return out
 	}
 	if rawArgs(cmd) {
@@ -190,6 +197,24 @@ func synthArgs(cmd *spec.Command) []*arg {
 	}
 	return append(out, &arg{Name: "args", Type: "string", scalar: scString, Multiple: true, Optional: need <= 0,
 		Summary: "the spec does not describe the arguments"})
+}
+
+// secondsOrMillis finds, among the branches of a choice, a duration in
+// seconds beside the same duration in milliseconds (SET, GETEX, HGETEX,
+// HSETEX and MSETEX's "EX seconds | PX milliseconds"): the seconds are then
+// sent as milliseconds when the duration is not whole seconds, as the
+// command allows, rather than rounded up to the next second.
+func secondsOrMillis(list []*arg) {
+	for _, a := range list {
+		if a.scalar != scSeconds || a.Token == "" || a.parent == nil || a.parent.Type != "oneof" {
+			continue
+		}
+		for _, b := range list {
+			if b.scalar == scMillis && b.Token != "" && !b.Multiple && !a.Multiple {
+				a.scalar, a.millisToken = scSecondsOrMillis, b.Token
+			}
+		}
+	}
 }
 
 // joinTokens turns a block of required pure tokens (REPLICAOF's "NO ONE")

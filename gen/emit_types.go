@@ -44,11 +44,13 @@ func wire(a *arg) string {
 func unitNote(a *arg) string {
 	switch a.scalar {
 	case scSeconds:
-		return ", in whole seconds"
+		return ", in seconds rounded up"
 	case scMillis:
-		return ", in whole milliseconds"
+		return ", in milliseconds rounded up"
+	case scSecondsOrMillis:
+		return ", in seconds, or as " + a.millisToken + " in milliseconds rounded up when not whole seconds"
 	case scSecondsFloat:
-		return ", in seconds"
+		return ", in seconds rounded up to the millisecond"
 	case scUnixSeconds:
 		return ", as a Unix time in seconds"
 	case scUnixMillis:

@@ -79,6 +79,7 @@ type generator struct {
 	lacks    map[string]map[string][]string          // from the supplement: command, server, arguments
 	zero     map[string]map[string]string            // from the supplement: command, argument, what 0 means
 	without  map[string]map[string]map[string]string // from the supplement: TypesWithout by command
+	units    map[string]map[string]string            // from the supplement: command, argument, unit
 }
 
 type excludedCmd struct {
@@ -99,11 +100,12 @@ func Generate(cfg Config) (*Output, error) {
 	}
 	cfg.Spec = sp
 	g := &generator{cfg: cfg, reg: newRegistry(), emitted: map[string]bool{}, lacks: lacks, zero: map[string]map[string]string{},
-		without: map[string]map[string]map[string]string{}}
+		without: map[string]map[string]map[string]string{}, units: map[string]map[string]string{}}
 	if cfg.Supplement != nil {
 		for _, e := range cfg.Supplement.Commands {
 			g.zero[e.Name] = e.Zero
 			g.without[e.Name] = e.TypesWithout
+			g.units[e.Name] = e.Units
 		}
 	}
 	g.rep = newReplies(cfg.Replies, g.reg)
@@ -209,6 +211,9 @@ func (g *generator) buildCommand(cmd *spec.Command, e *Entry) error {
 		return err
 	}
 	if err := applyZero(args, cmd, g.zero[cmd.Name]); err != nil {
+		return err
+	}
+	if err := applyUnits(args, cmd, g.units[cmd.Name]); err != nil {
 		return err
 	}
 	g.infos = append(g.infos, cmd)

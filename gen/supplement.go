@@ -47,6 +47,10 @@ type SupplementCommand struct {
 	// given argument: ZRANGE's start and stop are indexes (integers)
 	// unless BYSCORE or BYLEX ("sortby") makes them scores or names.
 	TypesWithout map[string]map[string]string `json:"typesWithout,omitempty"`
+	// Units names the integers (token, else name) that are durations in a
+	// unit COMMAND DOCS do not state, with that unit ("seconds" or
+	// "milliseconds"): WAIT's timeout. Their Go type is time.Duration.
+	Units map[string]string `json:"units,omitempty"`
 }
 
 // SupplementReplace is one replaced argument.
@@ -235,6 +239,34 @@ func applyZero(args []*arg, cmd *spec.Command, zero map[string]string) error {
 		})
 		if !found {
 			errs = append(errs, fmt.Errorf("zero: %s has no argument %s", cmd.Name, name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyUnits makes the integers named in units (by token, else by name)
+// durations in the unit given.
+func applyUnits(args []*arg, cmd *spec.Command, units map[string]string) error {
+	var errs []error
+	for _, name := range sortedKeys(units) {
+		var kind scalarKind
+		switch units[name] {
+		case "seconds":
+			kind = scSeconds
+		case "milliseconds":
+			kind = scMillis
+		default:
+			errs = append(errs, fmt.Errorf("units: %s of %s: unit %q is not seconds or milliseconds", name, cmd.Name, units[name]))
+			continue
+		}
+		found := eachNamed(args, name, func(a *arg) {
+			if a.Type != "integer" {
+				errs = append(errs, fmt.Errorf("units: %s of %s is a %s, not an integer", name, cmd.Name, a.Type))
+			}
+			a.scalar = kind
+		})
+		if !found {
+			errs = append(errs, fmt.Errorf("units: %s has no argument %s", cmd.Name, name))
 		}
 	}
 	return errors.Join(errs...)

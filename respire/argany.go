@@ -9,7 +9,7 @@ import (
 
 // argAny sends one value of a type Do takes: strings and byte slices as
 // they are, integers and floats in decimal, bools as 1 or 0, a
-// time.Duration in milliseconds. Any other type fails the command before
+// time.Duration in milliseconds, rounded up. Any other type fails the command before
 // anything is sent, naming the command and the argument.
 func (x *cmd) argAny(command, argument string, a any) {
 	switch v := a.(type) {
@@ -40,7 +40,7 @@ func (x *cmd) argAny(command, argument string, a any) {
 			x.arg("0")
 		}
 	case time.Duration:
-		x.argInt(v.Milliseconds())
+		x.argInt(inUnits(v, time.Millisecond))
 	default:
 		x.fail(unsupportedArg(command, argument, a))
 	}
@@ -88,7 +88,7 @@ func anyText(a any) (string, bool) {
 		}
 		return "0", true
 	case time.Duration:
-		return strconv.FormatInt(v.Milliseconds(), 10), true
+		return strconv.FormatInt(inUnits(v, time.Millisecond), 10), true
 	}
 	return "", false
 }

@@ -50,7 +50,7 @@ func TestArgumentValidation(t *testing.T) {
 	for name, err := range map[string]error{
 		"two branches":   func() error { _, err := c.SetIf(ctx, "k", "v", SetIfCondition{NX: true, XX: true}, nil); return err }(),
 		"EX and KEEPTTL": c.Set(ctx, "k", "v", &SetOptions{EX: 10 * time.Second, KeepTTL: true}),
-		"fraction":       func() error { _, err := c.Expire(ctx, "k", 1500*time.Millisecond, nil); return err }(),
+		"negative wait":  func() error { _, err := c.BLPop(ctx, -time.Second, "k"); return err }(),
 		"no keys":        func() error { _, err := c.Del(ctx); return err }(),
 		"no choice":      func() error { _, err := c.GeoSearch(ctx, "k", GeoSearchFrom{}, GeoSearchBy{}, nil); return err }(),
 		"missing enum":   func() error { _, err := c.LMove(ctx, "a", "b", "", SideLeft); return err }(),

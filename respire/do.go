@@ -23,7 +23,7 @@ var cmdDo = cmdInfo{name: ""}
 
 // Do sends any command, given as its words, and returns the reply as a
 // generic Reply. Arguments may be string, []byte, integers, floats, bool
-// (sent as 1 or 0) or time.Duration (sent as whole milliseconds). A null
+// (sent as 1 or 0) or time.Duration (sent in milliseconds, rounded up). A null
 // reply gives Nil and an error reply an *Error.
 //
 //	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")

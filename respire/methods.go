@@ -126,30 +126,57 @@ func argDouble(x *cmd, arg string, f float64) {
 	x.argFloat(f)
 }
 
-// argSeconds sends d in whole seconds and rejects a fraction of a second
-// rather than rounding it away.
-func argSeconds(x *cmd, arg string, d time.Duration) {
-	if d%time.Second != 0 {
-		argFail(x, arg, d.String()+" is not a whole number of seconds")
+// Durations.
+//
+// A time.Duration is never refused for its precision: it is sent in the
+// unit the command takes, rounded away from zero, so that a non-zero
+// duration never becomes 0 (which means "no expiry" or "block without a
+// limit" to many commands) and a TTL computed with time.Until works. Where
+// a command takes the same value in seconds or in milliseconds (SET's EX
+// and PX), a duration that is not whole seconds is sent in milliseconds.
+// Negative durations are sent as they are (rounded the same way): the
+// server refuses them, or, for EXPIRE and its kin, deletes the key at once.
+// Blocking timeouts refuse them before anything is sent.
+
+// inUnits returns d in units of u, rounded away from zero.
+func inUnits(d, u time.Duration) int64 {
+	n := int64(d / u)
+	switch r := d % u; {
+	case r > 0:
+		n++
+	case r < 0:
+		n--
 	}
-	x.argInt(int64(d / time.Second))
+	return n
 }
 
-// argMillis sends d in whole milliseconds.
-func argMillis(x *cmd, arg string, d time.Duration) {
-	if d%time.Millisecond != 0 {
-		argFail(x, arg, d.String()+" is not a whole number of milliseconds")
+// argSeconds sends d in seconds, rounded up.
+func argSeconds(x *cmd, d time.Duration) { x.argInt(inUnits(d, time.Second)) }
+
+// argMillis sends d in milliseconds, rounded up.
+func argMillis(x *cmd, d time.Duration) { x.argInt(inUnits(d, time.Millisecond)) }
+
+// argSecondsOrMillis sends the token sec and d in seconds when d is whole
+// seconds, else the token ms and d in milliseconds, rounded up: SET's EX
+// 1500ms is sent as PX 1500.
+func argSecondsOrMillis(x *cmd, d time.Duration, sec, ms string) {
+	if d%time.Second == 0 {
+		x.arg(sec)
+		x.argInt(int64(d / time.Second))
+		return
 	}
-	x.argInt(int64(d / time.Millisecond))
+	x.arg(ms)
+	x.argInt(inUnits(d, time.Millisecond))
 }
 
-// argSecondsFloat sends d as (fractional) seconds, as blocking commands
-// take their timeout.
+// argSecondsFloat sends d as fractional seconds, as blocking commands take
+// their timeout, rounded up to the millisecond the servers count in: a
+// positive timeout below 1ms would otherwise block without a limit.
 func argSecondsFloat(x *cmd, arg string, d time.Duration) {
 	if d < 0 {
 		argFail(x, arg, "negative timeout "+d.String())
 	}
-	x.argFloat(d.Seconds())
+	x.argFloat(float64(inUnits(d, time.Millisecond)) / 1000)
 }
 
 // argUnixSeconds sends t as a Unix time in seconds (truncated).

@@ -121,7 +121,7 @@ func TestTxArgumentErrorSendsNothing(t *testing.T) {
 	defer c.Close()
 	tx := c.NewTx()
 	get := tx.Get("k")
-	tx.Set("k", "v", &SetOptions{EX: 1500 * time.Millisecond})
+	tx.Set("k", "v", &SetOptions{EX: time.Second, PX: time.Second})
 	err = tx.Exec(context.Background())
 	var ae *ArgError
 	require.ErrorAs(t, err, &ae)

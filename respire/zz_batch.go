@@ -304,7 +304,7 @@ func (b *Batch) ClientNoTouch(enabled bool) *Future[struct{}] {
 }
 
 // ClientPause queues CLIENT PAUSE; see Client.ClientPause.
-func (b *Batch) ClientPause(timeout int64, opts *ClientPauseOptions) *Future[struct{}] {
+func (b *Batch) ClientPause(timeout time.Duration, opts *ClientPauseOptions) *Future[struct{}] {
 	x := b.newCmd(&cmdCLIENT_PAUSE)
 	argsClientPause(x, timeout, opts)
 	return queue(b, x, decOK, pickNone)
@@ -1821,7 +1821,7 @@ func (b *Batch) MGet(keys ...string) *Future[[]Null[string]] {
 }
 
 // Migrate queues MIGRATE; see Client.Migrate.
-func (b *Batch) Migrate(host string, port int64, key string, destinationDB int64, timeout int64, opts *MigrateOptions) *Future[string] {
+func (b *Batch) Migrate(host string, port int64, key string, destinationDB int64, timeout time.Duration, opts *MigrateOptions) *Future[string] {
 	x := b.newCmd(&cmdMIGRATE)
 	argsMigrate(x, host, port, key, destinationDB, timeout, opts)
 	return queue(b, x, decStr, pickStr)
@@ -2776,15 +2776,15 @@ func (b *Batch) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Fut
 }
 
 // Wait queues WAIT; see Client.Wait.
-func (b *Batch) Wait(numReplicas int64, timeout int64) *Future[int64] {
+func (b *Batch) Wait(numReplicas int64, timeout time.Duration) *Future[int64] {
 	x := b.newCmd(&cmdWAIT)
 	x.argInt(numReplicas)
-	x.argInt(timeout)
+	argMillis(x, timeout)
 	return queue(b, x, decInt, pickInt)
 }
 
 // WaitAOF queues WAITAOF; see Client.WaitAOF.
-func (b *Batch) WaitAOF(numLocal int64, numReplicas int64, timeout int64) *Future[AofAck] {
+func (b *Batch) WaitAOF(numLocal int64, numReplicas int64, timeout time.Duration) *Future[AofAck] {
 	x := b.newCmd(&cmdWAITAOF)
 	argsWaitAOF(x, numLocal, numReplicas, timeout)
 	return queue(b, x, decAofAck, pickAny[AofAck])

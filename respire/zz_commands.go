@@ -1153,6 +1153,8 @@ func argsBLMove(x *cmd, source string, destination string, whereFrom Side, where
 // BLMove pops an element from a list, pushes it to another list and returns it. Blocks until an
 // element is available otherwise. Deletes the list if the last element was moved.
 //
+// timeout is sent in seconds rounded up to the millisecond.
+//
 // Since 6.2.0. Complexity: O(1).
 func (c *Client) BLMove(ctx context.Context, source string, destination string, whereFrom Side, whereTo Side, timeout time.Duration) (string, error) {
 	x := c.newCmd(&cmdBLMOVE)
@@ -1199,6 +1201,8 @@ func argsBLMPop(x *cmd, timeout time.Duration, keys []string, where Side, opts *
 // BLMPop pops the first element from one of multiple lists. Blocks until an element is available
 // otherwise. Deletes the list if the last element was popped.
 //
+// timeout is sent in seconds rounded up to the millisecond.
+//
 // Since 7.0.0. Complexity: O(N+M) where N is the number of provided keys and M is the number of
 // elements returned.
 func (c *Client) BLMPop(ctx context.Context, timeout time.Duration, keys []string, where Side, opts *BLMPopOptions) (KeyElements, error) {
@@ -1218,6 +1222,8 @@ func argsBLPop(x *cmd, timeout time.Duration, keys []string) {
 // BLPop removes and returns the first element in a list. Blocks until an element is available
 // otherwise. Deletes the list if the last element was popped.
 //
+// timeout is sent in seconds rounded up to the millisecond.
+//
 // Since 2.0.0. Complexity: O(N) where N is the number of provided keys.
 func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (KeyElement, error) {
 	x := c.newCmd(&cmdBLPOP)
@@ -1236,6 +1242,8 @@ func argsBRPop(x *cmd, timeout time.Duration, keys []string) {
 // BRPop removes and returns the last element in a list. Blocks until an element is available
 // otherwise. Deletes the list if the last element was popped.
 //
+// timeout is sent in seconds rounded up to the millisecond.
+//
 // Since 2.0.0. Complexity: O(N) where N is the number of provided keys.
 func (c *Client) BRPop(ctx context.Context, timeout time.Duration, keys ...string) (KeyElement, error) {
 	x := c.newCmd(&cmdBRPOP)
@@ -1251,6 +1259,8 @@ func argsBRPopLPush(x *cmd, source string, destination string, timeout time.Dura
 
 // BRPopLPush pops an element from a list, pushes it to another list and returns it. Block until an
 // element is available otherwise. Deletes the list if the last element was popped.
+//
+// timeout is sent in seconds rounded up to the millisecond.
 //
 // Since 2.2.0. Complexity: O(1).
 //
@@ -1300,6 +1310,8 @@ func argsBZMPop(x *cmd, timeout time.Duration, keys []string, where ScoreEnd, op
 // BZMPop removes and returns a member by score from one or more sorted sets. Blocks until a member is
 // available otherwise. Deletes the sorted set if the last element was popped.
 //
+// timeout is sent in seconds rounded up to the millisecond.
+//
 // Since 7.0.0. Complexity: O(K) + O(M*log(N)) where K is the number of provided keys, N being the
 // number of elements in the sorted set, and M being the number of elements popped.
 func (c *Client) BZMPop(ctx context.Context, timeout time.Duration, keys []string, where ScoreEnd, opts *BZMPopOptions) (KeyScoredMembers, error) {
@@ -1319,6 +1331,8 @@ func argsBZPopMax(x *cmd, timeout time.Duration, keys []string) {
 // BZPopMax removes and returns the member with the highest score from one or more sorted sets. Blocks
 // until a member available otherwise. Deletes the sorted set if the last element was popped.
 //
+// timeout is sent in seconds rounded up to the millisecond.
+//
 // Since 5.0.0. Complexity: O(log(N)) with N being the number of elements in the sorted set.
 func (c *Client) BZPopMax(ctx context.Context, timeout time.Duration, keys ...string) (KeyScoredMember, error) {
 	x := c.newCmd(&cmdBZPOPMAX)
@@ -1336,6 +1350,8 @@ func argsBZPopMin(x *cmd, timeout time.Duration, keys []string) {
 
 // BZPopMin removes and returns the member with the lowest score from one or more sorted sets. Blocks
 // until a member is available otherwise. Deletes the sorted set if the last element was popped.
+//
+// timeout is sent in seconds rounded up to the millisecond.
 //
 // Since 5.0.0. Complexity: O(log(N)) with N being the number of elements in the sorted set.
 func (c *Client) BZPopMin(ctx context.Context, timeout time.Duration, keys ...string) (KeyScoredMember, error) {
@@ -1456,7 +1472,7 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 	}
 	if o.MaxAge != 0 {
 		x.arg("MAXAGE")
-		x.argInt(o.MaxAge)
+		argSeconds(x, o.MaxAge)
 	}
 	if o.Name != "" {
 		x.needs("NAME", serverValkey91)
@@ -1470,7 +1486,7 @@ func argsClientList(x *cmd, opts *ClientListOptions) {
 	}
 	if o.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(o.Idle)
+		argSeconds(x, o.Idle)
 	}
 	if o.Flags != "" {
 		x.needs("FLAGS", serverValkey91)
@@ -1641,12 +1657,12 @@ func (c *Client) ClientNoTouch(ctx context.Context, enabled bool) error {
 	return execOK(ctx, c, x, decOK)
 }
 
-func argsClientPause(x *cmd, timeout int64, opts *ClientPauseOptions) {
+func argsClientPause(x *cmd, timeout time.Duration, opts *ClientPauseOptions) {
 	var o ClientPauseOptions
 	if opts != nil {
 		o = *opts
 	}
-	x.argInt(timeout)
+	argMillis(x, timeout)
 	if o.Mode != "" {
 		x.arg(string(o.Mode))
 	}
@@ -1654,8 +1670,10 @@ func argsClientPause(x *cmd, timeout int64, opts *ClientPauseOptions) {
 
 // ClientPause suspends commands processing.
 //
+// timeout is sent in milliseconds rounded up.
+//
 // Since 3.0.0. Complexity: O(1).
-func (c *Client) ClientPause(ctx context.Context, timeout int64, opts *ClientPauseOptions) error {
+func (c *Client) ClientPause(ctx context.Context, timeout time.Duration, opts *ClientPauseOptions) error {
 	x := c.newCmd(&cmdCLIENT_PAUSE)
 	argsClientPause(x, timeout, opts)
 	return execOK(ctx, c, x, decOK)
@@ -2052,7 +2070,7 @@ func argsClusterSetSlot(x *cmd, slot int64, subCommand ClusterSetSlotSubCommand,
 	}
 	if o.Timeout != 0 {
 		x.arg("TIMEOUT")
-		x.argInt(o.Timeout)
+		argMillis(x, o.Timeout)
 	}
 }
 
@@ -2621,13 +2639,15 @@ func argsExpire(x *cmd, key string, seconds time.Duration, opts *ExpireOptions) 
 		o = *opts
 	}
 	x.argKey(key)
-	argSeconds(x, "seconds", seconds)
+	argSeconds(x, seconds)
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
 }
 
 // Expire sets the expiration time of a key in seconds.
+//
+// seconds is sent in seconds rounded up.
 //
 // Since 1.0.0. Complexity: O(1).
 func (c *Client) Expire(ctx context.Context, key string, seconds time.Duration, opts *ExpireOptions) (bool, error) {
@@ -2689,7 +2709,7 @@ func argsFailover(x *cmd, opts *FailoverOptions) {
 	}
 	if o.Timeout != 0 {
 		x.arg("TIMEOUT")
-		argMillis(x, "milliseconds", o.Timeout)
+		argMillis(x, o.Timeout)
 	}
 }
 
@@ -3665,12 +3685,11 @@ func argsGetEx(x *cmd, key string, opts *GetExOptions) {
 	x.argKey(key)
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -3826,7 +3845,7 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 		o = *opts
 	}
 	x.argKey(key)
-	argSeconds(x, "seconds", seconds)
+	argSeconds(x, seconds)
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
@@ -3839,6 +3858,8 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 }
 
 // HExpire set expiry for hash field using relative time to expire (seconds).
+//
+// seconds is sent in seconds rounded up.
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
@@ -3973,12 +3994,11 @@ func argsHGetEx(x *cmd, key string, fields []string, opts *HGetExOptions) {
 	x.argKey(key)
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, PERSIST", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.Persist)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -4152,7 +4172,7 @@ func argsHotkeysStart(x *cmd, count int64, opts *HotkeysStartOptions) {
 	}
 	if o.Duration != 0 {
 		x.arg("DURATION")
-		argSeconds(x, "seconds", o.Duration)
+		argSeconds(x, o.Duration)
 	}
 	if o.Sample != 0 {
 		x.arg("SAMPLE")
@@ -4207,7 +4227,7 @@ func argsHPExpire(x *cmd, key string, milliseconds time.Duration, fields []strin
 		o = *opts
 	}
 	x.argKey(key)
-	argMillis(x, "milliseconds", milliseconds)
+	argMillis(x, milliseconds)
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
@@ -4220,6 +4240,8 @@ func argsHPExpire(x *cmd, key string, milliseconds time.Duration, fields []strin
 }
 
 // HPExpire set expiry for hash field using relative time to expire (milliseconds).
+//
+// milliseconds is sent in milliseconds rounded up.
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
@@ -4465,12 +4487,11 @@ func argsHSetEx(x *cmd, key string, data []FieldValue, opts *HSetExOptions) {
 	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -5247,7 +5268,7 @@ func (c *Client) MGet(ctx context.Context, keys ...string) ([]Null[string], erro
 	return execAny[[]Null[string]](ctx, c, x, decListNullStr)
 }
 
-func argsMigrate(x *cmd, host string, port int64, key string, destinationDB int64, timeout int64, opts *MigrateOptions) {
+func argsMigrate(x *cmd, host string, port int64, key string, destinationDB int64, timeout time.Duration, opts *MigrateOptions) {
 	var o MigrateOptions
 	if opts != nil {
 		o = *opts
@@ -5260,7 +5281,7 @@ func argsMigrate(x *cmd, host string, port int64, key string, destinationDB int6
 		x.argKey(key)
 	}
 	x.argInt(destinationDB)
-	x.argInt(timeout)
+	argMillis(x, timeout)
 	if o.Copy {
 		x.arg("COPY")
 	}
@@ -5288,10 +5309,12 @@ func argsMigrate(x *cmd, host string, port int64, key string, destinationDB int6
 //
 // An empty key sends "".
 //
+// timeout is sent in milliseconds rounded up.
+//
 // Since 2.6.0. Complexity: This command actually executes a DUMP+DEL in the source instance, and a
 // RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N)
 // data transfer between the two instances is performed.
-func (c *Client) Migrate(ctx context.Context, host string, port int64, key string, destinationDB int64, timeout int64, opts *MigrateOptions) (string, error) {
+func (c *Client) Migrate(ctx context.Context, host string, port int64, key string, destinationDB int64, timeout time.Duration, opts *MigrateOptions) (string, error) {
 	x := c.newCmd(&cmdMIGRATE)
 	argsMigrate(x, host, port, key, destinationDB, timeout, opts)
 	return execStr(ctx, c, x, decStr)
@@ -5398,12 +5421,11 @@ func argsMSetEx(x *cmd, data []KeyValue, opts *MSetExOptions) {
 	}
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -5518,13 +5540,15 @@ func argsPExpire(x *cmd, key string, milliseconds time.Duration, opts *PExpireOp
 		o = *opts
 	}
 	x.argKey(key)
-	argMillis(x, "milliseconds", milliseconds)
+	argMillis(x, milliseconds)
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
 }
 
 // PExpire sets the expiration time of a key in milliseconds.
+//
+// milliseconds is sent in milliseconds rounded up.
 //
 // Since 2.6.0. Complexity: O(1).
 func (c *Client) PExpire(ctx context.Context, key string, milliseconds time.Duration, opts *PExpireOptions) (bool, error) {
@@ -5649,12 +5673,14 @@ func (c *Client) PingMessage(ctx context.Context, message string) (string, error
 
 func argsPSetEx(x *cmd, key string, milliseconds time.Duration, value string) {
 	x.argKey(key)
-	argMillis(x, "milliseconds", milliseconds)
+	argMillis(x, milliseconds)
 	x.arg(value)
 }
 
 // PSetEx sets both string value and expiration time in milliseconds of a key. The key is created if it
 // doesn't exist.
+//
+// milliseconds is sent in milliseconds rounded up.
 //
 // Since 2.6.0. Complexity: O(1).
 //
@@ -5820,7 +5846,7 @@ func argsRestore(x *cmd, key string, ttl int64, serializedValue string, opts *Re
 	}
 	if o.IdleTime != 0 {
 		x.arg("IDLETIME")
-		argSeconds(x, "seconds", o.IdleTime)
+		argSeconds(x, o.IdleTime)
 	}
 	if o.Freq != nil {
 		x.arg("FREQ")
@@ -5857,7 +5883,7 @@ func argsRestoreAsking(x *cmd, key string, ttl int64, serializedValue string, op
 	}
 	if o.IdleTime != 0 {
 		x.arg("IDLETIME")
-		argSeconds(x, "seconds", o.IdleTime)
+		argSeconds(x, o.IdleTime)
 	}
 	if o.Freq != nil {
 		x.arg("FREQ")
@@ -6172,12 +6198,11 @@ func argsSet(x *cmd, key string, value string, opts *SetOptions) {
 	x.arg(value)
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6211,12 +6236,11 @@ func argsSetIf(x *cmd, key string, value string, condition SetIfCondition, opts 
 	condition.args(x, true)
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6252,12 +6276,11 @@ func argsSetGet(x *cmd, key string, value string, opts *SetOptions) {
 	x.arg("GET")
 	oneOf(x, "expiration", false, "EX, PX, EXAT, PXAT, KEEPTTL", o.EX != 0, o.PX != 0, !o.EXAT.IsZero(), !o.PXAT.IsZero(), o.KeepTTL)
 	if o.EX != 0 {
-		x.arg("EX")
-		argSeconds(x, "seconds", o.EX)
+		argSecondsOrMillis(x, o.EX, "EX", "PX")
 	}
 	if o.PX != 0 {
 		x.arg("PX")
-		argMillis(x, "milliseconds", o.PX)
+		argMillis(x, o.PX)
 	}
 	if !o.EXAT.IsZero() {
 		x.arg("EXAT")
@@ -6318,11 +6341,13 @@ func (c *Client) SetBit(ctx context.Context, key string, offset int64, value int
 
 func argsSetEx(x *cmd, key string, seconds time.Duration, value string) {
 	x.argKey(key)
-	argSeconds(x, "seconds", seconds)
+	argSeconds(x, seconds)
 	x.arg(value)
 }
 
 // SetEx sets the string value and expiration time of a key. Creates the key if it doesn't exist.
+//
+// seconds is sent in seconds rounded up.
 //
 // Since 2.0.0. Complexity: O(1).
 //
@@ -7410,25 +7435,29 @@ func (c *Client) VSimWithAttribs(ctx context.Context, key string, query Query, o
 // Wait blocks until the asynchronous replication of all preceding write commands sent by the
 // connection is completed.
 //
+// timeout is sent in milliseconds rounded up.
+//
 // Since 3.0.0. Complexity: O(1).
-func (c *Client) Wait(ctx context.Context, numReplicas int64, timeout int64) (int64, error) {
+func (c *Client) Wait(ctx context.Context, numReplicas int64, timeout time.Duration) (int64, error) {
 	x := c.newCmd(&cmdWAIT)
 	x.argInt(numReplicas)
-	x.argInt(timeout)
+	argMillis(x, timeout)
 	return execInt(ctx, c, x, decInt)
 }
 
-func argsWaitAOF(x *cmd, numLocal int64, numReplicas int64, timeout int64) {
+func argsWaitAOF(x *cmd, numLocal int64, numReplicas int64, timeout time.Duration) {
 	x.argInt(numLocal)
 	x.argInt(numReplicas)
-	x.argInt(timeout)
+	argMillis(x, timeout)
 }
 
 // WaitAOF blocks until all of the preceding write commands sent by the connection are written to the
 // append-only file of the master and/or replicas.
 //
+// timeout is sent in milliseconds rounded up.
+//
 // Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
-func (c *Client) WaitAOF(ctx context.Context, numLocal int64, numReplicas int64, timeout int64) (AofAck, error) {
+func (c *Client) WaitAOF(ctx context.Context, numLocal int64, numReplicas int64, timeout time.Duration) (AofAck, error) {
 	x := c.newCmd(&cmdWAITAOF)
 	argsWaitAOF(x, numLocal, numReplicas, timeout)
 	return execAny[AofAck](ctx, c, x, decAofAck)
@@ -7656,7 +7685,7 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	argMillis(x, "min-idle-time", minIdleTime)
+	argMillis(x, minIdleTime)
 	x.arg(start)
 	if o.Count != 0 {
 		x.arg("COUNT")
@@ -7666,6 +7695,8 @@ func argsXAutoClaim(x *cmd, key string, group string, consumer string, minIdleTi
 
 // XAutoClaim changes, or acquires, ownership of messages in a consumer group, as if the messages were
 // delivered to as consumer group member.
+//
+// minIdleTime is sent in milliseconds rounded up.
 //
 // Since 6.2.0. Complexity: O(1) if COUNT is small.
 func (c *Client) XAutoClaim(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) (XAutoClaim, error) {
@@ -7682,7 +7713,7 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	argMillis(x, "min-idle-time", minIdleTime)
+	argMillis(x, minIdleTime)
 	x.arg(start)
 	if o.Count != 0 {
 		x.arg("COUNT")
@@ -7695,6 +7726,8 @@ func argsXAutoClaimJustID(x *cmd, key string, group string, consumer string, min
 // were delivered to as consumer group member.
 //
 // This form sends JUSTID, which changes the reply; XAutoClaim is the form without.
+//
+// minIdleTime is sent in milliseconds rounded up.
 //
 // Since 6.2.0. Complexity: O(1) if COUNT is small.
 func (c *Client) XAutoClaimJustID(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) (XAutoClaimIDs, error) {
@@ -7736,14 +7769,14 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime t
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	argMillis(x, "min-idle-time", minIdleTime)
+	argMillis(x, minIdleTime)
 	needOne(x, "id", len(ids))
 	for _, e := range ids {
 		x.arg(e)
 	}
 	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "ms", o.Idle)
+		argMillis(x, o.Idle)
 	}
 	if !o.Time.IsZero() {
 		x.arg("TIME")
@@ -7765,6 +7798,8 @@ func argsXClaim(x *cmd, key string, group string, consumer string, minIdleTime t
 // XClaim changes, or acquires, ownership of a message in a consumer group, as if the message was
 // delivered a consumer group member.
 //
+// minIdleTime is sent in milliseconds rounded up.
+//
 // Since 5.0.0. Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group.
 func (c *Client) XClaim(ctx context.Context, key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) ([]StreamEntry, error) {
@@ -7781,14 +7816,14 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 	x.argKey(key)
 	x.arg(group)
 	x.arg(consumer)
-	argMillis(x, "min-idle-time", minIdleTime)
+	argMillis(x, minIdleTime)
 	needOne(x, "id", len(ids))
 	for _, e := range ids {
 		x.arg(e)
 	}
 	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "ms", o.Idle)
+		argMillis(x, o.Idle)
 	}
 	if !o.Time.IsZero() {
 		x.arg("TIME")
@@ -7812,6 +7847,8 @@ func argsXClaimJustID(x *cmd, key string, group string, consumer string, minIdle
 // delivered a consumer group member.
 //
 // This form sends JUSTID, which changes the reply; XClaim is the form without.
+//
+// minIdleTime is sent in milliseconds rounded up.
 //
 // Since 5.0.0. Complexity: O(log N) with N being the number of messages in the PEL of the consumer
 // group.
@@ -8090,7 +8127,7 @@ func argsXPendingExt(x *cmd, key string, group string, start string, end string,
 	x.arg(group)
 	if o.Idle != 0 {
 		x.arg("IDLE")
-		argMillis(x, "min-idle-time", o.Idle)
+		argMillis(x, o.Idle)
 	}
 	x.arg(start)
 	x.arg(end)
@@ -8156,7 +8193,7 @@ func argsXRead(x *cmd, keys []string, ids []string, opts *XReadOptions) {
 	}
 	if o.Block != nil {
 		x.arg("BLOCK")
-		argMillis(x, "milliseconds", *o.Block)
+		argMillis(x, *o.Block)
 	}
 	x.arg("STREAMS")
 	needOne(x, "key", len(keys))
@@ -8193,14 +8230,14 @@ func argsXReadGroup(x *cmd, group string, consumer string, keys []string, ids []
 	}
 	if o.Block != nil {
 		x.arg("BLOCK")
-		argMillis(x, "milliseconds", *o.Block)
+		argMillis(x, *o.Block)
 	}
 	if o.Claim != nil {
 		x.needs("CLAIM", serverRedis86)
 	}
 	if o.Claim != nil {
 		x.arg("CLAIM")
-		argMillis(x, "min-idle-time", *o.Claim)
+		argMillis(x, *o.Claim)
 	}
 	if o.NoAck {
 		x.arg("NOACK")

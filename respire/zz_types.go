@@ -306,13 +306,13 @@ type ClientKillFilter struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; 0 sends nothing. Since 7.4.0. Only on redis-8.0.2, redis-8.6.3,
-	// valkey-8.1.1, valkey-9.1.2.
-	MaxAge int64
+	// MaxAge sends MAXAGE maxage, in seconds rounded up; 0 sends nothing. Since 7.4.0. Only on
+	// redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
+	MaxAge time.Duration
 	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Name string
-	// Idle sends IDLE idle; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
-	Idle int64
+	// Idle sends IDLE idle, in seconds rounded up; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle time.Duration
 	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Flags string
 	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
@@ -387,7 +387,7 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 	}
 	if v.MaxAge != 0 {
 		x.arg("MAXAGE")
-		x.argInt(v.MaxAge)
+		argSeconds(x, v.MaxAge)
 	}
 	if v.Name != "" {
 		x.needs("NAME", serverValkey91)
@@ -401,7 +401,7 @@ func (v ClientKillFilter) args(x *cmd, required bool) {
 	}
 	if v.Idle != 0 {
 		x.arg("IDLE")
-		x.argInt(v.Idle)
+		argSeconds(x, v.Idle)
 	}
 	if v.Flags != "" {
 		x.needs("FLAGS", serverValkey91)
@@ -575,12 +575,13 @@ type ClientListOptions struct {
 	LAddr string
 	// SkipMe sends SKIPME YES|NO; nil sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
 	SkipMe *bool
-	// MaxAge sends MAXAGE maxage; 0 sends nothing. Since 8.1.0. Only on valkey-8.1.1, valkey-9.1.2.
-	MaxAge int64
+	// MaxAge sends MAXAGE maxage, in seconds rounded up; 0 sends nothing. Since 8.1.0. Only on
+	// valkey-8.1.1, valkey-9.1.2.
+	MaxAge time.Duration
 	// Name sends NAME name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Name string
-	// Idle sends IDLE idle; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
-	Idle int64
+	// Idle sends IDLE idle, in seconds rounded up; 0 sends nothing. Since 9.0.0. Only on valkey-9.1.2.
+	Idle time.Duration
 	// Flags sends FLAGS flags; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
 	Flags string
 	// LibName sends LIB-NAME lib-name; "" sends nothing. Since 9.0.0. Only on valkey-9.1.2.
@@ -773,8 +774,9 @@ type ClusterScanPage struct {
 
 // ClusterSetSlotOptions are the optional arguments of ClusterSetSlot. The zero value sends none of them.
 type ClusterSetSlotOptions struct {
-	// Timeout sends TIMEOUT timeout; 0 sends nothing. Since 8.0.0. Only on valkey-8.1.1, valkey-9.1.2.
-	Timeout int64
+	// Timeout sends TIMEOUT timeout, in milliseconds rounded up; 0 sends nothing. Since 8.0.0. Only on
+	// valkey-8.1.1, valkey-9.1.2.
+	Timeout time.Duration
 }
 
 // ClusterSetSlotSubCommand is the argument IMPORTING importing|MIGRATING migrating|NODE node|STABLE (used by ClusterSetSlot): set exactly one field.
@@ -1038,7 +1040,7 @@ type FailoverOptions struct {
 	TO *FailoverTarget
 	// Abort sends ABORT.
 	Abort bool
-	// Timeout sends TIMEOUT milliseconds, in whole milliseconds; 0 sends nothing.
+	// Timeout sends TIMEOUT milliseconds, in milliseconds rounded up; 0 sends nothing.
 	Timeout time.Duration
 }
 
@@ -1451,9 +1453,10 @@ type GeoSearchStoreOptions struct {
 
 // GetExOptions are the optional arguments of GetEx. The zero value sends none of them.
 type GetExOptions struct {
-	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	// EX sends EX seconds, in seconds, or as PX in milliseconds rounded up when not whole seconds; 0 sends
+	// nothing.
 	EX time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	// PX sends PX milliseconds, in milliseconds rounded up; 0 sends nothing.
 	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
@@ -1478,9 +1481,10 @@ type HExpireOptions struct {
 
 // HGetExOptions are the optional arguments of HGetEx. The zero value sends none of them.
 type HGetExOptions struct {
-	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	// EX sends EX seconds, in seconds, or as PX in milliseconds rounded up when not whole seconds; 0 sends
+	// nothing.
 	EX time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	// PX sends PX milliseconds, in milliseconds rounded up; 0 sends nothing.
 	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
@@ -1523,9 +1527,10 @@ type HSetExOptions struct {
 	KeyCondition Existence
 	// Condition sends FNX|FXX; the zero value sends nothing.
 	Condition FieldExistence
-	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	// EX sends EX seconds, in seconds, or as PX in milliseconds rounded up when not whole seconds; 0 sends
+	// nothing.
 	EX time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	// PX sends PX milliseconds, in milliseconds rounded up; 0 sends nothing.
 	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
@@ -1566,7 +1571,7 @@ type HotkeysStartOptions struct {
 	Net bool
 	// Count sends COUNT k; 0 sends nothing.
 	Count int64
-	// Duration sends DURATION seconds, in whole seconds; 0 sends nothing.
+	// Duration sends DURATION seconds, in seconds rounded up; 0 sends nothing.
 	Duration time.Duration
 	// Sample sends SAMPLE ratio; 0 sends nothing.
 	Sample int64
@@ -1746,9 +1751,10 @@ func (v LonLat) args(x *cmd) {
 type MSetExOptions struct {
 	// Condition sends NX|XX; the zero value sends nothing.
 	Condition Existence
-	// EX sends EX seconds, in whole seconds; 0 sends nothing.
+	// EX sends EX seconds, in seconds, or as PX in milliseconds rounded up when not whole seconds; 0 sends
+	// nothing.
 	EX time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing.
+	// PX sends PX milliseconds, in milliseconds rounded up; 0 sends nothing.
 	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing.
 	EXAT time.Time
@@ -1984,7 +1990,7 @@ type RestoreAskingOptions struct {
 	Replace bool
 	// AbsTTL sends ABSTTL. Since 5.0.0.
 	AbsTTL bool
-	// IdleTime sends IDLETIME seconds, in whole seconds; 0 sends nothing. Since 5.0.0.
+	// IdleTime sends IDLETIME seconds, in seconds rounded up; 0 sends nothing. Since 5.0.0.
 	IdleTime time.Duration
 	// Freq sends FREQ frequency; nil sends nothing, and 0 sets the LFU counter to 0. Since 5.0.0.
 	Freq *int64
@@ -1996,7 +2002,7 @@ type RestoreOptions struct {
 	Replace bool
 	// AbsTTL sends ABSTTL. Since 5.0.0.
 	AbsTTL bool
-	// IdleTime sends IDLETIME seconds, in whole seconds; 0 sends nothing. Since 5.0.0.
+	// IdleTime sends IDLETIME seconds, in seconds rounded up; 0 sends nothing. Since 5.0.0.
 	IdleTime time.Duration
 	// Freq sends FREQ frequency; nil sends nothing, and 0 sets the LFU counter to 0. Since 5.0.0.
 	Freq *int64
@@ -2135,9 +2141,10 @@ func (v SetIfCondition) args(x *cmd, required bool) {
 
 // SetOptions are the optional arguments of Set and SetIf and SetGet. The zero value sends none of them.
 type SetOptions struct {
-	// EX sends EX seconds, in whole seconds; 0 sends nothing. Since 2.6.12.
+	// EX sends EX seconds, in seconds, or as PX in milliseconds rounded up when not whole seconds; 0 sends
+	// nothing. Since 2.6.12.
 	EX time.Duration
-	// PX sends PX milliseconds, in whole milliseconds; 0 sends nothing. Since 2.6.12.
+	// PX sends PX milliseconds, in milliseconds rounded up; 0 sends nothing. Since 2.6.12.
 	PX time.Duration
 	// EXAT sends EXAT unix-time-seconds, as a Unix time in seconds; the zero value sends nothing. Since
 	// 6.2.0.
@@ -2512,7 +2519,7 @@ type XCfgSetOptions struct {
 
 // XClaimOptions are the optional arguments of XClaim and XClaimJustID. The zero value sends none of them.
 type XClaimOptions struct {
-	// Idle sends IDLE ms, in whole milliseconds; 0 sends nothing.
+	// Idle sends IDLE ms, in milliseconds rounded up; 0 sends nothing.
 	Idle time.Duration
 	// Time sends TIME unix-time-milliseconds, as a Unix time in milliseconds; the zero value sends
 	// nothing.
@@ -2649,7 +2656,7 @@ type XPendingEntry struct {
 
 // XPendingExtOptions are the optional arguments of XPendingExt. The zero value sends none of them.
 type XPendingExtOptions struct {
-	// Idle sends IDLE min-idle-time, in whole milliseconds; 0 sends nothing. Since 6.2.0.
+	// Idle sends IDLE min-idle-time, in milliseconds rounded up; 0 sends nothing. Since 6.2.0.
 	Idle time.Duration
 	// Consumer sends consumer; "" sends nothing.
 	Consumer string
@@ -2673,10 +2680,10 @@ type XRangeOptions struct {
 type XReadGroupOptions struct {
 	// Count sends COUNT count; 0 sends nothing.
 	Count int64
-	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
-	// time limit.
+	// Block sends BLOCK milliseconds, in milliseconds rounded up; nil sends nothing, and 0 blocks without
+	// a time limit.
 	Block *time.Duration
-	// Claim sends CLAIM min-idle-time, in whole milliseconds; nil sends nothing, and 0 claims every
+	// Claim sends CLAIM min-idle-time, in milliseconds rounded up; nil sends nothing, and 0 claims every
 	// pending entry, however briefly idle. Only on redis-8.6.3.
 	Claim *time.Duration
 	// NoAck sends NOACK.
@@ -2687,8 +2694,8 @@ type XReadGroupOptions struct {
 type XReadOptions struct {
 	// Count sends COUNT count; 0 sends nothing.
 	Count int64
-	// Block sends BLOCK milliseconds, in whole milliseconds; nil sends nothing, and 0 blocks without a
-	// time limit.
+	// Block sends BLOCK milliseconds, in milliseconds rounded up; nil sends nothing, and 0 blocks without
+	// a time limit.
 	Block *time.Duration
 }
 

@@ -106,12 +106,12 @@ func init() {
 			require.NotRegexp(e, ` flags=[A-Za-z]*e`, info)
 
 			// A short pause of writes; reads go on meanwhile.
-			require.NoError(e, e.C.ClientPause(e.Ctx, 50, &respire.ClientPauseOptions{Mode: respire.ClientPauseModeWrite}))
+			require.NoError(e, e.C.ClientPause(e.Ctx, 50*time.Millisecond, &respire.ClientPauseOptions{Mode: respire.ClientPauseModeWrite}))
 			defer e.Srv.Do(e.Ctx, "CLIENT", "UNPAUSE")
 			_, err = e.C.Ping(e.Ctx)
 			require.NoError(e, err)
 			require.NoError(e, e.C.ClientUnpause(e.Ctx))
-			require.NoError(e, e.C.ClientPause(e.Ctx, 20, nil))
+			require.NoError(e, e.C.ClientPause(e.Ctx, 20*time.Millisecond, nil))
 			start := time.Now()
 			e.Do("SET", e.Key("p"), "1") // waits for the pause to end
 			require.GreaterOrEqual(e, time.Since(start), 10*time.Millisecond)
@@ -168,7 +168,7 @@ func init() {
 			require.Equal(e, int64(0), n)
 			// MAXAGE came with Redis 7.4; on Redis 7.0 the client refuses
 			// it before anything is sent.
-			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: 1_000_000},
+			n, err = e.C.ClientKill(e.Ctx, respire.ClientKillFilter{MaxAge: 1_000_000 * time.Second},
 				respire.ClientKillFilter{SkipMe: cBool(true)})
 			if e.Flavor == harness.Redis70 {
 				dUnsupportedArg(e, err, "CLIENT KILL", "MAXAGE")

@@ -279,6 +279,16 @@ func TestCancelledLargeSet(t *testing.T) {
 		assert.Equal(t, 2, p.Accepted(), "the connection was replaced")
 	})
 
+	t.Run("UnsafeString write in progress", func(t *testing.T) {
+		// The caller's bytes, passed as a string without a copy, are
+		// written from its memory: the cancelled call returns only once
+		// no write reads them.
+		k, val := t.Name(), binaryValue(size, 5)
+		cutWhileWriting(t, k, val, func(cctx context.Context) error {
+			return c.Set(cctx, k, respire.UnsafeString(val), nil)
+		})
+	})
+
 	t.Run("batch write in progress", func(t *testing.T) {
 		k, val := t.Name(), binaryValue(size, 4)
 		b := c.NewBatch()
@@ -286,6 +296,38 @@ func TestCancelledLargeSet(t *testing.T) {
 		b.Do("SET", k, val)
 		cutWhileWriting(t, k, val, b.Exec)
 		assert.Error(t, small.Err(), "the batch did not complete")
+	})
+
+	t.Run("UnsafeString queued behind another write", func(t *testing.T) {
+		// Cancelled while queued, the caller's bytes are copied before
+		// the call returns, and the copy is written.
+		ka, kb := t.Name()+":a", t.Name()+":b"
+		aval := string(binaryValue(size, 6))
+		bval := binaryValue(1<<20, 7)
+		orig := bytes.Clone(bval)
+		g := arm(t)
+		adone := make(chan error, 1)
+		go func() { adone <- c.Set(ctx, ka, aval, nil) }()
+		<-g.blocked
+		sends := c.Stats().Sends
+		cctx, cancel := context.WithCancel(ctx)
+		bdone := make(chan error, 1)
+		go func() { bdone <- c.Set(cctx, kb, respire.UnsafeString(bval), nil) }()
+		for c.Stats().Sends == sends {
+			runtime.Gosched()
+		}
+		cancel()
+		require.ErrorIs(t, <-bdone, context.Canceled)
+		for i := range bval {
+			bval[i] = 'X'
+		}
+		cur.Store(nil)
+		close(g.released)
+		require.NoError(t, <-adone)
+		v, err := c.Get(ctx, kb)
+		require.NoError(t, err)
+		got := []byte(v)
+		assert.True(t, bytes.Equal(orig, got), "b as it was at the call: %d bytes, %d differ", len(got), countDiff(orig, got))
 	})
 
 	t.Run("queued behind another write", func(t *testing.T) {

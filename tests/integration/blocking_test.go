@@ -240,7 +240,7 @@ func TestBlockingTimeoutIsNil(t *testing.T) {
 				require.ErrorIs(t, err, respire.Nil, "RESP%d %v", proto, args)
 			}
 			// WAIT with no replicas reports 0 after its timeout.
-			n, err := c.Wait(ctx, 1, 10)
+			n, err := c.Wait(ctx, 1, 10*time.Millisecond)
 			require.NoError(t, err)
 			assert.Equal(t, int64(0), n)
 			// Server errors come back as they are, on a reusable connection.
