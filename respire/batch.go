@@ -154,9 +154,12 @@ func (b *Batch) execNow(ctx context.Context) error {
 		b.recycleLists(cmds, futs)
 		return nil
 	}
-	if b.c.cl != nil {
-		return b.execCluster(ctx, cmds, futs)
-	}
+	return b.c.be.batch(ctx, b, cmds, futs)
+}
+
+// execSingle is the end of execNow on one server (a single server's or a
+// Sentinel client's backend).
+func (b *Batch) execSingle(ctx context.Context, cmds []*cmd, futs []settler) error {
 	var err error
 	b.lists.reqs, err = b.c.execBatch(ctx, cmds, b.lists.reqs)
 	if err != nil {

@@ -48,18 +48,13 @@ func (c *Client) DoBlocking(ctx context.Context, args ...any) (Reply, error) {
 	return c.do(ctx, &cmdDoBlocking, args)
 }
 
-// send runs x, sealed, on the blocking pool or the multiplexed connections,
-// as the command's flags say.
-func (c *Client) send(ctx context.Context, x *cmd) error {
-	if c.cl != nil {
-		return c.execCluster(ctx, x)
-	}
-	if x.info.flags&flagReadonly == 0 {
-		if err := c.gateSentinel(ctx); err != nil {
-			x.Recycle()
-			return err
-		}
-	}
+// send runs x, sealed, on the backend: Do's path. Its error is not yet
+// wrapped with the command's name.
+func (c *Client) send(ctx context.Context, x *cmd) error { return c.be.send(ctx, x) }
+
+// sendSingle is send on one server: the blocking pool or the multiplexed
+// connections, as the command's flags say.
+func (c *Client) sendSingle(ctx context.Context, x *cmd) error {
 	if x.info.flags&flagBlocking != 0 {
 		return c.blocking.Do(ctx, &x.Request)
 	}

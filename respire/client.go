@@ -29,6 +29,7 @@ type Client struct {
 	srvBit   atomic.Pointer[serverBitCache]
 	trace    *tracing        // nil without Options.Tracer and Logger
 	sent     *sentinelClient // nil unless Options.Sentinel
+	be       backend         // what the client runs commands on (backend.go)
 	icmd     CommandFunc     // Options.Interceptors around runCommand; nil without
 	ibatch   BatchFunc       // Options.Interceptors around runBatch; nil without
 }
@@ -56,10 +57,13 @@ func NewClient(opts Options) (*Client, error) {
 		c.initClusterPubSub()
 		c.conns = uint32(max(opts.Connections, 1))
 		c.cache = newClusterCache(&opts, cfg, c.cl)
+		c.be = clusterBackend{c}
 		return c, nil
 	}
+	c.be = singleBackend{c}
 	if opts.Sentinel != nil {
 		c.sent = newSentinelClient(c, &opts, &cfg)
+		c.be = sentinelBackend{c, c.sent}
 	}
 	c.mux = transport.NewMux(cfg)
 	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
@@ -79,15 +83,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cerr error
-	if c.cl != nil {
-		cerr = c.cl.Connect(ctx)
-	} else if _, err := c.waitSentinel(ctx); err != nil {
-		cerr = err
-	} else {
-		cerr = c.mux.Connect(ctx)
-	}
-	if cerr != nil {
+	if cerr := c.be.connect(ctx); cerr != nil {
 		c.Close()
 		return nil, c.wrapErr("connect", cerr)
 	}
@@ -103,27 +99,20 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // to end. It is safe to call more than once.
 func (c *Client) Close() error {
 	c.closed.Store(true)
-	if c.sent != nil {
-		c.sent.close()
-	}
+	c.be.closeWatch()
 	c.closeCache()
 	c.closeShards()
 	c.hub.Close()
-	if c.cl != nil {
-		c.cl.Close()
-		return nil
-	}
-	c.blocking.Close()
-	return c.mux.Close()
+	return c.be.close()
 }
 
 // Stats returns transport counters (socket reads, bytes, replies), for
 // measuring how many replies each read carries; on a cluster, summed over
 // the nodes.
-func (c *Client) Stats() transport.Stats {
-	if c.cl == nil {
-		return c.mux.Stats()
-	}
+func (c *Client) Stats() transport.Stats { return c.be.stats() }
+
+// clusterStats is Stats on a cluster: summed over the nodes.
+func (c *Client) clusterStats() transport.Stats {
 	var st transport.Stats
 	for _, n := range c.cl.Nodes() {
 		s := n.Mux.Stats()
@@ -158,10 +147,10 @@ func (c *Client) mux0Timeout() time.Duration {
 
 // serverInfo describes a server of the client (on a cluster, the first
 // node that connected: the nodes of one cluster run one server version).
-func (c *Client) serverInfo() *transport.ConnInfo {
-	if c.cl == nil {
-		return c.mux.ServerInfo()
-	}
+func (c *Client) serverInfo() *transport.ConnInfo { return c.be.serverInfo() }
+
+// clusterServerInfo is serverInfo on a cluster.
+func (c *Client) clusterServerInfo() *transport.ConnInfo {
 	if si := c.nodeInfo.Load(); si != nil {
 		return si
 	}

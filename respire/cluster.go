@@ -390,12 +390,11 @@ func (c *Client) wrapCluster(name string, err error) error {
 // pool on a single server; on a cluster, of the node at (an ASK target),
 // else of the slot's primary when keyed, else of any primary.
 func (c *Client) hold(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
-	if c.cl == nil {
-		if err := c.gateSentinel(ctx); err != nil {
-			return nil, err
-		}
-		return c.blocking.Hold(ctx)
-	}
+	return c.be.hold(ctx, slot, keyed, at)
+}
+
+// holdCluster is hold on a cluster.
+func (c *Client) holdCluster(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
 	n := at
 	var err error
 	switch {

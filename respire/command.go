@@ -263,42 +263,19 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 	return c.execPlain(ctx, x, dec)
 }
 
-// execPlain is exec without tracing.
+// execPlain is exec without tracing or interceptors: the backend's.
 func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()
 		return err
 	}
-	if c.cl != nil {
-		x.dec = dec
-		x.sealRefs()
-		if x.info.flags&flagReadonly != 0 {
-			x.Retries = c.retries
-			x.ReadOnly = true
-		}
-		if !x.keyed && c.conns > 1 {
-			x.Route = c.rr.Add(1)
-		}
-		name := x.info.name
-		if err := c.execCluster(ctx, x); err != nil {
-			return c.wrapCluster(name, err)
-		}
-		if c.cache != nil {
-			c.afterWrite(ctx, x)
-		}
-		if x.replyErr != nil {
-			err := x.replyErr
-			x.Recycle()
-			return err
-		}
-		return nil
-	}
-	if c.sent != nil {
-		if done, err := c.execSentinel(ctx, x, dec); done {
-			return err
-		}
-	}
+	return c.be.exec(ctx, x, dec)
+}
+
+// execSingle is exec on one server (a single server's backend, and a
+// Sentinel client's for what goes to the primary as on one server).
+func (c *Client) execSingle(ctx context.Context, x *cmd, dec decoder) error {
 	if x.info.flags&flagBlocking != 0 {
 		err := c.execBlocking(ctx, x, dec)
 		if err == nil && c.cache != nil {
@@ -318,6 +295,32 @@ func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
 	name := x.info.name
 	if err := c.mux.Do(ctx, &x.Request); err != nil {
 		return c.wrapErr(name, err)
+	}
+	if c.cache != nil {
+		c.afterWrite(ctx, x)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return err
+	}
+	return nil
+}
+
+// execClusterCmd is exec on a cluster.
+func (c *Client) execClusterCmd(ctx context.Context, x *cmd, dec decoder) error {
+	x.dec = dec
+	x.sealRefs()
+	if x.info.flags&flagReadonly != 0 {
+		x.Retries = c.retries
+		x.ReadOnly = true
+	}
+	if !x.keyed && c.conns > 1 {
+		x.Route = c.rr.Add(1)
+	}
+	name := x.info.name
+	if err := c.execCluster(ctx, x); err != nil {
+		return c.wrapCluster(name, err)
 	}
 	if c.cache != nil {
 		c.afterWrite(ctx, x)
@@ -353,9 +356,6 @@ func (c *Client) release(x *cmd) { x.Recycle() }
 // Writes among them drop their keys from the client-side cache before the
 // results are handed out.
 func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Request) ([]*transport.Request, error) {
-	if err := c.gateSentinel(ctx); err != nil {
-		return reqs, c.wrapErr("batch", err)
-	}
 	for _, x := range xs {
 		if x.info.flags&flagBlocking != 0 {
 			return reqs, c.execBatchHeld(ctx, xs)

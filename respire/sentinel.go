@@ -235,15 +235,6 @@ func (sc *sentinelClient) gate(ctx context.Context) error {
 	return nil
 }
 
-// gateSentinel is gate for the paths that a Sentinel client shares with a
-// single server's; nil on other clients.
-func (c *Client) gateSentinel(ctx context.Context) error {
-	if c.sent == nil {
-		return nil
-	}
-	return c.sent.gate(ctx)
-}
-
 // execSentinel is the part of exec that differs on a Sentinel client: reads
 // from replicas, writes held back during a failover, and blocking commands
 // that the old master unblocked because it was demoted (UNBLOCKED: they did
@@ -320,13 +311,4 @@ func (c *Client) SentinelMaster() string {
 		return ""
 	}
 	return c.sent.w.Master()
-}
-
-// waitSentinel waits, on a Sentinel client, for the first discovery of the
-// master (Connect); nil at once on other clients.
-func (c *Client) waitSentinel(ctx context.Context) (string, error) {
-	if c.sent == nil {
-		return "", nil
-	}
-	return c.sent.w.WaitMaster(ctx)
 }

@@ -84,7 +84,6 @@ type TraceCommandEndData struct {
 	Err error
 }
 
-
 // TraceBatchStartData describes a batch about to be sent.
 type TraceBatchStartData struct {
 	// Len is the number of commands queued.
@@ -99,7 +98,6 @@ type TraceBatchEndData struct {
 	// errors of its commands (those are in their Futures).
 	Err error
 }
-
 
 // TraceConnectStartData describes a connection about to be dialed.
 type TraceConnectStartData struct {
@@ -121,7 +119,6 @@ type TraceConnectEndData struct {
 	Server, Version string
 }
 
-
 // TraceReconnectStartData describes a connection that broke.
 type TraceReconnectStartData struct {
 	Addr string
@@ -139,7 +136,6 @@ type TraceReconnectEndData struct {
 	Err error
 }
 
-
 // TracePubSubGapData describes lost messages of one Subscription.
 type TracePubSubGapData struct {
 	// Reason is GapOverflow or GapDisconnect.
@@ -156,7 +152,6 @@ type TracePubSubGapData struct {
 	Since, Until time.Time
 	Err          error
 }
-
 
 // TraceCacheInvalidateData describes one invalidation.
 type TraceCacheInvalidateData struct {
