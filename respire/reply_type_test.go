@@ -79,6 +79,9 @@ func TestReplyIndex(t *testing.T) {
 	assert.Equal(t, ReplyInvalid, Reply{resp.Value{Type: resp.TypeInteger, Int: 1}}.Index(0).Type())
 
 	// Walking with Len and Index does not allocate.
+	if raceEnabled {
+		return
+	}
 	allocs := testing.AllocsPerRun(100, func() {
 		for i := 0; i < arr.Len(); i++ {
 			_ = arr.Index(i).Type()
