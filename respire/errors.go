@@ -68,15 +68,22 @@ func serverError(err error) (*Error, bool) {
 	return &Error{Command: se.Command, Prefix: se.Prefix, Message: se.Message}, true
 }
 
-// Errors of the transport, re-exported so callers need not import it.
+// Errors of the connections, for errors.Is.
 var (
-	// ErrClosed: the client was closed.
+	// ErrClosed is the error of a call made after Client.Close, or in
+	// flight when it closed the client.
 	ErrClosed = transport.ErrClosed
-	// ErrUnavailable: no connection to the server could be used in time.
+	// ErrUnavailable is wrapped by the error of a command that found no
+	// connection to the server it needed before its context ended (or at
+	// once, with Options.FailFast): the command was never sent.
 	ErrUnavailable = transport.ErrUnavailable
-	// ErrStalled: a connection was replaced because a reply made no progress.
+	// ErrStalled is the cause, inside a *ConnError, given to the commands
+	// in flight on a connection that was replaced because its oldest
+	// reply made no progress for Options.StallTimeout.
 	ErrStalled = transport.ErrStalled
-	// ErrProtocol: the server sent bytes that are not valid RESP, or broke a limit.
+	// ErrProtocol is wrapped by the error of a connection whose server
+	// sent bytes that are not valid RESP, or that broke Options.Limits;
+	// such a connection is closed.
 	ErrProtocol = resp.ErrProtocol
 )
 

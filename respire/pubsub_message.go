@@ -49,27 +49,27 @@ type Gap struct {
 // GapReason says why messages may have been lost.
 type GapReason uint8
 
-// The reasons of a Gap. Their values are those of the transport's, so that
-// converting one is free.
+// The reasons of a Gap.
 const (
 	// GapOverflow: the subscription's buffer was full, and Gap.Dropped
 	// messages were dropped instead of being delivered.
-	GapOverflow = GapReason(transport.GapOverflow)
+	GapOverflow GapReason = iota + 1
 	// GapDisconnect: the connection to the server was lost; messages
 	// published between Gap.Since and Gap.Until were not received. The
 	// subscriptions have been restored.
-	GapDisconnect = GapReason(transport.GapDisconnect)
+	GapDisconnect
 	// GapMoved marks, on a cluster, a sharded channel (Message.Channel)
 	// that moved to another node (slot migration, failover) and was
 	// subscribed again there; messages published between Gap.Since and
 	// Gap.Until were not received.
-	GapMoved = GapReason(transport.GapMoved)
+	GapMoved
 )
 
 // String returns "overflow", "disconnect" or "moved".
 func (r GapReason) String() string { return transport.GapReason(r).String() }
 
-// publicMessage converts a message of the transport. A message is copied
+// publicMessage converts a message of the transport, whose GapReasons have
+// the same values (TestGapReason). A message is copied
 // as it is (its strings are shared, not copied); only a gap marker, which
 // is rare, allocates its Gap.
 func publicMessage(m *transport.Message) Message {

@@ -40,4 +40,8 @@ func TestGapReason(t *testing.T) {
 	for r, want := range map[GapReason]string{GapOverflow: "overflow", GapDisconnect: "disconnect", GapMoved: "moved", 0: "unknown"} {
 		assert.Equal(t, want, r.String())
 	}
+	// The values are the transport's: publicMessage converts them as they are.
+	assert.Equal(t, GapOverflow, GapReason(transport.GapOverflow))
+	assert.Equal(t, GapDisconnect, GapReason(transport.GapDisconnect))
+	assert.Equal(t, GapMoved, GapReason(transport.GapMoved))
 }
