@@ -98,7 +98,7 @@ var (
 // transaction, subscription and blocking command that lost its
 // connection, on every topology.
 type ConnError struct {
-	Addr string // the server's address, host:port
+	Addr string // the server's host:port; on Sentinel, "sentinel master NAME"
 	Err  error  // the cause
 }
 

@@ -55,23 +55,26 @@ func breakInFlight(t *testing.T, do doFunc, call func(ctx context.Context) error
 }
 
 // requireConnError asserts that err is found as a *respire.ConnError
-// naming addr and wrapping a cause, and that the command's outcome is
+// naming addr (any, when addr is "") and wrapping a cause, and that the command's outcome is
 // unknown (not ErrNotSent).
 func requireConnError(t *testing.T, err error, addr string) {
 	t.Helper()
 	var ce *respire.ConnError
 	require.ErrorAs(t, err, &ce, "error: %v", err)
-	assert.Equal(t, addr, ce.Addr)
+	if addr != "" {
+		assert.Equal(t, addr, ce.Addr)
+	}
+	assert.NotEmpty(t, ce.Addr)
 	assert.NotNil(t, ce.Err, "a ConnError wraps its cause")
-	assert.Contains(t, err.Error(), "connection to "+addr+" broken")
+	assert.Contains(t, err.Error(), "connection to "+ce.Addr+" broken")
 	assert.NotErrorIs(t, err, respire.ErrNotSent, "the command was sent")
 	var he *respire.HandshakeError
 	assert.False(t, errors.As(err, &he), "a broken connection is no handshake error")
 }
 
 // connErrorPaths runs every kind of call whose connection breaks with the
-// command in flight against c, whose key "et:k" lives on the server do
-// reaches at addr.
+// command in flight against c, whose key (and key+":list") lives on the
+// server do reaches at addr.
 func connErrorPaths(t *testing.T, c *respire.Client, do doFunc, addr, key string) {
 	t.Run("command", func(t *testing.T) {
 		requireConnError(t, breakInFlight(t, do, func(ctx context.Context) error {
@@ -125,7 +128,7 @@ func TestConnErrorIsRespireType(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		hc := harness.StartCluster(t, harness.ClusterConfig{Replicas: -1})
 		c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}})
-		const key = "et:k"
+		const key = "{et}:k" // and "{et}:k:list", in the same slot
 		slot, err := c.ClusterKeySlot(ctxT(t), key)
 		require.NoError(t, err)
 		n := hc.MasterOf(int(slot))
@@ -136,7 +139,9 @@ func TestConnErrorIsRespireType(t *testing.T) {
 		c := connect(t, respire.Options{Sentinel: &respire.SentinelOptions{MasterName: d.Config.MasterName, Addrs: d.Addrs()}})
 		m, err := d.Master(ctxT(t))
 		require.NoError(t, err)
-		connErrorPaths(t, c, m.Do, m.Addr, "et:k")
+		// The connection is named after the master, not its address, which
+		// changes with a failover.
+		connErrorPaths(t, c, m.Do, "sentinel master "+d.Config.MasterName, "et:k")
 	})
 }
 
@@ -171,4 +176,49 @@ func TestHandshakeErrorIsRespireType(t *testing.T) {
 	assert.True(t, he.Permanent())
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "WRONGPASS", se.Prefix)
+}
+
+// TestPubSubMessageFields: the events of a Subscription are respire's
+// Message and Gap, with every field filled, through Next and Messages.
+func TestPubSubMessageFields(t *testing.T) {
+	srv := harness.Start(t, harness.Config{})
+	c := connect(t, respire.Options{Addr: srv.Addr})
+	ctx := ctxT(t)
+	sub, err := c.Subscribe(ctx, "et:news")
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, sub.PSubscribe(ctx, "et:p*"))
+
+	_, err = c.Publish(ctx, "et:news", "hello")
+	require.NoError(t, err)
+	assert.Equal(t, respire.Message{Channel: "et:news", Payload: "hello"}, next(t, sub))
+	_, err = c.Publish(ctx, "et:pat", "via pattern")
+	require.NoError(t, err)
+	assert.Equal(t, respire.Message{Channel: "et:pat", Pattern: "et:p*", Payload: "via pattern"}, next(t, sub))
+
+	// A lost connection is a GapDisconnect marker, then delivery resumes.
+	_, err = srv.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub")
+	require.NoError(t, err)
+	m := next(t, sub)
+	require.NotNil(t, m.Gap, "%+v", m)
+	assert.Equal(t, respire.GapDisconnect, m.Gap.Reason)
+	assert.Equal(t, "disconnect", m.Gap.Reason.String())
+	assert.Zero(t, m.Gap.Dropped)
+	assert.Error(t, m.Gap.Err)
+	assert.False(t, m.Gap.Since.IsZero())
+	assert.False(t, m.Gap.Until.Before(m.Gap.Since))
+	assert.Empty(t, m.Channel+m.Pattern+m.Payload)
+
+	msgs := sub.Messages()
+	require.Eventually(t, func() bool {
+		_, err := c.Publish(ctx, "et:news", "again")
+		require.NoError(t, err)
+		select {
+		case got := <-msgs:
+			assert.Equal(t, respire.Message{Channel: "et:news", Payload: "again"}, got)
+			return true
+		case <-time.After(50 * time.Millisecond):
+			return false
+		}
+	}, 10*time.Second, time.Millisecond, "no message after the reconnect")
 }
