@@ -204,7 +204,7 @@ func TestPubSubMessageFields(t *testing.T) {
 	assert.Equal(t, respire.GapDisconnect, m.Gap.Reason)
 	assert.Equal(t, "disconnect", m.Gap.Reason.String())
 	assert.Zero(t, m.Gap.Dropped)
-	assert.Error(t, m.Gap.Err)
+	assert.Error(t, m.Gap.Err, "the cause of the disconnect")
 	assert.False(t, m.Gap.Since.IsZero())
 	assert.False(t, m.Gap.Until.Before(m.Gap.Since))
 	assert.Empty(t, m.Channel+m.Pattern+m.Payload)
