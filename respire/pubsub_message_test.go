@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/respire-go/respire/internal/transport"
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,13 @@ func TestGapReason(t *testing.T) {
 	assert.Equal(t, GapOverflow, GapReason(transport.GapOverflow))
 	assert.Equal(t, GapDisconnect, GapReason(transport.GapDisconnect))
 	assert.Equal(t, GapMoved, GapReason(transport.GapMoved))
+}
+
+// TestMessageOverheadDocumented: Options.PubSubBufferBytes states what a
+// buffered message counts beyond its bytes.
+func TestMessageOverheadDocumented(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("documented for 64-bit platforms")
+	}
+	assert.Equal(t, int64(128), transport.MessageOverhead)
 }
