@@ -33,6 +33,6 @@ func TestClusterRefusalMessages(t *testing.T) {
 	assert.NotContains(t, err.Error(), "set Options.DB")
 	assert.Contains(t, err.Error(), "only database 0")
 
-	_, err = respire.Connect(ctx, respire.Options{DB: 1, Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}})
+	_, err = respire.Connect(ctx, respire.Options{DB: 1, Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
 	assert.ErrorIs(t, err, respire.ErrInvalidOption, "a cluster refuses Options.DB, as the SELECT message says")
 }

@@ -127,7 +127,7 @@ func TestConnErrorIsRespireType(t *testing.T) {
 	})
 	t.Run("cluster", func(t *testing.T) {
 		hc := harness.StartCluster(t, harness.ClusterConfig{Replicas: -1})
-		c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Seeds: hc.Seeds()}})
+		c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
 		const key = "{et}:k" // and "{et}:k:list", in the same slot
 		slot, err := c.ClusterKeySlot(ctxT(t), key)
 		require.NoError(t, err)
