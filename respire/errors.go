@@ -89,14 +89,15 @@ var (
 
 // ConnError reports a connection that broke with the command in flight or
 // being sent: the command may or may not have run. Err is the cause (an
-// I/O error, ErrProtocol, ErrStalled, ErrMasterSwitched, ...):
+// I/O error, ErrProtocol, ErrStalled, ErrPrimarySwitched, ...):
 //
 //	var ce *respire.ConnError
 //	if errors.As(err, &ce) { log.Printf("lost %s: %v", ce.Addr, ce.Err) }
 //
 // errors.As finds it behind the error of every command, batch,
-// transaction, subscription and blocking command that lost its
-// connection, on every topology.
+// transaction and blocking command that lost its connection, on every
+// topology. (A Subscription does not fail: it reconnects, and a Gap
+// reports the interruption.)
 type ConnError struct {
 	Addr string // the server's host:port; on Sentinel, "sentinel master NAME"
 	Err  error  // the cause
@@ -136,10 +137,10 @@ func (e *HandshakeError) Unwrap() error { return e.Err }
 // Permanent reports a failure that trying again will not fix until the
 // configuration or the server changes: a wrong password or user, a
 // refused SELECT, RESP3 required but refused, a TLS certificate that does
-// not verify, an error of the OnConnect hook (unless the connection broke, the
-// context ended, or the server was loading or busy). Commands get such an
-// error at once instead of waiting for a reconnect, while the client keeps
-// trying in the background.
+// not verify, an error of the OnConnect hook (unless the connection broke,
+// the context ended, or the server was loading or busy). Commands get such
+// an error at once instead of waiting for a reconnect, while the client
+// keeps trying in the background.
 func (e *HandshakeError) Permanent() bool { return e.permanent }
 
 func init() { transport.PublicAs = publicAs }
