@@ -43,7 +43,7 @@ type backend interface {
 	closeWatch()
 	// stats sums the transport's counters; serverInfo describes a server
 	// the client connected to, nil before any.
-	stats() transport.Stats
+	stats() Stats
 	serverInfo() *transport.ConnInfo
 }
 
@@ -55,7 +55,7 @@ func (s singleBackend) close() error {
 }
 
 func (s singleBackend) closeWatch()                     {}
-func (s singleBackend) stats() transport.Stats          { return s.c.mux.Stats() }
+func (s singleBackend) stats() Stats                    { return muxStats(s.c.mux) }
 func (s singleBackend) serverInfo() *transport.ConnInfo { return s.c.mux.ServerInfo() }
 
 func (s sentinelBackend) connect(ctx context.Context) error {
@@ -67,7 +67,7 @@ func (s sentinelBackend) connect(ctx context.Context) error {
 
 func (s sentinelBackend) close() error                    { return singleBackend{s.c}.close() }
 func (s sentinelBackend) closeWatch()                     { s.sc.close() }
-func (s sentinelBackend) stats() transport.Stats          { return s.c.mux.Stats() }
+func (s sentinelBackend) stats() Stats                    { return muxStats(s.c.mux) }
 func (s sentinelBackend) serverInfo() *transport.ConnInfo { return s.c.mux.ServerInfo() }
 
 func (s clusterBackend) connect(ctx context.Context) error { return s.c.cl.Connect(ctx) }
@@ -78,7 +78,7 @@ func (s clusterBackend) close() error {
 }
 
 func (s clusterBackend) closeWatch()                     {}
-func (s clusterBackend) stats() transport.Stats          { return s.c.clusterStats() }
+func (s clusterBackend) stats() Stats                    { return s.c.clusterStats() }
 func (s clusterBackend) serverInfo() *transport.ConnInfo { return s.c.clusterServerInfo() }
 
 // singleBackend is one server.

@@ -69,9 +69,6 @@ type CacheOptions struct {
 	Connections int
 }
 
-// CacheStats are the counters of the client-side cache.
-type CacheStats = cache.Stats
-
 // ErrCacheDisabled is returned by the methods of Cached when the client has
 // no Options.ClientCache.
 var ErrCacheDisabled = errors.New("respire: client-side cache is not enabled (Options.ClientCache)")
@@ -343,7 +340,7 @@ func (c *Client) CacheStats() CacheStats {
 	if c.cache == nil {
 		return CacheStats{}
 	}
-	return c.cache.store.Stats()
+	return cacheStats(c.cache.store.Stats())
 }
 
 // FlushCache drops every entry of the client-side cache.

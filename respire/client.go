@@ -106,27 +106,6 @@ func (c *Client) Close() error {
 	return c.be.close()
 }
 
-// Stats returns transport counters (socket reads, bytes, replies), for
-// measuring how many replies each read carries; on a cluster, summed over
-// the nodes.
-func (c *Client) Stats() transport.Stats { return c.be.stats() }
-
-// clusterStats is Stats on a cluster: summed over the nodes.
-func (c *Client) clusterStats() transport.Stats {
-	var st transport.Stats
-	for _, n := range c.cl.Nodes() {
-		s := n.Mux.Stats()
-		st.Reads += s.Reads
-		st.Bytes += s.Bytes
-		st.Replies += s.Replies
-		st.Sends += s.Sends
-		st.Writes += s.Writes
-		st.SocketReads += s.SocketReads
-		st.SocketBytes += s.SocketBytes
-	}
-	return st
-}
-
 // anyNodeAddr is the address the pub/sub hub of a cluster client dials:
 // any primary (SUBSCRIBE and PUBLISH reach every node of a cluster).
 func (c *Client) anyNodeAddr() string {

@@ -68,26 +68,105 @@ func serverError(err error) (*Error, bool) {
 	return &Error{Command: se.Command, Prefix: se.Prefix, Message: se.Message}, true
 }
 
-// Errors of the transport, re-exported so callers need not import it.
+// Errors of the connections, for errors.Is.
 var (
-	// ErrClosed: the client was closed.
+	// ErrClosed is the error of a call made after Client.Close, or in
+	// flight when it closed the client.
 	ErrClosed = transport.ErrClosed
-	// ErrUnavailable: no connection to the server could be used in time.
+	// ErrUnavailable is wrapped by the error of a command that found no
+	// connection to the server it needed before its context ended (or at
+	// once, with Options.FailFast): the command was never sent.
 	ErrUnavailable = transport.ErrUnavailable
-	// ErrStalled: a connection was replaced because a reply made no progress.
+	// ErrStalled is the cause, inside a *ConnError, given to the commands
+	// in flight on a connection that was replaced because its oldest
+	// reply made no progress for Options.StallTimeout.
 	ErrStalled = transport.ErrStalled
-	// ErrProtocol: the server sent bytes that are not valid RESP, or broke a limit.
+	// ErrProtocol is wrapped by the error of a connection whose server
+	// sent bytes that are not valid RESP, or that broke Options.Limits;
+	// such a connection is closed.
 	ErrProtocol = resp.ErrProtocol
 )
 
-// ConnError reports a connection that broke with the command in flight; the
-// command may or may not have run.
-type ConnError = transport.ConnError
+// ConnError reports a connection that broke with the command in flight or
+// being sent: the command may or may not have run. Err is the cause (an
+// I/O error, ErrProtocol, ErrStalled, ErrPrimarySwitched, ...):
+//
+//	var ce *respire.ConnError
+//	if errors.As(err, &ce) { log.Printf("lost %s: %v", ce.Addr, ce.Err) }
+//
+// errors.As finds it behind the error of every command, batch,
+// transaction and blocking command that lost its connection, on every
+// topology. (A Subscription does not fail: it reconnects, and a Gap
+// reports the interruption.)
+type ConnError struct {
+	Addr string // the server's host:port; on Sentinel, "sentinel master NAME"
+	Err  error  // the cause
+}
 
-// HandshakeError reports a failed connection set-up (TLS, HELLO, AUTH,
-// SELECT). A wrong password is a HandshakeError wrapping an *Error with
-// prefix WRONGPASS.
-type HandshakeError = transport.HandshakeError
+// Error returns "respire: connection to ADDR broken: cause".
+func (e *ConnError) Error() string {
+	return "respire: connection to " + e.Addr + " broken: " + transport.Trim(e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// HandshakeError reports a failed connection set-up: Step names what
+// failed ("TLS", "HELLO", "AUTH", "SELECT", "CLIENT SETNAME", "CLIENT
+// TRACKING", "ROLE", "credentials" for Options.Credentials, "OnConnect"
+// for the Options.OnConnect hook). A wrong password is a HandshakeError
+// wrapping an *Error with prefix WRONGPASS:
+//
+//	var he *respire.HandshakeError
+//	if errors.As(err, &he) && he.Permanent() { ... fix the configuration ... }
+type HandshakeError struct {
+	Step string // the step that failed
+	Err  error  // the cause: the server's *Error, a TLS error, ...
+	// permanent is Permanent's answer, taken from the transport's error.
+	permanent bool
+}
+
+// Error returns "respire: handshake STEP: cause".
+func (e *HandshakeError) Error() string {
+	return "respire: handshake " + e.Step + ": " + transport.Trim(e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// Permanent reports a failure that trying again will not fix until the
+// configuration or the server changes: a wrong password or user, a
+// refused SELECT, RESP3 required but refused, a TLS certificate that does
+// not verify, an error of the OnConnect hook (unless the connection broke,
+// the context ended, or the server was loading or busy). Commands get such
+// an error at once instead of waiting for a reconnect, while the client
+// keeps trying in the background.
+func (e *HandshakeError) Permanent() bool { return e.permanent }
+
+func init() { transport.PublicAs = publicAs }
+
+// publicAs lets errors.As find the transport's errors as respire's: each
+// call makes a new value, on the error path only.
+func publicAs(err error, target any) bool {
+	switch t := target.(type) {
+	case **ConnError:
+		if e, ok := err.(*transport.ConnError); ok {
+			*t = &ConnError{Addr: e.Addr, Err: e.Err}
+			return true
+		}
+	case **HandshakeError:
+		if e, ok := err.(*transport.HandshakeError); ok {
+			*t = &HandshakeError{Step: e.Step, Err: e.Err, permanent: e.Permanent()}
+			return true
+		}
+	case **Error:
+		if e, ok := err.(*transport.ServerError); ok {
+			*t = &Error{Command: e.Command, Prefix: e.Prefix, Message: e.Message}
+			return true
+		}
+	}
+	return false
+}
 
 // ErrNotSent is matched (errors.Is) by the error of every command that
 // certainly never reached the server, which is therefore safe to send

@@ -254,10 +254,10 @@ type Options struct {
 	// SubscriptionOptions.Buffer overrides it.
 	PubSubBuffer int
 	// PubSubBufferBytes bounds the memory each Subscription holds for its
-	// reader: the bytes of its buffered messages plus
-	// transport.MessageOverhead each. Default 8 MiB, Redis's own soft
-	// limit for a pub/sub client's output buffer (docs/pubsub.md explains
-	// the choice). SubscriptionOptions.BufferBytes overrides it.
+	// reader: the bytes of its buffered messages plus, for each, its slot
+	// in the queue (128 bytes on 64-bit platforms). Default 8 MiB, Redis's
+	// own soft limit for a pub/sub client's output buffer (docs/pubsub.md
+	// explains the choice). SubscriptionOptions.BufferBytes overrides it.
 	PubSubBufferBytes int
 	// ClientCache, when set, turns on server-assisted client-side caching
 	// for reads made through Client.Cached; see CacheOptions. It needs

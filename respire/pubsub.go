@@ -8,30 +8,6 @@ import (
 	"github.com/respire-go/respire/internal/transport"
 )
 
-// Message is a pub/sub event: a message published to a channel, or, when
-// its Gap is not nil, a marker saying that messages may have been lost at
-// this point (see Gap).
-type Message = transport.Message
-
-// Gap reports messages that may have been lost: dropped because the
-// subscription's buffer was full (GapOverflow, with the count), or missed
-// while the connection was down (GapDisconnect, with the window). A
-// subscription is never left to lose messages silently.
-type Gap = transport.Gap
-
-// GapReason says why messages may have been lost.
-type GapReason = transport.GapReason
-
-// The reasons of a Gap.
-const (
-	GapOverflow   = transport.GapOverflow
-	GapDisconnect = transport.GapDisconnect
-	// GapMoved marks, on a cluster, a sharded channel (Message.Channel)
-	// that moved to another node (slot migration, failover) and was
-	// subscribed again there.
-	GapMoved = transport.GapMoved
-)
-
 // ErrSubscriptionClosed is returned by a Subscription after its Close.
 var ErrSubscriptionClosed = transport.ErrSubscriptionClosed
 
@@ -191,7 +167,11 @@ func (s *Subscription) SUnsubscribe(channels ...string) error {
 // or ctx ends. After Close it fails with ErrSubscriptionClosed, after the
 // client's Close with ErrClosed.
 func (s *Subscription) Next(ctx context.Context) (Message, error) {
-	return s.s.Next(ctx)
+	m, err := s.s.Next(ctx)
+	if err != nil {
+		return Message{}, err
+	}
+	return publicMessage(&m), nil
 }
 
 // Messages returns a channel that delivers what Next would, for use in a
@@ -214,7 +194,7 @@ func (s *Subscription) pump() {
 			return
 		}
 		select {
-		case s.ch <- m:
+		case s.ch <- publicMessage(&m):
 		case <-s.s.Done():
 			return
 		}

@@ -16,11 +16,49 @@ type Reply struct {
 	v resp.Value
 }
 
-// Value returns the underlying RESP value.
-func (r Reply) Value() resp.Value { return r.v }
+// Type returns the kind of the reply: ReplyString, ReplyInteger,
+// ReplyArray and so on; ReplyNull for a null of either protocol.
+func (r Reply) Type() ReplyType { return replyType(&r.v) }
 
-// Type returns the RESP type of the reply.
-func (r Reply) Type() resp.Type { return r.v.Type }
+// Len returns the number of elements of an aggregate reply (array, set,
+// push), or twice the number of pairs of a map (keys and values
+// alternate); 0 for any other reply.
+func (r Reply) Len() int {
+	if r.v.Null {
+		return 0
+	}
+	return len(r.v.Elems)
+}
+
+// Index returns element i of an aggregate reply, in the server's order; for
+// a map, keys are at even and values at odd indexes. With Len it walks an
+// aggregate without the allocation of Slice. An index out of range gives a
+// zero Reply, of type ReplyInvalid, whose accessors return an error.
+func (r Reply) Index(i int) Reply {
+	if r.v.Null || i < 0 || i >= len(r.v.Elems) {
+		return Reply{}
+	}
+	return Reply{r.v.Elems[i]}
+}
+
+// VerbatimFormat returns the format of a verbatim string reply ("txt" for plain
+// text, "mkd" for markdown), or "" for any other reply.
+func (r Reply) VerbatimFormat() string {
+	if r.v.Type != resp.TypeVerbatim || r.v.Null {
+		return ""
+	}
+	return r.v.Format
+}
+
+// Attributes returns the RESP3 attributes the server sent in front of the
+// reply (metadata such as key popularity, which most servers never send)
+// as a reply of type ReplyMap, and false if there were none.
+func (r Reply) Attributes() (Reply, bool) {
+	if r.v.Attrs == nil {
+		return Reply{}, false
+	}
+	return Reply{resp.Value{Type: resp.TypeMap, Elems: r.v.Attrs}}, true
+}
 
 // IsNull reports a null reply.
 func (r Reply) IsNull() bool { return r.v.Null || r.v.Type == resp.TypeNull }
@@ -40,7 +78,7 @@ func (r Reply) mismatch(want string) error {
 	if err := r.Err(); err != nil {
 		return err
 	}
-	return fmt.Errorf("respire: reply is %s, not %s", r.v.Type, want)
+	return fmt.Errorf("respire: reply is %s, not %s", r.Type(), want)
 }
 
 // Text returns a string-like reply (simple, bulk or verbatim string, double

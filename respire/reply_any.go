@@ -23,7 +23,7 @@ import (
 //     string is formatted as String formats it); the order is lost;
 //   - error replies nested in an aggregate (EXEC's replies, say): an
 //     *Error, which is an error;
-//   - attributes sent in front of a value are dropped: Value().Attrs has
+//   - attributes sent in front of a value are dropped: Attributes returns
 //     them.
 //
 // RESP2 sends maps as flat arrays of keys and values, so that on a RESP2

@@ -91,3 +91,33 @@ func ExampleTx_Do_anyCommand() {
 	}
 	fmt.Println("expire set:", ttl.Val())
 }
+
+func ExampleReply_Index() {
+	ctx := context.Background()
+	c, err := respire.NewClient(respire.Options{Addr: "localhost:6379"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	// Walk a reply of any shape by its type, without converting it first:
+	// Len and Index read an aggregate in place.
+	r, err := c.Do(ctx, "CLIENT", "TRACKINGINFO")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var walk func(r respire.Reply, depth int)
+	walk = func(r respire.Reply, depth int) {
+		if !r.Type().IsAggregate() {
+			fmt.Printf("%*s%s: %s\n", 2*depth, "", r.Type(), r)
+			return
+		}
+		fmt.Printf("%*s%s of %d\n", 2*depth, "", r.Type(), r.Len())
+		for i := 0; i < r.Len(); i++ {
+			walk(r.Index(i), depth+1)
+		}
+	}
+	walk(r, 0)
+}

@@ -254,8 +254,8 @@ func (c *Client) onConnLost(addr string, cause error) func(int, error) {
 // onGap is transport.Config.OnGap.
 func (c *Client) onGap(g transport.Gap, opened bool) {
 	t := c.trace
-	d := TracePubSubGapData{Reason: g.Reason, Opened: opened, Since: g.Since, Until: g.Until, Err: g.Err}
-	if g.Reason == GapOverflow {
+	d := TracePubSubGapData{Reason: GapReason(g.Reason), Opened: opened, Since: g.Since, Until: g.Until, Err: g.Err}
+	if d.Reason == GapOverflow {
 		d.Dropped = 1
 	}
 	if t.gap != nil {

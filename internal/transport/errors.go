@@ -81,6 +81,20 @@ func (e *ConnError) Error() string {
 
 func (e *ConnError) Unwrap() error { return e.Err }
 
+// PublicAs lets errors.As find an error of this package as the API
+// package's type of the same meaning (respire declares its own ConnError,
+// HandshakeError and Error, which this package cannot import): given one
+// of this package's errors and errors.As's target, it fills the target and
+// reports true when the target's type is that error's public counterpart.
+// The API package sets it once, in an init function; nil leaves errors.As
+// to find only this package's types.
+var PublicAs func(err error, target any) bool
+
+func publicAs(err error, target any) bool { return PublicAs != nil && PublicAs(err, target) }
+
+// As fills the API package's counterpart (see PublicAs).
+func (e *ConnError) As(target any) bool { return publicAs(e, target) }
+
 // ServerError is an error reply from the server (simple or bulk error) to
 // a command the transport sends itself: a handshake step, a subscription,
 // a topology query. Its Prefix is the first word of the message, such as
@@ -105,6 +119,9 @@ func NewServerError(msg string) *ServerError {
 
 func (e *ServerError) Error() string { return e.Message }
 
+// As fills the API package's counterpart (see PublicAs).
+func (e *ServerError) As(target any) bool { return publicAs(e, target) }
+
 // HandshakeError reports a failure while setting up a connection (HELLO,
 // AUTH, SELECT, CLIENT SETNAME). It wraps the server's error where there is
 // one, so errors.As(err, **ServerError) finds a WRONGPASS.
@@ -122,6 +139,9 @@ func (e *HandshakeError) Error() string {
 }
 
 func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// As fills the API package's counterpart (see PublicAs).
+func (e *HandshakeError) As(target any) bool { return publicAs(e, target) }
 
 // Permanent reports a handshake failure that trying again will not fix
 // until the configuration or the server changes: a wrong password or user
