@@ -62,8 +62,8 @@ type CacheOptions struct {
 	Broadcast bool
 	Prefixes  []string
 	// Policy is the eviction policy; the zero value is S3-FIFO, chosen by
-	// measurement (see package cache).
-	Policy cache.Policy
+	// measurement (see CachePolicy).
+	Policy CachePolicy
 	// Connections is the number of tracking connections that serve cached
 	// reads. Default 1.
 	Connections int
@@ -89,7 +89,7 @@ func (o *CacheOptions) validate(proto int) error {
 	if o.Connections < 0 {
 		return optErr("ClientCache.Connections", "%d is negative", o.Connections)
 	}
-	if o.Policy > cache.LRU {
+	if o.Policy > CacheLRU {
 		return optErr("ClientCache.Policy", "unknown policy %d", o.Policy)
 	}
 	if len(o.Prefixes) > 0 && !o.Broadcast {
@@ -196,7 +196,7 @@ func newCacheStore(opts *Options) *clientCache {
 	// so that goroutines that only hit see them without the scheduler's
 	// help. cc.mux is set before the client is returned, so before any
 	// hit.
-	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy, Tick: cc.poll})
+	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy.store(), Tick: cc.poll})
 	return cc
 }
 

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/internal/cache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +17,7 @@ func TestCacheOptionsValidate(t *testing.T) {
 		{Options{ClientCache: &CacheOptions{MaxBytes: -1}}, "MaxBytes"},
 		{Options{ClientCache: &CacheOptions{TTL: -time.Second}}, "TTL"},
 		{Options{ClientCache: &CacheOptions{Prefixes: []string{"a:"}}}, "Broadcast"},
-		{Options{ClientCache: &CacheOptions{Policy: cache.LRU + 1}}, "Policy"},
+		{Options{ClientCache: &CacheOptions{Policy: CacheLRU + 1}}, "Policy"},
 	} {
 		err := tc.opts.validate()
 		require.ErrorIs(t, err, ErrInvalidOption)

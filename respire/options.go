@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/internal/transport"
-	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // ReadMode chooses how a connection reads its replies. The zero value,
@@ -239,8 +238,8 @@ type Options struct {
 	// no progress for this long. Default 30s.
 	StallTimeout time.Duration
 	// Limits bound what a broken or hostile server can make the client
-	// hold; zero fields take the defaults of package resp.
-	Limits resp.Limits
+	// hold; zero fields take their defaults (see Limits).
+	Limits Limits
 	// BlockingPoolSize bounds the dedicated connections on which blocking
 	// commands (BLPOP, XREAD BLOCK, WAIT, ...) run, one at a time each, so
 	// they never hold up other commands. They are dialed when needed and
@@ -345,7 +344,7 @@ func (o *Options) transportConfig() transport.Config {
 		MaxBackoff:   o.MaxRetryBackoff,
 		HealthCheck:  o.HealthCheckInterval,
 		StallTimeout: o.StallTimeout,
-		Limits:       o.Limits,
+		Limits:       o.Limits.reader(),
 	}
 	if !o.NoClientInfo {
 		cfg.LibName, cfg.LibVersion = LibName, strings.TrimPrefix(Version, "v")

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/respire-go/respire/internal/cache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -229,7 +228,7 @@ func TestCacheOptionsPrefixesMustNotOverlap(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidOption)
 		assert.Contains(t, err.Error(), "overlap")
 	}
-	c, err := NewClient(Options{ClientCache: &CacheOptions{Broadcast: true, Prefixes: []string{"user:", "order:", "u"}, Policy: cache.LRU}})
+	c, err := NewClient(Options{ClientCache: &CacheOptions{Broadcast: true, Prefixes: []string{"user:", "order:", "u"}, Policy: CacheLRU}})
 	if err == nil {
 		c.Close()
 	}

@@ -1,7 +1,7 @@
 package integration
 
-import "github.com/respire-go/respire/internal/transport/resp"
+import "github.com/respire-go/respire/respire"
 
-func respireLimits() resp.Limits {
-	return resp.Limits{MaxBulk: 1 << 20}
+func respireLimits() respire.Limits {
+	return respire.Limits{MaxBulk: 1 << 20}
 }
