@@ -1,0 +1,419 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
+)
+
+// Refreshing the topology: the refresh loop, fetching CLUSTER SHARDS (or
+// SLOTS) from the candidates in order, adopting a view, and suspecting
+// nodes that fail.
+
+func (c *Cluster) refreshLoop() {
+	periodic := time.NewTicker(c.opts.RefreshInterval)
+	defer periodic.Stop()
+	var last time.Time
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	for {
+		var wait time.Duration
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-periodic.C:
+		case <-c.kick:
+			// A MOVED: its slot is patched already; give the cluster a
+			// moment to tell every node, so that the fetch finds the new
+			// view wherever it asks.
+			wait = max(c.opts.RefreshGap-time.Since(last), settle)
+		case <-c.urgent:
+			wait = c.opts.UrgentGap - time.Since(last)
+		}
+		if wait > 0 && !last.IsZero() {
+			timer.Reset(wait)
+			select {
+			case <-c.ctx.Done():
+				return
+			case <-timer.C:
+			case <-c.urgent:
+				// A node failed meanwhile: do not wait longer than for it.
+				if !timer.Stop() {
+					<-timer.C
+				}
+				if w := c.opts.UrgentGap - time.Since(last); w > 0 {
+					timer.Reset(w)
+					select {
+					case <-c.ctx.Done():
+						return
+					case <-timer.C:
+					}
+				}
+			}
+		}
+		last = time.Now()
+		c.fetch()
+		// Requests that came in while fetching were answered by it.
+		select {
+		case <-c.kick:
+		default:
+		}
+		// While the cluster reports a primary as failed and callers have
+		// found it failing, keep asking every UrgentGap without waiting
+		// for another caller to fail: callers stuck on a stopped node
+		// fail only at their deadlines, and a replica may be promoted any
+		// moment. A primary that hands its slots over in good health
+		// (a TAKEOVER, a reshard) is not polled for.
+		if c.primaryFailing() {
+			signal(c.urgent)
+		}
+	}
+}
+
+// settle is how long a refresh asked for by a redirect waits at least.
+const settle = 250 * time.Millisecond
+
+// fetchTimeout bounds how long one node is waited on for the topology, and
+// maxAsked how many nodes one refresh asks at most.
+const (
+	fetchTimeout = time.Second
+	maxAsked     = 3
+)
+
+// fetch asks nodes for the topology, one after the other, until one gives
+// a view it can adopt.
+func (c *Cluster) fetch() {
+	var errs []error
+	var pending *View // a changed view, waiting for a second node to agree
+	var pendingFrom *Node
+	for i, n := range c.candidates() {
+		if i == maxAsked {
+			break
+		}
+		// A node that does not answer in a second (stopped, partitioned)
+		// must not hold up the others.
+		ctx, cancel := context.WithTimeout(c.ctx, fetchTimeout)
+		v, err := c.ask(ctx, n)
+		cancel()
+		if c.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.Suspect(n)
+			errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+			continue
+		}
+		if stale := c.staleSlot(v); stale >= 0 {
+			errs = append(errs, fmt.Errorf("%s: a view older than the MOVED for slot %d", n.Addr, stale))
+			continue
+		}
+		// The first view is adopted as it comes (one fetch on first use,
+		// checked node by node by CLUSTER MYID); a view that moves slots
+		// must be confirmed by a second node, so that one node's stale or
+		// foreign view cannot redirect traffic.
+		cur := c.cur.Load()
+		switch {
+		case cur == nil || cur.movesOnlyFailing(v):
+		case pending != nil && sameOwners(pending, v):
+		default:
+			if pending == nil {
+				pending, pendingFrom = v, n
+			} else {
+				errs = append(errs, fmt.Errorf("%s and %s disagree on the slot owners", pendingFrom.Addr, n.Addr))
+				pending, pendingFrom = v, n
+			}
+			continue
+		}
+		if err = c.adopt(v); err == nil {
+			return
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+	}
+	if pending != nil {
+		errs = append(errs, fmt.Errorf("%s: a changed topology no other node confirmed", pendingFrom.Addr))
+	}
+	c.mu.Lock()
+	if len(errs) == 0 {
+		errs = append(errs, errors.New("no node to ask"))
+	}
+	c.lastErr = errors.Join(errs...)
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// primaryFailing reports whether a primary of the current view is both
+// reported failed by the cluster and suspected by this client.
+func (c *Cluster) primaryFailing() bool {
+	r := c.cur.Load()
+	if r == nil {
+		return false
+	}
+	for _, sh := range r.shards {
+		if sh.failing && sh.primary.suspected() {
+			return true
+		}
+	}
+	return false
+}
+
+// serves reports whether n is the primary of a shard of r.
+func (r *routes) serves(n *Node) bool {
+	for _, sh := range r.shards {
+		if sh.primary == n {
+			return true
+		}
+	}
+	return false
+}
+
+// movesOnlyFailing reports whether v gives every slot the primary r routes
+// it to, or moves it only where the evidence says: away from a primary
+// that is failing (suspected: a failover, which callers are waiting for
+// and which the cluster itself decided), or to the node a MOVED from the
+// slot's old owner named. Any other move needs a second node's word.
+func (r *routes) movesOnlyFailing(v *View) bool {
+	o := v.owners()
+	for i := range o {
+		sh := r.slots[i].Load()
+		switch {
+		case sh == nil && o[i] == "":
+		case sh != nil && sh.primary.ID == o[i]:
+		case sh != nil && sh.primary.ID == "" && sh.primary.Addr == v.addrOf(o[i]):
+			// A redirect's target, whose id we learn from this view.
+		case sh != nil && sh.primary.suspected():
+		case sh != nil && v.addrOf(o[i]) != "" && sh.primary.movedToAddr() == v.addrOf(o[i]):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// addrOf returns the address of the primary with id in v, or "".
+func (v *View) addrOf(id string) string {
+	for _, s := range v.Shards {
+		if s.Primary.ID == id {
+			return s.Primary.Addr
+		}
+	}
+	return ""
+}
+
+func (n *Node) movedToAddr() string {
+	if a := n.movedTo.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+// Suspect marks n as failing (a connection error, a timeout): it is asked
+// for the topology only after the others for a while, and a refresh is
+// asked for.
+func (c *Cluster) Suspect(n *Node) {
+	n.suspect.Store(time.Now().Add(suspectFor).UnixNano())
+	c.Urgent()
+}
+
+// stalledFor is how long a connection to a primary that lost its slots
+// while suspected must have read nothing, with requests in flight, for
+// them to be failed with ErrFailedOver. A failover takes the cluster's
+// node timeout at least (seconds), so a stopped node's connections are
+// silent for far longer by the time its slots move.
+const stalledFor = time.Second
+
+// suspectFor is how long a failing node is asked last.
+const suspectFor = 5 * time.Second
+
+func (n *Node) suspected() bool { return time.Now().UnixNano() < n.suspect.Load() }
+
+// candidates lists the nodes to ask, primaries of the current view first
+// (in random order), then replicas, then the seeds.
+func (c *Cluster) candidates() []*Node {
+	var out []*Node
+	if r := c.cur.Load(); r != nil {
+		for _, i := range rand.Perm(len(r.shards)) {
+			out = append(out, r.shards[i].primary)
+		}
+		for _, sh := range r.shards {
+			out = append(out, sh.replicas...)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	for _, s := range c.opts.Seeds {
+		n := c.nodes[s]
+		if n == nil {
+			n = c.nodeLocked(s, "")
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	// Suspected nodes last, in their order.
+	slices.SortStableFunc(out, func(a, b *Node) int {
+		switch sa, sb := a.suspected(), b.suspected(); {
+		case sa == sb:
+			return 0
+		case sa:
+			return 1
+		}
+		return -1
+	})
+	return out
+}
+
+// ask sends CLUSTER SHARDS (or CLUSTER SLOTS, on servers without it) to n.
+func (c *Cluster) ask(ctx context.Context, n *Node) (*View, error) {
+	c.fetches.Add(1)
+	v, err := roundTrip(ctx, n.Mux, "CLUSTER", "SHARDS")
+	if err == nil && v.Type != resp.TypeSimpleError && v.Type != resp.TypeBulkError {
+		return ParseShards(v, c.opts.Node.TLS != nil, n.Addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err = roundTrip(ctx, n.Mux, "CLUSTER", "SLOTS")
+	if err != nil {
+		return nil, err
+	}
+	if v.Type == resp.TypeSimpleError || v.Type == resp.TypeBulkError {
+		se := transport.NewServerError(v.Str)
+		se.Command = "CLUSTER SLOTS"
+		return nil, se
+	}
+	return ParseSlots(v, n.Addr)
+}
+
+// adopt installs v, unless it comes from another cluster: once a view was
+// adopted, a new one must share a node id with it.
+func (c *Cluster) adopt(v *View) error {
+	if len(v.Shards) == 0 {
+		return errors.New("topology has no shard with slots")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return transport.ErrClosed
+	}
+	old := c.cur.Load()
+	if old != nil {
+		known := false
+		for _, id := range v.ids() {
+			if old.ids[id] {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return errors.New("topology names none of the known nodes: another cluster, not adopted")
+		}
+	}
+	next := &routes{ids: map[string]bool{}}
+	keep := map[string]bool{}
+	for _, s := range v.Shards {
+		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID), failing: !s.Primary.Healthy}
+		keep[s.Primary.Addr] = true
+		next.ids[s.Primary.ID] = true
+		for _, r := range s.Replicas {
+			next.ids[r.ID] = true
+			if c.opts.Replicas {
+				sh.replicas = append(sh.replicas, c.nodeLocked(r.Addr, r.ID))
+				keep[r.Addr] = true
+			}
+		}
+		for _, rg := range s.Ranges {
+			for i := rg[0]; i <= rg[1]; i++ {
+				next.slots[i].Store(sh)
+			}
+		}
+		next.shards = append(next.shards, sh)
+	}
+	// A primary that lost its slots while failing (stopped, cut off) will
+	// not answer the requests it holds: fail them now, so that their
+	// callers need not wait for their deadlines to try the new owner. Only
+	// connections silent for stalledFor with requests in flight are
+	// broken: a primary that handed its slots over in good health (a
+	// manual failover, a takeover) answers them itself, with a reply or a
+	// MOVED, even when this client suspected it of being slow.
+	if old != nil {
+		for _, sh := range old.shards {
+			p := sh.primary
+			if p.suspected() && !next.serves(p) {
+				p.Mux.BreakStalled(ErrFailedOver, stalledFor)
+			}
+		}
+	}
+	// Nodes that left the view are closed; seeds stay to be asked again.
+	for addr, n := range c.nodes {
+		if !keep[addr] && !slices.Contains(c.opts.Seeds, addr) {
+			delete(c.nodes, addr)
+			go closeNode(n)
+		}
+	}
+	c.lastErr = nil
+	clear(c.patched)
+	c.publishLocked(next)
+	return nil
+}
+
+// staleSlot returns a slot that v gives to another node than a MOVED
+// received since the last adoption did, or -1.
+func (c *Cluster) staleSlot(v *View) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.patched) == 0 {
+		return -1
+	}
+	owner := map[uint16]string{}
+	for _, s := range v.Shards {
+		for _, rg := range s.Ranges {
+			for slot := range c.patched {
+				if int(slot) >= rg[0] && int(slot) <= rg[1] {
+					owner[slot] = s.Primary.Addr
+				}
+			}
+		}
+	}
+	for slot, addr := range c.patched {
+		if owner[slot] != addr {
+			return int(slot)
+		}
+	}
+	return -1
+}
+
+// fetchReq is a request whose reply is kept as a tree.
+type fetchReq struct {
+	transport.Request
+	v resp.Value
+}
+
+func (f *fetchReq) HandleReply(m resp.Msg) { f.v = m.Tree() }
+func (f *fetchReq) Recycle()               {}
+
+func roundTrip(ctx context.Context, m *transport.Mux, args ...string) (resp.Value, error) {
+	f := &fetchReq{}
+	f.Init(f)
+	f.SetPayload(resp.AppendCommand(nil, args...))
+	if err := m.Do(ctx, &f.Request); err != nil {
+		return resp.Value{}, err
+	}
+	return f.v, nil
+}
+
+// permanent reports an error that trying again will not fix soon.
+func permanent(err error) bool {
+	var he *transport.HandshakeError
+	return errors.As(err, &he) && he.Permanent()
+}
