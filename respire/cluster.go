@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/respire-go/respire/internal/topology"
 	"github.com/respire-go/respire/internal/transport"
-	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Cluster mode.
@@ -19,7 +16,8 @@ import (
 // A cluster client holds a topology.Cluster instead of one Mux: every
 // command goes to the node that serves its keys' slot (CRC16 of the key or
 // its {hash tag}), read-only ones to a replica when ReadFrom asks for it.
-// The redirect loop lives here, since only this package sees replies: MOVED
+// The redirect loop is topology.Cluster.Exec (internal/topology/exec.go),
+// which sees replies through the topology.Command that cmd implements: MOVED
 // patches the slot map and the command goes to the new owner; ASK sends
 // ASKING and the command once to the target; TRYAGAIN, CLUSTERDOWN, LOADING
 // and MASTERDOWN, which say the command did not run, are retried after a
@@ -145,11 +143,7 @@ func crossSlot(command, why, a string, sa uint16, b string, sb uint16) error {
 }
 
 // redirect is a cluster error reply that asks for the command again.
-type redirect struct {
-	kind string // MOVED, ASK, or a retry-later prefix
-	slot uint16
-	addr string
-}
+type redirect = topology.Redirect
 
 // redirectOf parses x's error reply as a redirect; from is the address of
 // the node that replied (for an empty host).
@@ -168,82 +162,40 @@ func parseRedirect(err error, from string) (redirect, bool) {
 	if !ok {
 		return redirect{}, false
 	}
-	switch se.Prefix {
-	case "MOVED", "ASK":
-		f := strings.Fields(se.Message)
-		if len(f) != 3 {
-			return redirect{}, false
-		}
-		slot, perr := strconv.Atoi(f[1])
-		if perr != nil || slot < 0 || slot >= topology.SlotCount {
-			return redirect{}, false
-		}
-		addr := f[2]
-		if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
-			h, _, _ := net.SplitHostPort(from)
-			addr = net.JoinHostPort(h, port)
-		}
-		return redirect{kind: se.Prefix, slot: uint16(slot), addr: addr}, true
-	case "TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN":
-		return redirect{kind: se.Prefix}, true
-	}
-	return redirect{}, false
+	return topology.ParseRedirect(se.Prefix, se.Message, from)
 }
 
 // waitedOutError is the error of a command that the cluster kept refusing
-// (CLUSTERDOWN, TRYAGAIN, an unreachable node, ...) until its context
-// ended. It matches both causes.
-type waitedOutError struct{ last, ctx error }
+// until its context ended.
+type waitedOutError = topology.WaitedOutError
 
-func (e *waitedOutError) Error() string {
-	return "respire: the cluster answered " + transport.Trim(e.last) + " until the context ended: " + e.ctx.Error()
-}
-
-func (e *waitedOutError) Unwrap() []error { return []error{e.last, e.ctx} }
-
-// maxRedirects bounds the MOVED and ASK redirects one command follows.
-// Waits for a cluster that cannot serve the command yet (CLUSTERDOWN,
-// TRYAGAIN, an unreachable node) are bounded by the caller's context, and
-// by maxAttempts should that have no deadline.
+// The bounds and pauses of the cluster's redirect loop (internal/topology).
 const (
-	maxRedirects = 16
-	maxAttempts  = 1000
+	maxRedirects = topology.MaxRedirects
+	maxAttempts  = topology.MaxAttempts
 )
 
-// clusterPause is the pause before trying again a command that the
-// cluster could not run yet (TRYAGAIN, CLUSTERDOWN, ...) or whose node
-// could not be reached; a new topology ends it early.
-func clusterPause(attempt int) time.Duration {
-	return min(time.Millisecond<<min(attempt, 7), 100*time.Millisecond)
-}
+// clusterPause is topology.PauseFor.
+func clusterPause(attempt int) time.Duration { return topology.PauseFor(attempt) }
 
 // pause waits for d, a topology change, or the end of ctx (false).
-func (c *Client) pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-c.cl.Changed():
-	case <-ctx.Done():
-		return false
-	}
-	return true
-}
+func (c *Client) pause(ctx context.Context, d time.Duration) bool { return c.cl.Pause(ctx, d) }
 
 // askingPayload is ASKING, sent before a command redirected by ASK.
-var askingPayload = resp.AppendCommand(nil, "ASKING")
+var askingPayload = topology.AskingPayload
 
-type askingReq struct {
-	transport.Request
-	err error
-}
+// Req, Redirect and ClearReply make a cmd a topology.Command.
+func (x *cmd) Req() *transport.Request { return &x.Request }
 
-func (a *askingReq) HandleReply(m resp.Msg) {
-	if n := m.Top(); n.IsError() {
-		a.err = newServerError("ASKING", n)
-	}
+// Redirect reports the redirect x's reply asks for.
+func (x *cmd) Redirect(from string) (topology.Redirect, bool) { return redirectOf(x.replyErr, from) }
+
+// ClearReply forgets x's reply error before it is sent again.
+func (x *cmd) ClearReply() error {
+	err := x.replyErr
+	x.replyErr = nil
+	return err
 }
-func (a *askingReq) Recycle() {}
 
 // execCluster runs x, sealed with its decoder set, on the node that serves
 // its slot, following redirects. The contract is exec's: on error x has
@@ -258,121 +210,17 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 		x.Recycle()
 		return err
 	}
-	readonly := x.info.flags&flagReadonly != 0
-	blocking := x.info.flags&flagBlocking != 0
 	rf := topology.ReadPrimary
-	if readonly {
+	if x.info.flags&flagReadonly != 0 {
 		rf = topology.ReadFrom(c.opts.ReadFrom)
 	}
-	retries := int(x.Retries)
-	redirects := 0
-	// ask is the node of an ASK redirect; moved that of a MOVED one for a
-	// command whose keys the client does not know (EVAL through Do, ...),
-	// which a random primary would likely send elsewhere again.
-	var ask, moved *topology.Node
-	for attempt := 0; ; attempt++ {
-		var n *topology.Node
-		switch {
-		case ask != nil:
-			n = ask
-		case moved != nil:
-			n, moved = moved, nil
-		case keyed:
-			n, err = c.cl.Route(ctx, slot, rf)
-		default:
-			n, err = c.cl.Any(ctx)
-		}
-		if err != nil {
-			x.Recycle()
-			return err
-		}
-		abandoned := false
-		switch {
-		case ask != nil:
-			a := &askingReq{}
-			a.Init(a)
-			a.SetPayload(askingPayload)
-			err = n.Mux.DoMulti(ctx, []*transport.Request{&a.Request, &x.Request})
-			ask = nil
-			if err != nil {
-				return err // DoMulti recycled x
-			}
-		case blocking:
-			if err = n.Pool.Do(ctx, &x.Request); err != nil {
-				return err // the pool recycled x
-			}
-		default:
-			abandoned, err = n.Mux.Try(ctx, &x.Request)
-		}
-		if err != nil {
-			if abandoned || attempt >= maxAttempts || ctx.Err() != nil {
-				if !abandoned {
-					x.Recycle()
-				}
-				// A node that let the deadline pass with the command in
-				// flight, or that refused it, may be stopped or cut off:
-				// the cluster may be failing it over. One that was only
-				// slow to accept a new connection is not suspected.
-				if abandoned || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-					c.cl.Suspect(n)
-				}
-				return err
-			}
-			var ce *ConnError
-			switch {
-			case c.closed.Load():
-			case errors.Is(err, ErrNotSent):
-				// The node could not be reached: the topology may have
-				// moved on; ask for it and try again.
-				c.cl.Suspect(n)
-				if rf != topology.ReadPrimary && rf != topology.ReadReplica {
-					rf = topology.ReadPrimary
-				}
-				if c.pause(ctx, clusterPause(attempt)) {
-					continue
-				}
-			case errors.As(err, &ce) && retries > 0:
-				retries--
-				c.cl.Suspect(n)
-				if c.pause(ctx, clusterPause(attempt)) {
-					continue
-				}
-			case errors.As(err, &ce):
-				c.cl.Suspect(n)
-			}
-			x.Recycle()
-			return err
-		}
-		rd, ok := redirectOf(x.replyErr, n.Addr)
-		if ok && (rd.kind == "MOVED" || rd.kind == "ASK") {
-			redirects++
-		}
-		if !ok || redirects > maxRedirects || attempt >= maxAttempts {
-			return nil
-		}
-		last := x.replyErr
-		x.replyErr = nil
-		switch rd.kind {
-		case "MOVED":
-			c.cl.Moved(rd.slot, rd.addr)
-			if !keyed {
-				moved = c.cl.Node(rd.addr)
-			}
-		case "ASK":
-			ask = c.cl.Node(rd.addr)
-		case "LOADING":
-			if rf == topology.ReadPreferReplica || rf == topology.ReadNearest {
-				rf = topology.ReadPrimary
-				continue
-			}
-			fallthrough
-		default:
-			if !c.pause(ctx, clusterPause(attempt)) {
-				x.Recycle()
-				return transport.NotSent(&waitedOutError{last: last, ctx: ctx.Err()})
-			}
-		}
-	}
+	return c.cl.Exec(ctx, x, topology.Route{
+		Slot:     slot,
+		Keyed:    keyed,
+		Blocking: x.info.flags&flagBlocking != 0,
+		ReadFrom: rf,
+		Retries:  int(x.Retries),
+	})
 }
 
 // wrapCluster names the command in a transport error of execCluster; an

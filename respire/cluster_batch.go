@@ -116,8 +116,8 @@ func (c *Client) execBatchCluster(ctx context.Context, xs []*cmd) (errs []error,
 			if !ok {
 				continue
 			}
-			if rd.kind == "MOVED" {
-				c.cl.Moved(rd.slot, rd.addr)
+			if rd.Kind == "MOVED" {
+				c.cl.Moved(rd.Slot, rd.Addr)
 			}
 			x.replyErr = nil
 			name := x.info.name

@@ -148,10 +148,10 @@ func (k *clusterCache) retag(t *tracker) {
 // error for anything else (ASK, TRYAGAIN, CLUSTERDOWN, ...) or after too
 // many redirects, for which the caller reads without the cache.
 func (k *clusterCache) redirected(ctx context.Context, t *tracker, rd redirect, key string, redirects int) (*tracker, error) {
-	if rd.kind != "MOVED" || redirects >= maxRedirects {
+	if rd.Kind != "MOVED" || redirects >= maxRedirects {
 		return nil, errNotCached
 	}
-	k.cl.Moved(rd.slot, rd.addr)
+	k.cl.Moved(rd.Slot, rd.Addr)
 	k.retag(t)
 	return k.trackerFor(ctx, key)
 }

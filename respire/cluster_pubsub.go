@@ -208,8 +208,8 @@ func (set *shardSet) subscribe(ctx context.Context, channels []string) error {
 					}
 				}
 				r.mu.Unlock()
-				if rd, ok := redirectOf(err, addr); ok && rd.kind == "MOVED" && attempt < 5 {
-					r.c.cl.Moved(rd.slot, rd.addr)
+				if rd, ok := redirectOf(err, addr); ok && rd.Kind == "MOVED" && attempt < 5 {
+					r.c.cl.Moved(rd.Slot, rd.Addr)
 					todo = append(todo, names...)
 					continue
 				}
@@ -458,8 +458,8 @@ func (set *shardSet) moveTo(addr string, gaps map[string]*transport.Gap) bool {
 	if err == nil {
 		return true
 	}
-	if rd, ok := redirectOf(err, addr); ok && rd.kind == "MOVED" {
-		r.c.cl.Moved(rd.slot, rd.addr)
+	if rd, ok := redirectOf(err, addr); ok && rd.Kind == "MOVED" {
+		r.c.cl.Moved(rd.Slot, rd.Addr)
 	}
 	r.mu.Lock()
 	for ch, g := range gaps {

@@ -55,7 +55,7 @@ func TestTransportServerErrorIsAnError(t *testing.T) {
 // until its context ended gives both causes, with one "respire:".
 func TestWaitedOutNamesTheCommandOnce(t *testing.T) {
 	last := newError("GET", "CLUSTERDOWN The cluster is down")
-	err := error(&CommandError{Command: "GET", Err: transport.NotSent(&waitedOutError{last: last, ctx: context.DeadlineExceeded})})
+	err := error(&CommandError{Command: "GET", Err: transport.NotSent(&waitedOutError{Last: last, Ctx: context.DeadlineExceeded})})
 	assert.Equal(t, "respire: GET: not sent: the cluster answered GET: CLUSTERDOWN The cluster is down until the context ended: context deadline exceeded", err.Error())
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorIs(t, err, ErrNotSent)

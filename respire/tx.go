@@ -187,11 +187,11 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		// The cluster refused the whole transaction (EXECABORT) for a
 		// redirect: nothing ran, so it goes again, as a unit.
 		ask = nil
-		switch rd.kind {
+		switch rd.Kind {
 		case "MOVED":
-			c.cl.Moved(rd.slot, rd.addr)
+			c.cl.Moved(rd.Slot, rd.Addr)
 		case "ASK":
-			ask = c.cl.Node(rd.addr)
+			ask = c.cl.Node(rd.Addr)
 		default:
 			if !c.pause(ctx, clusterPause(attempt)) {
 				return r.settle(ctx, c, futs)
