@@ -57,6 +57,7 @@ func NewClient(opts Options) (*Client, error) {
 		c.initClusterPubSub()
 		c.conns = uint32(max(opts.Connections, 1))
 		c.cache = newClusterCache(&opts, cfg, c.cl)
+		c.observeCache()
 		c.be = clusterBackend{c}
 		return c, nil
 	}

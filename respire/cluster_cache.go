@@ -43,6 +43,9 @@ type clusterCache struct {
 	cc   *clientCache
 	cl   *topology.Cluster
 	base transport.Config
+	// traceFlush tells the tracer of a node's flush (observeCache); set
+	// in NewClient, before any tracker exists.
+	traceFlush func()
 
 	mu       sync.Mutex
 	closed   bool
@@ -115,7 +118,12 @@ func (k *clusterCache) trackerOf(n *topology.Node) (*tracker, error) {
 	t := &tracker{node: n}
 	t.tag.Store(k.tags.Add(1))
 	tr := *cfg.Tracking
-	tr.Flush = func() { k.retag(t) }
+	tr.Flush = func() {
+		k.retag(t)
+		if f := k.traceFlush; f != nil {
+			f()
+		}
+	}
 	cfg.Tracking = &tr
 	t.mux = transport.NewMux(cfg)
 	k.trackers[n] = t

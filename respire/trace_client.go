@@ -137,9 +137,22 @@ func (c *Client) observeCache() {
 	if c.cache == nil || c.trace == nil || c.trace.cache == nil {
 		return
 	}
+	t := c.trace.cache
+	if k := c.cache.cluster; k != nil {
+		// Every node's tracker copies the base's tracking config.
+		tr := k.base.Tracking
+		inv := tr.Invalidate
+		tr.Invalidate = func(key []byte) {
+			inv(key)
+			t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
+		}
+		k.traceFlush = func() {
+			t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
+		}
+		return
+	}
 	tr := c.cache.mux.Config().Tracking
 	inv, flush := tr.Invalidate, tr.Flush
-	t := c.trace.cache
 	tr.Invalidate = func(key []byte) {
 		inv(key)
 		t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})

@@ -555,3 +555,37 @@ func TestTracerReconnectEndsAtClose(t *testing.T) {
 	}
 	assert.Positive(t, failed, "the dials to the dead server are traced")
 }
+
+// TestTracerCacheInvalidateCluster: on a cluster, the invalidations every
+// node sends for the client-side cache reach the Tracer too.
+func TestTracerCacheInvalidateCluster(t *testing.T) {
+	hc := harness.SharedCluster(t, "")
+	ctx := ctxT(t)
+	seen := make(chan string, 16)
+	tr := &respire.Tracer{CacheInvalidate: func(_ context.Context, _ *respire.Client, d respire.TraceCacheInvalidateData) {
+		if !d.Flush {
+			select {
+			case seen <- string(d.Key):
+			default:
+			}
+		}
+	}}
+	c := clusterClient(t, hc, respire.Options{Tracer: tr, ClientCache: &respire.CacheOptions{}})
+	w := clusterClient(t, hc, respire.Options{})
+	key := "{" + t.Name() + "}:k"
+	require.NoError(t, w.Set(ctx, key, "1", nil))
+	v, err := c.Cached(time.Minute).Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "1", v)
+	require.NoError(t, w.Set(ctx, key, "2", nil))
+	for {
+		select {
+		case k := <-seen:
+			if k == key {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("no invalidation of %s reached the tracer: %v", key, ctx.Err())
+		}
+	}
+}
