@@ -60,6 +60,15 @@
 // "wait for the invalidation of this cached key", on every topology) would
 // let the Locker drop the channel and the Tracer wiring altogether.
 //
+// # Cost
+//
+// TryLock and Release are one script call each. On a client with
+// Options.ClientCache (which the Notifier needs) respire follows every
+// script with a PING on its tracking connections, since it cannot tell
+// which keys a script wrote; that doubles the round trips of an
+// uncontended lock (4 instead of 2 for a take and release). A client
+// without the cache, woken through the channel, pays 2.
+//
 // # Guarantees and limits
 //
 //   - Safety (at most one holder at a time) holds while the deployment's
