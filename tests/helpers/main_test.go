@@ -5,6 +5,8 @@ package helpers
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,6 +59,7 @@ func topologies(t *testing.T) []topology {
 
 // TestHelpers runs every helper's tests on every topology.
 func TestHelpers(t *testing.T) {
+	runs.Add(1)
 	for _, tp := range topologies(t) {
 		t.Run(tp.name, func(t *testing.T) {
 			t.Run("lock", func(t *testing.T) { testLock(t, tp) })
@@ -83,8 +86,14 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-// prefix is a key prefix unique to the test.
-func prefix(t testing.TB) string { return t.Name() + ":" }
+// runs numbers the tests' runs in this binary (-count), whose keys must
+// differ: the shared cluster outlives a run.
+var runs atomic.Int64
+
+// prefix is a key prefix unique to the test and its run.
+func prefix(t testing.TB) string {
+	return fmt.Sprintf("%s:%d:%d:", t.Name(), os.Getpid(), runs.Load())
+}
 
 // commandCounter counts the single commands a client sends, by name.
 type commandCounter struct {
