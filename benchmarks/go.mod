@@ -7,9 +7,12 @@ replace github.com/respire-go/respire => ../
 replace github.com/respire-go/respire/tests => ../tests
 
 require (
+	github.com/bsm/redislock v0.9.4
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/gomodule/redigo v1.9.3
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/redis/rueidis/rueidisaside v1.0.78
 	github.com/respire-go/respire v0.0.0
 	github.com/respire-go/respire/tests v0.0.0
 	go.uber.org/goleak v1.3.0
