@@ -71,6 +71,10 @@ type Server struct {
 	Dir string
 
 	stop func() error
+	// proc and exited (closed when it has ended) are those of a local
+	// process, for the nodes of a Cluster or a Sentinel deployment.
+	proc   *os.Process
+	exited <-chan struct{}
 }
 
 // Start starts a server for the test and returns a client connected to
