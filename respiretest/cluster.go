@@ -132,7 +132,7 @@ func NewCluster(ctx context.Context, opts *ClusterOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := localBinary(o.Server, "a cluster")
+	bin, err := localBinary(o.Server, "ClusterOptions.Server", "a cluster")
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func TestClusterNoServer(t *testing.T) {
 	_, err = NewCluster(ctx, &ClusterOptions{Server: "/no/such/redis-server"})
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, ErrNoServer))
-	assert.Contains(t, err.Error(), `Options.Server names "/no/such/redis-server", which cannot be run`)
+	assert.Contains(t, err.Error(), `ClusterOptions.Server names "/no/such/redis-server", which cannot be run`)
 
 	var skipped bool
 	t.Run("skip", func(t *testing.T) {

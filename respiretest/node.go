@@ -174,11 +174,11 @@ const localInstallHint = `install one:
   or set ` + EnvServer + `=/path/to/redis-server`
 
 // localBinary returns the server binary for a cluster or a Sentinel
-// deployment (what), found as for Start but never in Docker: nodes in
+// deployment (what), named by field or found as for Start but never in Docker: nodes in
 // containers would announce addresses that neither the other nodes nor
 // the client can reach. The error wraps ErrNoServer when there is none.
-func localBinary(path, what string) (string, error) {
-	bin, err := findBinary(path)
+func localBinary(path, field, what string) (string, error) {
+	bin, err := findBinary(path, field)
 	if err != nil {
 		return "", err
 	}

@@ -126,7 +126,7 @@ func StartServer(ctx context.Context, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	bin, err := findBinary(opts.Server)
+	bin, err := findBinary(opts.Server, "Options.Server")
 	switch {
 	case err != nil:
 		return nil, err
@@ -155,9 +155,9 @@ func (s *Server) Close() error {
 
 // findBinary returns the server binary to run: the explicit path, else
 // $RESPIRETEST_SERVER, else redis-server or valkey-server on PATH; "" when
-// there is none. A named binary that cannot be run is an error.
-func findBinary(path string) (string, error) {
-	from := "Options.Server"
+// there is none. A named binary that cannot be run is an error, which
+// names the field it came from (from) or the environment variable.
+func findBinary(path, from string) (string, error) {
 	if path == "" {
 		path, from = os.Getenv(EnvServer), EnvServer
 	}

@@ -143,7 +143,7 @@ func NewSentinel(ctx context.Context, opts *SentinelOptions) (*Sentinel, error) 
 	if err != nil {
 		return nil, err
 	}
-	bin, err := localBinary(o.Server, "Sentinel")
+	bin, err := localBinary(o.Server, "SentinelOptions.Server", "Sentinel")
 	if err != nil {
 		return nil, err
 	}

@@ -97,6 +97,7 @@ func TestSentinelNoServer(t *testing.T) {
 	_, err = NewSentinel(context.Background(), &SentinelOptions{Server: "/no/such/valkey-server"})
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, ErrNoServer))
+	assert.Contains(t, err.Error(), `SentinelOptions.Server names "/no/such/valkey-server"`)
 
 	var skipped bool
 	t.Run("skip", func(t *testing.T) {
