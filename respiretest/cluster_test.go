@@ -182,3 +182,14 @@ func TestKeySlot(t *testing.T) {
 	}
 	assert.NotEqual(t, keySlot("{}x"), keySlot("x"), "an empty tag hashes the whole key")
 }
+
+// TestClusterBadArgs: a node that does not start fails the whole start,
+// with the server's complaint in the error.
+func TestClusterBadArgs(t *testing.T) {
+	_, err := NewCluster(context.Background(), &ClusterOptions{
+		Server: serverBin(t, "redis-8.0-server"), Masters: 2, Args: []string{"--no-such-directive", "1"},
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not start")
+	assert.Contains(t, err.Error(), "no-such-directive")
+}
