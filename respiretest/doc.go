@@ -28,6 +28,33 @@
 // tens of milliseconds for a local binary; for many tests in one package, StartServer
 // in TestMain starts one to share, each test under its own key prefix.
 //
+// # Clusters and Sentinel
+//
+// StartCluster starts a Redis Cluster of local processes (Masters
+// primaries sharing the slots, ReplicasPerMaster replicas each) and
+// returns a cluster client of it; StartSentinel starts a primary, its
+// replicas and the sentinels that watch it, and returns a client with
+// Options.Sentinel. Both find the binary as Start does, fail (or skip)
+// with the same message when there is none, never use Docker (nodes in
+// containers would announce addresses nobody can reach), and kill every
+// process and remove its directory at t.Cleanup. They return once the
+// deployment is ready: a three-primary cluster with a replica each in
+// about two seconds.
+//
+// Each process is a *Node, to crash with Kill, hang with Stop (SIGSTOP)
+// and resume with Continue. Cluster.PrimaryOf and ReplicasOf say which
+// node serves a key now; Cluster.WaitFailover and Sentinel.WaitFailover
+// wait until a replica has replaced a killed or stopped primary and every
+// node agrees:
+//
+//	c, cluster := respiretest.StartCluster(t, &respiretest.ClusterOptions{ReplicasPerMaster: 1})
+//	p, _ := cluster.PrimaryOf(ctx, "cart:{7}")
+//	p.Kill()
+//	if err := cluster.WaitFailover(ctx, p); err != nil { ... }
+//	// c's writes to cart:{7} work again after a retry
+//
+// NewCluster and NewSentinel start them without a test, for TestMain.
+//
 // This package lives in a module of its own so that programs that only use
 // Respire do not download Docker's client libraries.
 //

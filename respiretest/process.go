@@ -16,7 +16,30 @@ import (
 // startProcess runs bin on a free loopback port in a new temporary
 // directory and waits until it answers PING.
 func startProcess(ctx context.Context, bin string, opts *Options) (*Server, error) {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(opts.StartTimeout, 10*time.Second))
+	return startProcessArgs(ctx, bin, opts.StartTimeout, func(port int, dir string) ([]string, error) {
+		return append(serverArgs(port, dir), opts.Args...), nil
+	})
+}
+
+// serverArgs are the arguments of every data server: the port, loopback
+// only, nothing persisted, the log in dir.
+func serverArgs(port int, dir string) []string {
+	return []string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", filepath.Join(dir, logName), "--daemonize", "no",
+	}
+}
+
+// logName is the name of a server's log file in its directory.
+const logName = "server.log"
+
+// startProcessArgs runs bin in a new temporary directory with the
+// arguments that args returns for a free loopback port and that
+// directory (args may write files there; the server must log to logName
+// in it), and waits until it answers PING within timeout (default 10s).
+func startProcessArgs(ctx context.Context, bin string, timeout time.Duration, args func(port int, dir string) ([]string, error)) (*Server, error) {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(timeout, 10*time.Second))
 	defer cancel()
 	dir, err := os.MkdirTemp("", "respiretest-")
 	if err != nil {
@@ -25,7 +48,7 @@ func startProcess(ctx context.Context, bin string, opts *Options) (*Server, erro
 	// A port found free may be taken before the server binds it: try a
 	// few.
 	for attempt := 1; ; attempt++ {
-		srv, retry, err := launch(ctx, bin, dir, opts.Args)
+		srv, retry, err := launch(ctx, bin, dir, args)
 		if err == nil {
 			return srv, nil
 		}
@@ -37,17 +60,17 @@ func startProcess(ctx context.Context, bin string, opts *Options) (*Server, erro
 }
 
 // launch starts bin once; retry reports a port taken meanwhile.
-func launch(ctx context.Context, bin, dir string, extra []string) (srv *Server, retry bool, err error) {
+func launch(ctx context.Context, bin, dir string, argsFor func(port int, dir string) ([]string, error)) (srv *Server, retry bool, err error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, false, fmt.Errorf("respiretest: finding a free port: %w", err)
 	}
-	logPath := filepath.Join(dir, "server.log")
-	args := append([]string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", logPath, "--daemonize", "no",
-	}, extra...)
+	logPath := filepath.Join(dir, logName)
+	os.Remove(logPath) // an earlier attempt's complaint is not this one's
+	args, err := argsFor(port, dir)
+	if err != nil {
+		return nil, false, fmt.Errorf("respiretest: %w", err)
+	}
 	stderr, err := os.Create(filepath.Join(dir, "stderr.log"))
 	if err != nil {
 		return nil, false, fmt.Errorf("respiretest: %w", err)
@@ -70,7 +93,7 @@ func launch(ctx context.Context, bin, dir string, extra []string) (srv *Server, 
 		cmd.Process.Kill()
 		<-exited
 		out := tail(logPath) + tail(stderr.Name())
-		return nil, strings.Contains(out, "Address already in use"),
+		return nil, strings.Contains(out, "already in use"),
 			fmt.Errorf("respiretest: %s did not start at %s: %w\n%s", bin, addr, err, out)
 	}
 	stop := func() error {
@@ -78,7 +101,7 @@ func launch(ctx context.Context, bin, dir string, extra []string) (srv *Server, 
 		<-exited
 		return os.RemoveAll(dir)
 	}
-	return &Server{Addr: addr, Binary: bin, Dir: dir, stop: stop}, false, nil
+	return &Server{Addr: addr, Binary: bin, Dir: dir, stop: stop, proc: cmd.Process, exited: exited}, false, nil
 }
 
 // awaitReady polls addr with PING until the server answers (anything but

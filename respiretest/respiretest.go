@@ -71,6 +71,10 @@ type Server struct {
 	Dir string
 
 	stop func() error
+	// proc and exited (closed when it has ended) are those of a local
+	// process, for the nodes of a Cluster or a Sentinel deployment.
+	proc   *os.Process
+	exited <-chan struct{}
 }
 
 // Start starts a server for the test and returns a client connected to
@@ -122,7 +126,7 @@ func StartServer(ctx context.Context, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	bin, err := findBinary(opts.Server)
+	bin, err := findBinary(opts.Server, "Options.Server")
 	switch {
 	case err != nil:
 		return nil, err
@@ -151,9 +155,9 @@ func (s *Server) Close() error {
 
 // findBinary returns the server binary to run: the explicit path, else
 // $RESPIRETEST_SERVER, else redis-server or valkey-server on PATH; "" when
-// there is none. A named binary that cannot be run is an error.
-func findBinary(path string) (string, error) {
-	from := "Options.Server"
+// there is none. A named binary that cannot be run is an error, which
+// names the field it came from (from) or the environment variable.
+func findBinary(path, from string) (string, error) {
 	if path == "" {
 		path, from = os.Getenv(EnvServer), EnvServer
 	}

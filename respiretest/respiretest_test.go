@@ -25,10 +25,16 @@ func TestMain(m *testing.M) {
 // binaries are the servers the repository's Makefile installs.
 var binaries = []string{"redis-7.0-server", "redis-8.0-server", "valkey-8.1-server"}
 
-// serverBin returns the path of one of the repository's servers.
+// serverBin returns the path of one of the repository's servers, under
+// $RESPIRE_SERVERS_DIR/bin when that is set (as for make servers), else
+// under the repository's .servers/bin.
 func serverBin(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", ".servers", "bin", name))
+	dir := os.Getenv("RESPIRE_SERVERS_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", ".servers")
+	}
+	p, err := filepath.Abs(filepath.Join(dir, "bin", name))
 	require.NoError(t, err)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is missing: run make servers at the repository root (%v)", p, err)
