@@ -17,6 +17,13 @@ import (
 // unexported methods, so the adapter sets them with SetVal, which it can do
 // for the reply types below; any other fails with ErrNotSupported.
 func supported(cmd redis.Cmder) error {
+	switch strings.ToLower(cmd.Name()) {
+	case "watch", "unwatch", "multi", "exec", "discard":
+		// go-redis's Watch runs these on a connection of its own, which the
+		// adapter does not have.
+		return fmt.Errorf("%w: %s needs a connection of its own: use the *respire.Client's Watch or NewTx",
+			ErrNotSupported, strings.ToUpper(cmd.Name()))
+	}
 	switch cmd.(type) {
 	case *redis.Cmd, *redis.StatusCmd, *redis.StringCmd, *redis.IntCmd,
 		*redis.UintCmd, *redis.BoolCmd, *redis.FloatCmd, *redis.DurationCmd,
