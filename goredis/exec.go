@@ -188,4 +188,3 @@ func setAll(cmds []redis.Cmder, err error) {
 		c.SetErr(err)
 	}
 }
-
