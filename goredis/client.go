@@ -50,12 +50,13 @@ type chain struct {
 	tx       redis.ProcessPipelineHook
 }
 
-// New returns a go-redis client that runs its commands on rc. It panics
-// only if rc is nil, a programming error.
+// ErrNilClient is the error of every command of a Client that New was
+// given a nil *respire.Client.
+var ErrNilClient = errors.New("goredis: New was given a nil *respire.Client")
+
+// New returns a go-redis client that runs its commands on rc. Creating it
+// sends nothing. With a nil rc, every command fails with ErrNilClient.
 func New(rc *respire.Client) *Client {
-	if rc == nil {
-		panic("goredis: New called with a nil *respire.Client")
-	}
 	a := &Client{rc: rc}
 	a.Client = redis.NewClient(&redis.Options{
 		// Never dialled: every command is answered by the hook below, and

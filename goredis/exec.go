@@ -12,6 +12,10 @@ import (
 
 // process runs one go-redis command on Respire.
 func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
+	if a.rc == nil {
+		cmd.SetErr(ErrNilClient)
+		return ErrNilClient
+	}
 	if err := supported(cmd); err != nil {
 		cmd.SetErr(err)
 		return err
@@ -93,6 +97,10 @@ func parseScript(args []any) (script, bool) {
 
 // pipeline runs a go-redis pipeline as one Respire Batch.
 func (a *Client) pipeline(ctx context.Context, cmds []redis.Cmder) error {
+	if a.rc == nil {
+		setAll(cmds, ErrNilClient)
+		return ErrNilClient
+	}
 	b := a.rc.NewBatch()
 	futs, err := queueAll(cmds, b.Do)
 	if err != nil {
@@ -108,6 +116,10 @@ func (a *Client) pipeline(ctx context.Context, cmds []redis.Cmder) error {
 // txPipeline runs a go-redis MULTI/EXEC pipeline (cmds framed by MULTI and
 // EXEC, as go-redis hands it to its hooks) as a Respire Tx.
 func (a *Client) txPipeline(ctx context.Context, cmds []redis.Cmder) error {
+	if a.rc == nil {
+		setAll(cmds, ErrNilClient)
+		return ErrNilClient
+	}
 	inner := cmds[1 : len(cmds)-1]
 	tx := a.rc.NewTx()
 	futs, err := queueAll(inner, tx.Do)
