@@ -46,11 +46,15 @@
 // (XRead's XStreamSliceCmd, GeoPos, ClusterSlots, InfoCmd, ...) fails with
 // an error wrapping ErrNotSupported before anything is sent; use the
 // *respire.Client's typed method instead. So does every feature that needs
-// a go-redis connection of its own: Subscribe and its kin, Watch, Conn
-// (use Respire's Subscribe, Watch and WithConn), and commands Respire's
-// Do refuses because they would change a shared connection (SELECT, CLIENT
-// REPLY, ...). go-redis's own options (timeouts, retries, pool sizes) do
-// not apply: Respire's Options do. In a generic Cmd a RESP3 big number is
-// a *big.Int and a map a map[interface{}]interface{}, as in go-redis; a
-// verbatim string loses its format prefix.
+// a go-redis connection of its own: Subscribe and its kin and Watch (use
+// Respire's Subscribe and Watch). Conn returns a go-redis Conn whose
+// commands run on Respire's shared connections like any other, not on a
+// connection of their own: commands that would change a connection's state
+// (SELECT, CLIENT SETNAME, CLIENT REPLY, ...) are refused by Respire's Do
+// with an *respire.ArgError, there as everywhere (use Respire's Options.DB
+// or WithConn). go-redis's own options (timeouts, retries, pool sizes) do
+// not apply: Respire's Options do. As in go-redis, a generic Cmd holds a
+// RESP3 big number as a *big.Int and a map as a map[interface{}]interface{}.
+//
+// docs/ecosystem.md in the repository has the tested versions and details.
 package goredis
