@@ -158,13 +158,14 @@ func TestRedislock(t *testing.T) {
 func TestRedislockCluster(t *testing.T) {
 	rdb, rc := onCluster(t)
 	locker := redislock.New(rdb)
-	redislockSuite(t, rc, locker, "clock:")
+	p := unique("clock")
+	redislockSuite(t, rc, locker, p)
 
 	t.Run("keys on every node", func(t *testing.T) {
 		ctx := ctxT(t)
 		var locks []*redislock.Lock
 		for i := 0; i < 32; i++ {
-			l, err := locker.Obtain(ctx, fmt.Sprintf("clock:many:%d", i), time.Minute, nil)
+			l, err := locker.Obtain(ctx, fmt.Sprintf("%smany:%d", p, i), time.Minute, nil)
 			require.NoError(t, err)
 			locks = append(locks, l)
 		}

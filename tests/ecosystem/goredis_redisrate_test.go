@@ -137,13 +137,14 @@ func TestRedisRate(t *testing.T) {
 func TestRedisRateCluster(t *testing.T) {
 	rdb, _ := onCluster(t)
 	limiter := redis_rate.NewLimiter(rdb)
-	redisRateSuite(t, limiter, "crate:")
+	p := unique("crate")
+	redisRateSuite(t, limiter, p)
 
 	t.Run("keys on every node", func(t *testing.T) {
 		ctx := ctxT(t)
 		limit := redis_rate.PerHour(1)
 		for i := 0; i < 32; i++ {
-			key := fmt.Sprintf("crate:many:%d", i)
+			key := fmt.Sprintf("%smany:%d", p, i)
 			res, err := limiter.Allow(ctx, key, limit)
 			require.NoError(t, err)
 			require.Equal(t, 1, res.Allowed, key)

@@ -5,6 +5,8 @@ package ecosystem
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,6 +75,14 @@ func onCluster(t *testing.T) (*goredis.Client, *respire.Client) {
 		MaxRetryBackoff: 100 * time.Millisecond,
 	})
 }
+
+// unique returns a key prefix no earlier run in this process used, for
+// servers shared across tests (the shared cluster, and -count).
+func unique(name string) string {
+	return fmt.Sprintf("%s%d:", name, runs.Add(1))
+}
+
+var runs atomic.Int64
 
 // protocols are the RESP versions the adapter's own tests run on.
 var protocols = []int{2, 3}
