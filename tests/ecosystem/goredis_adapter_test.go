@@ -261,3 +261,38 @@ func TestGoRedisAdapterHooks(t *testing.T) {
 	assert.Equal(t, int64(2), h.cmds.Load())
 	assert.Equal(t, int64(2), h.pipes.Load())
 }
+
+// On a cluster: a pipeline across nodes is split and reassembled in order;
+// a transaction on one slot runs; scripts run on their keys' owner.
+func TestGoRedisAdapterCluster(t *testing.T) {
+	ctx := ctxT(t)
+	rdb, _ := onCluster(t)
+	p := unique("cadapter")
+	cmds, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i := 0; i < 20; i++ {
+			pipe.Set(ctx, fmt.Sprintf("%s%d", p, i), i, time.Minute)
+			pipe.Get(ctx, fmt.Sprintf("%s%d", p, i))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		assert.Equal(t, fmt.Sprint(i), cmds[2*i+1].(*redis.StringCmd).Val())
+	}
+
+	tag := "{" + p + "}"
+	var a, b *redis.IntCmd
+	_, err = rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		a = pipe.Incr(ctx, tag+"x")
+		b = pipe.IncrBy(ctx, tag+"y", 5)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), a.Val())
+	assert.Equal(t, int64(5), b.Val())
+
+	sum := redis.NewScript(`return redis.call("GET", KEYS[1]) + redis.call("GET", KEYS[2])`)
+	n, err := sum.Run(ctx, rdb, []string{tag + "x", tag + "y"}).Int64()
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), n)
+}
