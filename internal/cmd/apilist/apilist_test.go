@@ -27,7 +27,7 @@ func TestListingCurrent(t *testing.T) {
 	if len(pkgs) == 0 {
 		t.Fatal("no public package found")
 	}
-	for _, want := range []string{"respire", "codec", "respireotel", "respiretest"} {
+	for _, want := range []string{"respire", "codec", "goredis", "respireotel", "respiretest"} {
 		found := false
 		for _, p := range pkgs {
 			found = found || p.rel == want

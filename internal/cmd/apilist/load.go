@@ -24,7 +24,7 @@ const rootModule = "github.com/respire-go/respire"
 
 // modules are the directories, relative to the repository root, of the
 // modules whose packages are public. tests/ and benchmarks/ are not.
-var modules = []string{".", "respireotel", "respiretest"}
+var modules = []string{".", "goredis", "respireotel", "respiretest"}
 
 // excluded are public-looking packages left out of the listing: gen and
 // gen/spec are the command generator behind cmd/respgen, with no contract

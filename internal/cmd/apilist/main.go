@@ -6,7 +6,7 @@
 //	pkg respire, method (*Client) Get(context.Context, string) (string, error)
 //	pkg respire, type Options struct, Addr string
 //
-// A public package is one of the root module, respireotel or respiretest
+// A public package is one of the root module, goredis, respireotel or respiretest
 // whose path has no internal element and which is not a main package.
 // Files hold one top-level directory each: api/respire.txt, api/codec.txt
 // (codec and its subpackages), api/respireotel.txt, api/respiretest.txt.

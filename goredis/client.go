@@ -1,0 +1,131 @@
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/respire-go/respire/respire"
+)
+
+// ErrNotSupported is wrapped by every error the adapter returns for
+// something it cannot do through Respire: a reply type it does not map, a
+// go-redis feature that needs a connection of its own (Subscribe, Watch,
+// Conn). Test for it with errors.Is.
+var ErrNotSupported = errors.New("goredis: not supported by the Respire adapter")
+
+// Client is a go-redis client whose commands run on a *respire.Client.
+//
+// It embeds a *redis.Client, so it satisfies redis.UniversalClient,
+// redis.Cmdable and redis.Scripter and can be handed to any library that
+// takes one of those. The embedded client never opens a connection: a hook
+// takes every command go-redis builds and sends it through Respire
+// (routing, reconnection, cluster redirects are Respire's), then stores the
+// reply in the command as go-redis would have (redis.Nil for a null, an
+// error with a RedisError method for an error reply).
+//
+// What the adapter cannot express fails with an error that wraps
+// ErrNotSupported, before anything is sent: see the package documentation
+// for the list.
+//
+// Close releases the go-redis side only; the *respire.Client stays open and
+// remains the caller's to close.
+type Client struct {
+	*redis.Client
+
+	rc    *respire.Client
+	mu    sync.Mutex // serialises AddHook
+	chain atomic.Pointer[chain]
+}
+
+// chain is the users' hooks wrapped around the adapter's own executors.
+type chain struct {
+	hooks    []redis.Hook
+	process  redis.ProcessHook
+	pipeline redis.ProcessPipelineHook
+	tx       redis.ProcessPipelineHook
+}
+
+// ErrNilClient is the error of every command of a Client that New was
+// given a nil *respire.Client.
+var ErrNilClient = errors.New("goredis: New was given a nil *respire.Client")
+
+// New returns a go-redis client that runs its commands on rc. Creating it
+// sends nothing. With a nil rc, every command fails with ErrNilClient.
+func New(rc *respire.Client) *Client {
+	a := &Client{rc: rc}
+	a.Client = redis.NewClient(&redis.Options{
+		// Never dialled: every command is answered by the hook below, and
+		// what would need a connection of go-redis's own gets this error.
+		Addr:            "respire",
+		Dialer:          refuseDial,
+		DisableIdentity: true,
+		MaxRetries:      -1, // Respire retries what is safe to retry
+	})
+	a.chain.Store(a.build(nil))
+	a.Client.AddHook(outer{a})
+	return a
+}
+
+// Respire returns the client the adapter runs its commands on.
+func (a *Client) Respire() *respire.Client { return a.rc }
+
+// AddHook adds a go-redis hook. Hooks run in the order they were added,
+// around the adapter, as they would around go-redis's own network code;
+// their DialHook is never called, since the adapter dials nothing.
+func (a *Client) AddHook(h redis.Hook) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.chain.Load().hooks
+	hooks := append(old[:len(old):len(old)], h)
+	a.chain.Store(a.build(hooks))
+}
+
+func (a *Client) build(hooks []redis.Hook) *chain {
+	ch := &chain{hooks: hooks, process: a.process, pipeline: a.pipeline, tx: a.txPipeline}
+	for i := len(hooks) - 1; i >= 0; i-- {
+		if p := hooks[i].ProcessHook(ch.process); p != nil {
+			ch.process = p
+		}
+		if p := hooks[i].ProcessPipelineHook(ch.pipeline); p != nil {
+			ch.pipeline = p
+		}
+		if p := hooks[i].ProcessPipelineHook(ch.tx); p != nil {
+			ch.tx = p
+		}
+	}
+	return ch
+}
+
+// outer is the one hook installed on the embedded *redis.Client: it never
+// calls go-redis's next step, which would dial.
+type outer struct{ a *Client }
+
+func (o outer) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (o outer) ProcessHook(redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		return o.a.chain.Load().process(ctx, cmd)
+	}
+}
+
+func (o outer) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	// go-redis gives a MULTI/EXEC pipeline the same hook with its cmds
+	// wrapped in MULTI ... EXEC; tell the two apart by that frame.
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		ch := o.a.chain.Load()
+		if isTx(cmds) {
+			return ch.tx(ctx, cmds)
+		}
+		return ch.pipeline(ctx, cmds)
+	}
+}
+
+func refuseDial(context.Context, string, string) (net.Conn, error) {
+	return nil, fmt.Errorf("%w: this go-redis feature needs a connection of its own "+
+		"(Subscribe, Watch, Conn, ...): use the *respire.Client's Subscribe, Watch or WithConn", ErrNotSupported)
+}

@@ -1,0 +1,144 @@
+package goredis
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/respire-go/respire/respire"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The interfaces the libraries take.
+var (
+	_ redis.UniversalClient = (*Client)(nil)
+	_ redis.Cmdable         = (*Client)(nil)
+	_ redis.Scripter        = (*Client)(nil)
+)
+
+type marshaler struct{ b []byte }
+
+func (m marshaler) MarshalBinary() ([]byte, error) { return m.b, nil }
+
+type badMarshaler struct{}
+
+func (badMarshaler) MarshalBinary() ([]byte, error) { return nil, errors.New("nope") }
+
+func TestConvertArgs(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	got, err := convertArgs([]any{"set", []byte("k"), 7, int8(-1), uint(3), uint64(1 << 63), 1.5, float32(0.25),
+		true, false, 1500 * time.Millisecond, at, nil, net.IPv4(1, 2, 3, 4).To4(), marshaler{[]byte("m")}})
+	require.NoError(t, err)
+	assert.Equal(t, []any{"set", []byte("k"), int64(7), int64(-1), "3", "9223372036854775808", "1.5", "0.25",
+		"1", "0", "1500000000", "2026-01-02T03:04:05.000000006Z", "", []byte{1, 2, 3, 4}, []byte("m")}, got)
+
+	_, err = convertArgs([]any{"set", "k", struct{}{}})
+	require.ErrorIs(t, err, ErrNotSupported)
+	assert.Contains(t, err.Error(), "argument 2 of set")
+	_, err = convertArgs([]any{"set", "k", badMarshaler{}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nope")
+}
+
+func TestParseScript(t *testing.T) {
+	s, ok := parseScript([]any{"evalsha", "abc", int64(2), "k1", "k2", "a1", int64(3)})
+	require.True(t, ok)
+	assert.Equal(t, script{name: "evalsha", body: "abc", keys: []string{"k1", "k2"}, args: []any{"a1", int64(3)}}, s)
+	s, ok = parseScript([]any{"EVAL_RO", "return 1", "0"})
+	require.True(t, ok)
+	assert.Equal(t, "eval_ro", s.name)
+	assert.Empty(t, s.keys)
+
+	for _, bad := range [][]any{
+		{"get", "k", "x"},
+		{"eval", "s"},
+		{"eval", "s", int64(3), "k"}, // more keys than given: the server says so
+		{"eval", "s", int64(-1)},
+		{"eval", "s", "x"},
+		{"eval", "s", int64(1), []byte("k")},
+	} {
+		_, ok := parseScript(bad)
+		assert.False(t, ok, "%v", bad)
+	}
+}
+
+func TestMapErr(t *testing.T) {
+	src := &respire.Error{Command: "EVALSHA", Prefix: "NOSCRIPT", Message: "NOSCRIPT No matching script."}
+	err := mapErr(src)
+	assert.Equal(t, "NOSCRIPT No matching script.", err.Error(), "the server's text, as go-redis shows it")
+	assert.True(t, redis.HasErrorPrefix(err, "NOSCRIPT"))
+	var re redis.Error
+	require.ErrorAs(t, err, &re)
+	var e *respire.Error
+	require.ErrorAs(t, err, &e)
+	assert.Same(t, src, e)
+	var ge *Error
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, "NOSCRIPT", ge.Prefix())
+
+	other := context.DeadlineExceeded
+	assert.Equal(t, other, mapErr(other))
+}
+
+func TestDuration(t *testing.T) {
+	assert.Equal(t, 1500*time.Millisecond, duration("pttl", 1500))
+	assert.Equal(t, 3*time.Second, duration("ttl", 3))
+	assert.Equal(t, time.Duration(-2), duration("pttl", -2))
+	assert.Equal(t, time.Duration(-1), duration("ttl", -1))
+}
+
+// What needs no server: refusals happen before anything is sent.
+func TestRefusedBeforeSending(t *testing.T) {
+	ctx := context.Background()
+	rc, err := respire.NewClient(respire.Options{Addr: "127.0.0.1:1"}) // nothing listens there
+	require.NoError(t, err)
+	defer rc.Close()
+	rdb := New(rc)
+	defer rdb.Close()
+	assert.Same(t, rc, rdb.Respire())
+
+	err = rdb.XInfoStream(ctx, "s").Err()
+	require.ErrorIs(t, err, ErrNotSupported)
+	assert.Contains(t, err.Error(), "XINFO")
+
+	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Get(ctx, "a")
+		p.GeoPos(ctx, "g", "m")
+		return nil
+	})
+	require.ErrorIs(t, err, ErrNotSupported)
+
+	err = rdb.Watch(ctx, func(*redis.Tx) error { return nil }, "k")
+	require.ErrorIs(t, err, ErrNotSupported)
+
+	sub := rdb.Subscribe(ctx, "ch")
+	_, err = sub.Receive(ctx)
+	require.ErrorIs(t, err, ErrNotSupported)
+	require.NoError(t, sub.Close())
+
+	// Conn's commands run on Respire's shared connections like any
+	// other's, so Respire refuses those that would change a connection.
+	conn := rdb.Conn()
+	err = conn.Select(ctx, 1).Err()
+	var ae *respire.ArgError
+	require.ErrorAs(t, err, &ae)
+	require.NoError(t, conn.Close())
+}
+
+func TestNilClient(t *testing.T) {
+	ctx := context.Background()
+	rdb := New(nil)
+	defer rdb.Close()
+	require.ErrorIs(t, rdb.Get(ctx, "k").Err(), ErrNilClient)
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, "k"); return nil })
+	require.ErrorIs(t, err, ErrNilClient)
+	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, "k"); return nil })
+	require.ErrorIs(t, err, ErrNilClient)
+}
