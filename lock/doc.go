@@ -50,10 +50,10 @@
 // Sentinel switch flush the cache and wake every waiter. So a waiter sends a
 // command when the lock may have become free, not at an interval.
 //
-// Respire reports invalidations to Tracer.CacheInvalidate for single-server
-// and Sentinel clients only, not (yet) for cluster clients. Without a
-// Notifier (Options.Notifier nil) — which is what a cluster client needs —
-// the Locker subscribes to a pub/sub channel (Options.Channel) to which every
+// Respire reports invalidations to Tracer.CacheInvalidate on every kind of
+// deployment: a single server, Sentinel and a cluster (each node's tracking
+// connection). Without a Notifier (Options.Notifier nil) the Locker
+// subscribes to a pub/sub channel (Options.Channel) to which every
 // release publishes the lock's key, and relies on the timer for locks that
 // expire; a lock key changed by anything other than this package then wakes
 // nobody until its TTL runs out. A public per-key hook in respire (a

@@ -14,14 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lockModes are the ways waiters are woken on tp: the Notifier needs
-// Tracer.CacheInvalidate, which respire does not call on a cluster.
-func lockModes(tp topology) []string {
-	if tp.cluster {
-		return []string{"pubsub"}
-	}
-	return []string{"notifier", "pubsub"}
-}
+// lockModes are the ways waiters are woken: by invalidation (the
+// Notifier, through Tracer.CacheInvalidate) or by a pub/sub channel.
+func lockModes(topology) []string { return []string{"notifier", "pubsub"} }
 
 // newLocker returns a Locker on a client of its own, woken as mode says,
 // with cc (if not nil) counting the client's commands.
