@@ -45,6 +45,27 @@ type backend interface {
 	// the client connected to, nil before any.
 	stats() Stats
 	serverInfo() *transport.ConnInfo
+	// addr names the server for tracers (Client.Addr); eachPool calls f
+	// with every multiplexer and blocking pool (Client.PoolStats).
+	addr() string
+	eachPool(f func(*transport.Mux, *transport.BlockingPool))
+}
+
+func (s singleBackend) addr() string { return s.c.singleAddr() }
+func (s singleBackend) eachPool(f func(*transport.Mux, *transport.BlockingPool)) {
+	f(s.c.mux, s.c.blocking)
+}
+
+func (s sentinelBackend) addr() string { return s.c.singleAddr() }
+func (s sentinelBackend) eachPool(f func(*transport.Mux, *transport.BlockingPool)) {
+	f(s.c.mux, s.c.blocking)
+}
+
+func (s clusterBackend) addr() string { return s.c.cl.Seed() }
+func (s clusterBackend) eachPool(f func(*transport.Mux, *transport.BlockingPool)) {
+	for _, n := range s.c.cl.Nodes() {
+		f(n.Mux, n.Pool)
+	}
 }
 
 func (s singleBackend) connect(ctx context.Context) error { return s.c.mux.Connect(ctx) }

@@ -282,10 +282,10 @@ func (c *Client) onGap(g transport.Gap, opened bool) {
 // Addr is the address the client was configured with (Options.Addr, with
 // its default applied); for a cluster, the first seed. Tracers use it to
 // name the server.
-func (c *Client) Addr() string {
-	if c.cl != nil {
-		return c.cl.Seed()
-	}
+func (c *Client) Addr() string { return c.be.addr() }
+
+// singleAddr is Addr on one server.
+func (c *Client) singleAddr() string {
 	if c.opts.Addr == "" {
 		return "localhost:6379"
 	}
@@ -333,13 +333,7 @@ func (c *Client) PoolStats() PoolStats {
 			s.BlockingSize += b.Size
 		}
 	}
-	if c.cl != nil {
-		for _, n := range c.cl.Nodes() {
-			add(n.Mux, n.Pool)
-		}
-	} else {
-		add(c.mux, c.blocking)
-	}
+	c.be.eachPool(add)
 	if c.hub.Connected() {
 		s.PubSub = 1
 	}
