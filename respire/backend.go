@@ -18,7 +18,8 @@ import (
 //     (internal/transport/mux.go) → conn (conn.go, direct.go).
 //   - sentinelBackend: a single server whose address Sentinel gives
 //     (sentinel.go): writes wait while a failover is under way, reads may
-//     go to replicas (sentinel_replicas.go), then as on one server.
+//     go to replicas (internal/topology/replicas.go), then as on one
+//     server.
 //   - clusterBackend: the slot map (internal/topology): exec → execPlain →
 //     clusterBackend.exec → execClusterCmd → execCluster (cluster.go:
 //     routing, redirects, retries) → the node's transport.Mux.Do.

@@ -126,7 +126,7 @@ type sentinelClient struct {
 	c     *Client
 	cfg   transport.Config // of the data nodes, as the client was given it
 	w     *topology.Sentinel
-	reads *replicaReads // nil with ReadPrimary
+	reads *topology.Replicas // nil with ReadPrimary
 
 	// unblocks are the CLIENT UNBLOCK calls to old masters under way, off
 	// the watcher's goroutine (an old master that hangs must not hold up
@@ -146,7 +146,7 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 	sc := &sentinelClient{c: c, cfg: *cfg}
 	sc.stop, sc.cancel = context.WithCancel(context.Background())
 	if opts.ReadFrom != ReadPrimary {
-		sc.reads = newReplicaReads(*cfg)
+		sc.reads = topology.NewReplicas(*cfg)
 	}
 	sc.w = topology.NewSentinel(topology.SentinelOptions{
 		MasterName:   so.MasterName,
@@ -210,7 +210,7 @@ func (sc *sentinelClient) unblock(old string, ids []int64) {
 
 func (sc *sentinelClient) replicasChanged(addrs []string) {
 	if sc.reads != nil {
-		sc.reads.set(addrs)
+		sc.reads.Set(addrs)
 	}
 }
 
@@ -219,7 +219,7 @@ func (sc *sentinelClient) close() {
 	sc.cancel()
 	sc.unblocks.Wait()
 	if sc.reads != nil {
-		sc.reads.close()
+		sc.reads.Close()
 	}
 }
 
@@ -244,8 +244,20 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 	sc := c.sent
 	flags := x.info.flags
 	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
-		if done, err := sc.reads.exec(ctx, c, x, dec); done {
+		x.dec = dec
+		x.seal()
+		x.Retries = c.retries
+		name := x.info.name
+		done, err := sc.reads.Exec(ctx, x, c.opts.ReadFrom == ReadPreferReplica)
+		switch {
+		case done && err != nil:
+			return true, c.wrapErr(name, err)
+		case done && x.replyErr != nil:
+			err := x.replyErr
+			x.Recycle()
 			return true, err
+		case done:
+			return true, nil
 		}
 	}
 	if flags&flagReadonly == 0 {

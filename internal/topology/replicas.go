@@ -1,4 +1,4 @@
-package respire
+package topology
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/respire-go/respire/internal/transport"
 )
 
-// replicaReads sends read-only commands of a Sentinel client to the
-// replicas that the sentinels report up and in sync (ReadFrom other than
+// Replicas sends read-only commands of a Sentinel client to the replicas
+// that the sentinels report up and in sync (ReadFrom other than
 // ReadPrimary). Each replica has a Mux of its own, whose connections check
-// during the handshake that the server is a replica linked to its master.
-type replicaReads struct {
+// during the handshake that the server is a replica linked to its primary.
+type Replicas struct {
 	cfg transport.Config
 
 	mu     sync.Mutex
@@ -35,18 +35,20 @@ type replica struct {
 // when no other is left.
 const replicaQuarantine = time.Second
 
-func newReplicaReads(cfg transport.Config) *replicaReads {
+// NewReplicas returns an empty set of replicas whose connections are made
+// with cfg (a data node's), as replicas.
+func NewReplicas(cfg transport.Config) *Replicas {
 	cfg.Resolve, cfg.Role, cfg.Tracking, cfg.OnPush = nil, "replica", nil, nil
 	// A replica that cannot be reached fails the read at once, which then
 	// goes to another node, instead of waiting for a reconnect.
 	cfg.FailFast = true
 	cfg.Connections = 1
-	return &replicaReads{cfg: cfg}
+	return &Replicas{cfg: cfg}
 }
 
-// set replaces the replicas: new ones get a Mux, gone ones are closed once
+// Set replaces the replicas: new ones get a Mux, gone ones are closed once
 // no read can pick them any more.
-func (r *replicaReads) set(addrs []string) {
+func (r *Replicas) Set(addrs []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -77,7 +79,8 @@ func (r *replicaReads) set(addrs []string) {
 	}
 }
 
-func (r *replicaReads) close() {
+// Close closes every replica's connections.
+func (r *Replicas) Close() {
 	r.mu.Lock()
 	r.closed = true
 	p := r.live.Swap(nil)
@@ -91,7 +94,7 @@ func (r *replicaReads) close() {
 
 // pick orders the replicas for one read: from a random start, those that
 // did not fail lately first.
-func (r *replicaReads) pick() []*replica {
+func (r *Replicas) pick() []*replica {
 	p := r.live.Load()
 	if p == nil || len(*p) == 0 {
 		return nil
@@ -112,51 +115,44 @@ func (r *replicaReads) pick() []*replica {
 	return append(out, later...)
 }
 
-// exec runs the read-only x on a replica. done false (x still the
-// caller's, unsent to any node that answered) sends it to the master:
-// with ReadPreferReplica when no replica could serve it.
-func (r *replicaReads) exec(ctx context.Context, c *Client, x *cmd, dec decoder) (done bool, err error) {
-	x.dec = dec
-	x.seal()
-	x.Retries = c.retries
-	name := x.info.name
+// Exec runs the read-only cmd (sealed) on a replica. With done, it ended
+// there: err nil and its reply in cmd (an error reply included), or err,
+// not yet wrapped with the command's name, and cmd given back (or the
+// transport's). done false (cmd still the caller's, unsent to any node
+// that answered) means no replica could serve it and fallback allows the
+// primary; without fallback that ends as an error matching ErrNoReplica.
+func (r *Replicas) Exec(ctx context.Context, cmd Command, fallback bool) (done bool, err error) {
+	x := cmd.Req()
 	var last error
 	for _, rep := range r.pick() {
-		abandoned, err := rep.mux.Try(ctx, &x.Request)
+		abandoned, err := rep.mux.Try(ctx, x)
 		if abandoned {
-			return true, c.wrapErr(name, err)
+			return true, err
 		}
 		if err != nil {
 			last = err
 			rep.failedAt.Store(time.Now().UnixNano())
-			var ce *ConnError
-			if ctx.Err() != nil || errors.As(err, &ce) && !errors.Is(err, ErrClosed) {
+			var ce *transport.ConnError
+			if ctx.Err() != nil || errors.As(err, &ce) && !errors.Is(err, transport.ErrClosed) {
 				// Its outcome is unknown (and the mux used up its
 				// retries): report it, as on a single server.
-				x.Recycle()
-				return true, c.wrapErr(name, err)
+				cmd.Recycle()
+				return true, err
 			}
 			continue
 		}
-		var se *Error
-		if errors.As(x.replyErr, &se) && (se.Prefix == "LOADING" || se.Prefix == "MASTERDOWN") {
-			last = x.replyErr
-			x.replyErr = nil
+		if rd, ok := cmd.Redirect(rep.addr); ok && (rd.Kind == "LOADING" || rd.Kind == "MASTERDOWN") {
+			last = cmd.ClearReply()
 			rep.failedAt.Store(time.Now().UnixNano())
 			continue
 		}
-		if x.replyErr != nil {
-			err := x.replyErr
-			x.Recycle()
-			return true, err
-		}
 		return true, nil
 	}
-	if c.opts.ReadFrom == ReadPreferReplica {
+	if fallback {
 		return false, nil
 	}
-	x.Recycle()
-	return true, c.wrapErr(name, transport.NotSent(&noReplicaError{last: last}))
+	cmd.Recycle()
+	return true, transport.NotSent(&noReplicaError{last: last})
 }
 
 // noReplicaError is the error of a read with ReadReplica that no replica
@@ -165,7 +161,7 @@ type noReplicaError struct{ last error }
 
 func (e *noReplicaError) Error() string {
 	if e.last == nil {
-		return "respire: sentinel: no replica of the master is known"
+		return "respire: sentinel: no replica of the primary is known"
 	}
 	return "respire: sentinel: no replica could serve the read: " + transport.Trim(e.last)
 }
