@@ -296,15 +296,7 @@ func (c *Client) execSingle(ctx context.Context, x *cmd, dec decoder) error {
 	if err := c.mux.Do(ctx, &x.Request); err != nil {
 		return c.wrapErr(name, err)
 	}
-	if c.cache != nil {
-		c.afterWrite(ctx, x)
-	}
-	if x.replyErr != nil {
-		err := x.replyErr
-		x.Recycle()
-		return err
-	}
-	return nil
+	return c.replied(ctx, x)
 }
 
 // execClusterCmd is exec on a cluster.
@@ -322,6 +314,12 @@ func (c *Client) execClusterCmd(ctx context.Context, x *cmd, dec decoder) error 
 	if err := c.execCluster(ctx, x); err != nil {
 		return c.wrapCluster(name, err)
 	}
+	return c.replied(ctx, x)
+}
+
+// replied ends exec once x's reply arrived: the client-side cache drops
+// what a write changed, and an error reply is the caller's error.
+func (c *Client) replied(ctx context.Context, x *cmd) error {
 	if c.cache != nil {
 		c.afterWrite(ctx, x)
 	}
