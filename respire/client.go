@@ -21,8 +21,8 @@ type Client struct {
 	nodeInfo atomic.Pointer[transport.ConnInfo]
 	closed   atomic.Bool
 	hub      *transport.PubSub
-	shards   *shardRouter // sharded pub/sub on a cluster; nil on a single server
-	cache    *clientCache // nil unless Options.ClientCache
+	shards   *topology.ShardedPubSub // sharded pub/sub on a cluster; nil on a single server
+	cache    *clientCache            // nil unless Options.ClientCache
 	conns    uint32
 	retries  uint8 // Options.retryReads(), for read-only commands
 	rr       atomic.Uint32
@@ -54,7 +54,7 @@ func NewClient(opts Options) (*Client, error) {
 		hubCfg := cfg
 		hubCfg.Resolve = c.anyNodeAddr
 		c.hub = transport.NewPubSub(hubCfg)
-		c.initClusterPubSub()
+		c.initClusterPubSub(cfg)
 		c.conns = uint32(max(opts.Connections, 1))
 		c.cache = newClusterCache(&opts, cfg, c.cl)
 		c.observeCache()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/respire-go/respire/internal/topology"
 	"github.com/respire-go/respire/internal/transport"
 )
 
@@ -49,7 +50,7 @@ type SubscriptionOptions struct {
 // A Subscription is safe for concurrent use.
 type Subscription struct {
 	s      *transport.Subscription
-	shards *shardSet // sharded channels on a cluster; nil otherwise
+	shards *topology.ShardSet // sharded channels on a cluster; nil otherwise
 
 	once sync.Once
 	ch   chan Message
@@ -67,7 +68,7 @@ func (c *Client) NewSubscription(opts *SubscriptionOptions) *Subscription {
 	}
 	s := &Subscription{s: c.hub.NewBoundedSubscription(buf, int64(bytes))}
 	if c.cl != nil {
-		s.shards = c.shards.newSet(s.s)
+		s.shards = c.shards.NewSet(s.s)
 	}
 	return s
 }
@@ -115,7 +116,7 @@ func (c *Client) newSubscription(ctx context.Context, kind transport.Kind, names
 // everything else to the client's hub.
 func (s *Subscription) subscribe(ctx context.Context, kind transport.Kind, names []string) error {
 	if kind == transport.KindShard && s.shards != nil {
-		return s.shards.subscribe(ctx, names)
+		return s.shards.Subscribe(ctx, names)
 	}
 	return s.s.Subscribe(ctx, kind, names...)
 }
@@ -158,7 +159,7 @@ func (s *Subscription) PUnsubscribe(patterns ...string) error {
 // SUnsubscribe removes sharded channels, or all of them when none is given.
 func (s *Subscription) SUnsubscribe(channels ...string) error {
 	if s.shards != nil {
-		return s.shards.unsubscribe(channels)
+		return s.shards.Unsubscribe(channels)
 	}
 	return s.s.Unsubscribe(transport.KindShard, channels...)
 }
@@ -213,7 +214,7 @@ func (s *Subscription) BufferedBytes() int64 { return s.s.BufferedBytes() }
 // safe to call more than once.
 func (s *Subscription) Close() error {
 	if s.shards != nil {
-		s.shards.close()
+		s.shards.Close()
 	}
 	return s.s.Close()
 }
