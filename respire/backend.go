@@ -50,7 +50,22 @@ type backend interface {
 	// with every multiplexer and blocking pool (Client.PoolStats).
 	addr() string
 	eachPool(f func(*transport.Mux, *transport.BlockingPool))
+	// sharded reports that keys are spread over slots on several nodes (a
+	// cluster): a transaction's or a Watch's keys must share a slot, a
+	// scan goes shard by shard, SELECT is refused.
+	sharded() bool
+	// sentinelPrimary is the address of the primary Sentinel names now;
+	// "" on other backends (Client.SentinelMaster).
+	sentinelPrimary() string
 }
+
+func (s singleBackend) sentinelPrimary() string   { return "" }
+func (s sentinelBackend) sentinelPrimary() string { return s.sc.w.Master() }
+func (s clusterBackend) sentinelPrimary() string  { return "" }
+
+func (s singleBackend) sharded() bool   { return false }
+func (s sentinelBackend) sharded() bool { return false }
+func (s clusterBackend) sharded() bool  { return true }
 
 func (s singleBackend) addr() string { return s.c.singleAddr() }
 func (s singleBackend) eachPool(f func(*transport.Mux, *transport.BlockingPool)) {

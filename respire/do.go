@@ -124,7 +124,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		name = fmt.Sprint(args[0])
 	}
 	if refuse {
-		if err := refuseConnState(args, c.cl != nil); err != nil {
+		if err := refuseConnState(args, c.be.sharded()); err != nil {
 			x.fail(err)
 			return x, name
 		}
@@ -137,7 +137,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		if known := lookupCommand(args); known != nil {
 			x.info = known
 			keyPos = known.firstKey
-			if c.cl != nil {
+			if c.be.sharded() {
 				clusterKeys(x, known, args)
 			}
 		} else {

@@ -47,7 +47,7 @@ import (
 // stays up but turns replica (a manual failover) is scanned to the end:
 // it holds the same keys.
 func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[string, error] {
-	if c.cl != nil {
+	if c.be.sharded() {
 		return c.scanCluster(ctx, opts)
 	}
 	return scanPages(func(cursor int64) ([]string, int64, error) {
@@ -63,7 +63,7 @@ func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[strin
 // node fails or the slot moves to another, the scan starts again from
 // cursor 0 on the new owner, as ScanAll does for a shard.
 func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) iter.Seq2[FieldValue, error] {
-	if c.cl != nil {
+	if c.be.sharded() {
 		return scanKeyed(ctx, c, key, &scanCmd[FieldValue]{
 			info: &cmdHSCAN,
 			args: func(x *cmd, cursor int64) { argsHScan(x, key, cursor, opts) },
@@ -81,7 +81,7 @@ func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) i
 // ScanAll iterates over keys. opts may be nil. On a cluster it goes to the
 // primary of key's slot, as HScanAll does.
 func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) iter.Seq2[string, error] {
-	if c.cl != nil {
+	if c.be.sharded() {
 		return scanKeyed(ctx, c, key, &scanCmd[string]{
 			info: &cmdSSCAN,
 			args: func(x *cmd, cursor int64) { argsSScan(x, key, cursor, opts) },
@@ -99,7 +99,7 @@ func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) i
 // with ZSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster it
 // goes to the primary of key's slot, as HScanAll does.
 func (c *Client) ZScanAll(ctx context.Context, key string, opts *ZScanOptions) iter.Seq2[ScoredMember, error] {
-	if c.cl != nil {
+	if c.be.sharded() {
 		return scanKeyed(ctx, c, key, &scanCmd[ScoredMember]{
 			info: &cmdZSCAN,
 			args: func(x *cmd, cursor int64) { argsZScan(x, key, cursor, opts) },

@@ -67,7 +67,7 @@ func (c *Client) NewSubscription(opts *SubscriptionOptions) *Subscription {
 		bytes = opts.BufferBytes
 	}
 	s := &Subscription{s: c.hub.NewBoundedSubscription(buf, int64(bytes))}
-	if c.cl != nil {
+	if c.shards != nil {
 		s.shards = c.shards.NewSet(s.s)
 	}
 	return s

@@ -318,9 +318,4 @@ func (c *Client) pauseFor(ctx context.Context, d time.Duration) error {
 
 // SentinelMaster returns the address of the master a Sentinel client uses
 // now, and "" on other clients or before the first discovery.
-func (c *Client) SentinelMaster() string {
-	if c.sent == nil {
-		return ""
-	}
-	return c.sent.w.Master()
-}
+func (c *Client) SentinelMaster() string { return c.be.sentinelPrimary() }

@@ -203,7 +203,7 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 // txSlot is the slot of a transaction's keys on a cluster: they must all
 // be in one, which is checked before anything is sent.
 func txSlot(c *Client, cmds []*cmd) (uint16, bool, error) {
-	if c.cl == nil {
+	if !c.be.sharded() {
 		return 0, false, nil
 	}
 	var slot uint16

@@ -108,7 +108,7 @@ func (c *Client) WatchRetry(ctx context.Context, fn func(tx *Tx) error, keys ...
 // holdWatch lends the connection a Watch runs on: on a cluster, one of the
 // primary that serves the keys, which must share a slot.
 func (c *Client) holdWatch(ctx context.Context, keys []string) (*transport.Held, error) {
-	if c.cl == nil || len(keys) == 0 {
+	if !c.be.sharded() || len(keys) == 0 {
 		return c.hold(ctx, 0, false, nil)
 	}
 	slot, err := keysSlot("WATCH", "", keys)
