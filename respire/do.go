@@ -77,8 +77,9 @@ func (c *Client) doSend(ctx context.Context, x *cmd) error {
 	if readonly {
 		x.Retries = c.retries
 	}
+	name := x.rawName // x is the transport's once send fails
 	if err := c.send(ctx, x); err != nil {
-		return c.wrapErr(x.rawName, err)
+		return c.wrapErr(name, err)
 	}
 	if c.cache != nil && !readonly {
 		c.afterUnknown(ctx)
