@@ -13,7 +13,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redis/rueidis/rueidisaside v1.0.78
-	github.com/respire-go/respire v0.0.0
+	github.com/respire-go/respire v0.1.0
 	github.com/respire-go/respire/tests v0.0.0
 	go.uber.org/goleak v1.3.0
 )

@@ -5,7 +5,7 @@ go 1.25
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/ory/dockertest/v3 v3.12.0
-	github.com/respire-go/respire v0.0.0
+	github.com/respire-go/respire v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

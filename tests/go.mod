@@ -9,7 +9,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/ory/dockertest/v3 v3.12.0
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/respire-go/respire v0.0.0
+	github.com/respire-go/respire v0.1.0
 	github.com/respire-go/respire/goredis v0.0.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
