@@ -327,8 +327,21 @@ func testSentinelRestartedMaster(t *testing.T, d *harness.Sentinels) {
 	pause.Unlock()
 	// Once the chosen replica was told REPLICAOF NO ONE, so that it does
 	// not sync from the empty restarted master.
-	_, err := d.Events.Wait(ctx, t0, "+failover-state-wait-promotion", d.Config.MasterName)
+	ev, err := d.Events.Wait(ctx, t0, "+failover-state-wait-promotion", d.Config.MasterName)
 	require.NoError(t, err)
+	// The sentinel moves to wait-promotion once it has sent REPLICAOF NO
+	// ONE, not once the replica ran it: until it has, the replica could
+	// reconnect to the restarted, empty old master and sync from it.
+	if f := strings.Fields(ev.Payload); len(f) > 1 && d.Node(f[1]) != nil {
+		chosen := d.Node(f[1])
+		require.Eventually(t, func() bool {
+			r, err := chosen.Do(ctx, "ROLE")
+			a, _ := r.([]any)
+			return err == nil && len(a) > 0 && a[0] == "master"
+		}, 10*time.Second, 5*time.Millisecond, "the chosen replica %s never became a master", f[1])
+	} else {
+		t.Logf("no replica named in %q: restarting without waiting for it", ev.Payload)
+	}
 	d.Node(old).Restart(t) // empty, a master, for ~10s in its own eyes
 	restarted := time.Now()
 	switched, err := waitSwitch(ctx, c, old)
