@@ -207,15 +207,15 @@ type interceptors struct {
 // composeCommands wraps base in the Command functions of list, the first
 // outermost; nil when none is set.
 func composeCommands(list []Interceptor, base CommandFunc) CommandFunc {
-	run, any := base, false
+	run, wrapped := base, false
 	for i := len(list) - 1; i >= 0; i-- {
 		if f := list[i].Command; f != nil {
 			inner := run
 			run = func(ctx context.Context, cmd Command) error { return f(ctx, cmd, inner) }
-			any = true
+			wrapped = true
 		}
 	}
-	if !any {
+	if !wrapped {
 		return nil
 	}
 	return run
@@ -223,15 +223,15 @@ func composeCommands(list []Interceptor, base CommandFunc) CommandFunc {
 
 // composeBatches is composeCommands for Batch.
 func composeBatches(list []Interceptor, base BatchFunc) BatchFunc {
-	run, any := base, false
+	run, wrapped := base, false
 	for i := len(list) - 1; i >= 0; i-- {
 		if f := list[i].Batch; f != nil {
 			inner := run
 			run = func(ctx context.Context, b BatchCall) error { return f(ctx, b, inner) }
-			any = true
+			wrapped = true
 		}
 	}
-	if !any {
+	if !wrapped {
 		return nil
 	}
 	return run

@@ -107,13 +107,13 @@ func (c *Client) runRaw(ctx context.Context, x *cmd) error {
 		return c.doSend(ctx, x)
 	}
 	t := c.trace.cmd
-	ctx = t.TraceCommandStart(ctx, c, commandStart(x, x.name()))
+	ctx = t.CommandStart(ctx, c, commandStart(x, x.name()))
 	err := c.doSend(ctx, x)
 	terr := err
 	if err == nil && x.replyErr != nil {
 		terr = x.replyErr
 	}
-	t.TraceCommandEnd(ctx, c, TraceCommandEndData{Err: terr})
+	t.CommandEnd(ctx, c, TraceCommandEndData{Err: terr})
 	return err
 }
 

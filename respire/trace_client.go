@@ -10,93 +10,56 @@ import (
 	"github.com/respire-go/respire/internal/transport"
 )
 
-// tracing holds the parts of Options.Tracer that are set, and
-// Options.Logger. A client has none (nil) when both options are unset, so
-// that the hot paths test one pointer. Each part is nil when neither of
-// its functions is set, and has both (a no-op for the one not set) when
-// one is.
+// tracing holds Options.Tracer and Options.Logger. A client has none (nil)
+// when both options are unset, so that the hot paths test one pointer.
+// Each field is the tracer, with a no-op for the other half of a Start/End
+// pair that was set alone, or nil when that kind of event is not traced.
 type tracing struct {
-	cmd   *tracerHooks
-	batch *tracerHooks
-	conn  *tracerHooks
-	recon *tracerHooks
-	gap   *tracerHooks
-	cache *tracerHooks
+	cmd   *Tracer
+	batch *Tracer
+	conn  *Tracer
+	recon *Tracer
+	gap   *Tracer
+	cache *Tracer
 	log   *slog.Logger
 	seen  sync.Map // addresses connected to once, for the logger
 }
 
-// tracerHooks calls the functions of a Tracer, each of them only when set.
-type tracerHooks struct{ t *Tracer }
-
-func (h *tracerHooks) TraceCommandStart(ctx context.Context, c *Client, d TraceCommandStartData) context.Context {
-	if f := h.t.CommandStart; f != nil {
-		return f(ctx, c, d)
+// filled returns a copy of tr whose Start and End functions are all set:
+// the user's, or no-ops.
+func filled(tr *Tracer) *Tracer {
+	f := *tr
+	if f.CommandStart == nil {
+		f.CommandStart = func(ctx context.Context, _ *Client, _ TraceCommandStartData) context.Context { return ctx }
 	}
-	return ctx
+	if f.CommandEnd == nil {
+		f.CommandEnd = func(context.Context, *Client, TraceCommandEndData) {}
+	}
+	if f.BatchStart == nil {
+		f.BatchStart = func(ctx context.Context, _ *Client, _ TraceBatchStartData) context.Context { return ctx }
+	}
+	if f.BatchEnd == nil {
+		f.BatchEnd = func(context.Context, *Client, TraceBatchEndData) {}
+	}
+	if f.ConnectStart == nil {
+		f.ConnectStart = func(ctx context.Context, _ *Client, _ TraceConnectStartData) context.Context { return ctx }
+	}
+	if f.ConnectEnd == nil {
+		f.ConnectEnd = func(context.Context, *Client, TraceConnectEndData) {}
+	}
+	if f.ReconnectStart == nil {
+		f.ReconnectStart = func(ctx context.Context, _ *Client, _ TraceReconnectStartData) context.Context { return ctx }
+	}
+	if f.ReconnectEnd == nil {
+		f.ReconnectEnd = func(context.Context, *Client, TraceReconnectEndData) {}
+	}
+	return &f
 }
 
-func (h *tracerHooks) TraceCommandEnd(ctx context.Context, c *Client, d TraceCommandEndData) {
-	if f := h.t.CommandEnd; f != nil {
-		f(ctx, c, d)
-	}
-}
-
-func (h *tracerHooks) TraceBatchStart(ctx context.Context, c *Client, d TraceBatchStartData) context.Context {
-	if f := h.t.BatchStart; f != nil {
-		return f(ctx, c, d)
-	}
-	return ctx
-}
-
-func (h *tracerHooks) TraceBatchEnd(ctx context.Context, c *Client, d TraceBatchEndData) {
-	if f := h.t.BatchEnd; f != nil {
-		f(ctx, c, d)
-	}
-}
-
-func (h *tracerHooks) TraceConnectStart(ctx context.Context, c *Client, d TraceConnectStartData) context.Context {
-	if f := h.t.ConnectStart; f != nil {
-		return f(ctx, c, d)
-	}
-	return ctx
-}
-
-func (h *tracerHooks) TraceConnectEnd(ctx context.Context, c *Client, d TraceConnectEndData) {
-	if f := h.t.ConnectEnd; f != nil {
-		f(ctx, c, d)
-	}
-}
-
-func (h *tracerHooks) TraceReconnectStart(ctx context.Context, c *Client, d TraceReconnectStartData) context.Context {
-	if f := h.t.ReconnectStart; f != nil {
-		return f(ctx, c, d)
-	}
-	return ctx
-}
-
-func (h *tracerHooks) TraceReconnectEnd(ctx context.Context, c *Client, d TraceReconnectEndData) {
-	if f := h.t.ReconnectEnd; f != nil {
-		f(ctx, c, d)
-	}
-}
-
-func (h *tracerHooks) TracePubSubGap(ctx context.Context, c *Client, d TracePubSubGapData) {
-	if f := h.t.PubSubGap; f != nil {
-		f(ctx, c, d)
-	}
-}
-
-func (h *tracerHooks) TraceCacheInvalidate(ctx context.Context, c *Client, d TraceCacheInvalidateData) {
-	if f := h.t.CacheInvalidate; f != nil {
-		f(ctx, c, d)
-	}
-}
-
-// hooksIf returns h when on, else nil.
-func hooksIf(h *tracerHooks, on bool) *tracerHooks {
+// tracerIf returns t when on, else nil.
+func tracerIf(t *Tracer, on bool) *Tracer {
 	if on {
-		return h
+		return t
 	}
 	return nil
 }
@@ -110,13 +73,13 @@ func (c *Client) observe(cfg *transport.Config) {
 	}
 	t := &tracing{log: o.Logger}
 	if tr := o.Tracer; tr != nil {
-		h := &tracerHooks{t: tr}
-		t.cmd = hooksIf(h, tr.CommandStart != nil || tr.CommandEnd != nil)
-		t.batch = hooksIf(h, tr.BatchStart != nil || tr.BatchEnd != nil)
-		t.conn = hooksIf(h, tr.ConnectStart != nil || tr.ConnectEnd != nil)
-		t.recon = hooksIf(h, tr.ReconnectStart != nil || tr.ReconnectEnd != nil)
-		t.gap = hooksIf(h, tr.PubSubGap != nil)
-		t.cache = hooksIf(h, tr.CacheInvalidate != nil)
+		f := filled(tr)
+		t.cmd = tracerIf(f, tr.CommandStart != nil || tr.CommandEnd != nil)
+		t.batch = tracerIf(f, tr.BatchStart != nil || tr.BatchEnd != nil)
+		t.conn = tracerIf(f, tr.ConnectStart != nil || tr.ConnectEnd != nil)
+		t.recon = tracerIf(f, tr.ReconnectStart != nil || tr.ReconnectEnd != nil)
+		t.gap = tracerIf(f, tr.PubSubGap != nil)
+		t.cache = tracerIf(f, tr.CacheInvalidate != nil)
 	}
 	c.trace = t
 	if t.conn != nil || t.log != nil {
@@ -144,10 +107,10 @@ func (c *Client) observeCache() {
 		inv := tr.Invalidate
 		tr.Invalidate = func(key []byte) {
 			inv(key)
-			t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
+			t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
 		}
 		k.traceFlush = func() {
-			t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
+			t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
 		}
 		return
 	}
@@ -155,20 +118,20 @@ func (c *Client) observeCache() {
 	inv, flush := tr.Invalidate, tr.Flush
 	tr.Invalidate = func(key []byte) {
 		inv(key)
-		t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
+		t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
 	}
 	tr.Flush = func() {
 		flush()
-		t.TraceCacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
+		t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
 	}
 }
 
 // execTraced is exec with the Tracer's command functions told before and after.
 func (c *Client) execTraced(ctx context.Context, x *cmd, dec decoder) error {
 	t := c.trace.cmd
-	ctx = t.TraceCommandStart(ctx, c, commandStart(x, x.info.name))
+	ctx = t.CommandStart(ctx, c, commandStart(x, x.info.name))
 	err := c.execPlain(ctx, x, dec)
-	t.TraceCommandEnd(ctx, c, TraceCommandEndData{Err: err})
+	t.CommandEnd(ctx, c, TraceCommandEndData{Err: err})
 	return err
 }
 
@@ -180,9 +143,9 @@ func (c *Client) doTraced(ctx context.Context, x *cmd, word string) (Reply, erro
 	if name == "" {
 		name = strings.ToUpper(word)
 	}
-	ctx = t.TraceCommandStart(ctx, c, commandStart(x, name))
+	ctx = t.CommandStart(ctx, c, commandStart(x, name))
 	r, err := c.doBuilt(ctx, x, word)
-	t.TraceCommandEnd(ctx, c, TraceCommandEndData{Err: err})
+	t.CommandEnd(ctx, c, TraceCommandEndData{Err: err})
 	return r, err
 }
 
@@ -198,18 +161,18 @@ func commandStart(x *cmd, name string) TraceCommandStartData {
 
 // traceBatchStart tells the Tracer's batch functions, if any, that a batch of n
 // commands starts; it returns the tracer, for traceBatchEnd.
-func (c *Client) traceBatchStart(ctx context.Context, n int, tx bool) (context.Context, *tracerHooks) {
+func (c *Client) traceBatchStart(ctx context.Context, n int, tx bool) (context.Context, *Tracer) {
 	if c.trace == nil || c.trace.batch == nil {
 		return ctx, nil
 	}
 	t := c.trace.batch
-	return t.TraceBatchStart(ctx, c, TraceBatchStartData{Len: n, Tx: tx}), t
+	return t.BatchStart(ctx, c, TraceBatchStartData{Len: n, Tx: tx}), t
 }
 
 // traceBatchEnd ends what traceBatchStart began.
-func (c *Client) traceBatchEnd(ctx context.Context, t *tracerHooks, err error) {
+func (c *Client) traceBatchEnd(ctx context.Context, t *Tracer, err error) {
 	if t != nil {
-		t.TraceBatchEnd(ctx, c, TraceBatchEndData{Err: err})
+		t.BatchEnd(ctx, c, TraceBatchEndData{Err: err})
 	}
 }
 
@@ -227,7 +190,7 @@ func (c *Client) onDial(addr string) func(transport.ConnInfo, error) {
 	t := c.trace
 	ctx := context.Background()
 	if t.conn != nil {
-		ctx = t.conn.TraceConnectStart(ctx, c, TraceConnectStartData{Addr: addr})
+		ctx = t.conn.ConnectStart(ctx, c, TraceConnectStartData{Addr: addr})
 	}
 	return func(info transport.ConnInfo, err error) {
 		var he *HandshakeError
@@ -236,7 +199,7 @@ func (c *Client) onDial(addr string) func(transport.ConnInfo, error) {
 			d.Protocol, d.Server, d.Version = info.Protocol, info.Server, info.Version
 		}
 		if t.conn != nil {
-			t.conn.TraceConnectEnd(ctx, c, d)
+			t.conn.ConnectEnd(ctx, c, d)
 		}
 		if t.log != nil {
 			c.logConnect(d)
@@ -249,14 +212,14 @@ func (c *Client) onConnLost(addr string, cause error) func(int, error) {
 	t := c.trace
 	ctx := context.Background()
 	if t.recon != nil {
-		ctx = t.recon.TraceReconnectStart(ctx, c, TraceReconnectStartData{Addr: addr, Cause: cause})
+		ctx = t.recon.ReconnectStart(ctx, c, TraceReconnectStartData{Addr: addr, Cause: cause})
 	}
 	if t.log != nil {
 		c.logLost(addr, cause)
 	}
 	return func(attempts int, err error) {
 		if t.recon != nil {
-			t.recon.TraceReconnectEnd(ctx, c, TraceReconnectEndData{Addr: addr, Attempts: attempts, Err: err})
+			t.recon.ReconnectEnd(ctx, c, TraceReconnectEndData{Addr: addr, Attempts: attempts, Err: err})
 		}
 		if t.log != nil {
 			c.logRestored(addr, attempts, err)
@@ -272,7 +235,7 @@ func (c *Client) onGap(g transport.Gap, opened bool) {
 		d.Dropped = 1
 	}
 	if t.gap != nil {
-		t.gap.TracePubSubGap(context.Background(), c, d)
+		t.gap.PubSubGap(context.Background(), c, d)
 	}
 	if t.log != nil && opened {
 		c.logGap(d)
