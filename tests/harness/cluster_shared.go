@@ -4,12 +4,14 @@ package harness
 // first test that asks, outside any one test's lifetime.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // captureTB runs harness code outside the test's goroutine: fatal failures
@@ -102,8 +104,8 @@ type sharedCluster struct {
 
 var sharedClusters = struct {
 	sync.Mutex
-	m map[Flavor]*sharedCluster
-}{m: make(map[Flavor]*sharedCluster)}
+	m map[string]*sharedCluster
+}{m: make(map[string]*sharedCluster)}
 
 // SharedCluster returns the test binary's cluster of flavor f (3 masters
 // with a replica each), starting it on first use. It outlives the test that
@@ -125,16 +127,33 @@ func SharedCluster(t testing.TB, f Flavor) *Cluster {
 	if f == "" {
 		f = DefaultFlavor
 	}
+	return SharedClusterWith(t, string(f), ClusterConfig{Flavor: f}, nil)
+}
+
+// SharedClusterWith is SharedCluster for a cluster of configuration cfg,
+// shared under name by every test that asks for that name (the first
+// caller's cfg and setup count). setup, when not nil, runs once after the
+// cluster started (to configure its nodes, say); its error fails every test
+// that asks for the cluster. The same rules hold as for SharedCluster.
+func SharedClusterWith(t testing.TB, name string, cfg ClusterConfig, setup func(ctx context.Context, c *Cluster) error) *Cluster {
+	t.Helper()
 	sharedClusters.Lock()
-	sc, ok := sharedClusters.m[f]
+	sc, ok := sharedClusters.m[name]
 	if !ok {
 		sc = &sharedCluster{ready: make(chan struct{})}
-		sc.tb = &sharedTB{captureTB: captureTB{TB: t}, name: "harness.SharedCluster(" + string(f) + ")"}
-		sharedClusters.m[f] = sc
+		sc.tb = &sharedTB{captureTB: captureTB{TB: t}, name: "harness.SharedCluster(" + name + ")"}
+		sharedClusters.m[name] = sc
 		go func() {
 			defer close(sc.ready)
 			defer func() { sc.err = sc.tb.message() }()
-			c := StartCluster(sc.tb, ClusterConfig{Flavor: f})
+			c := StartCluster(sc.tb, cfg)
+			if setup != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if err := setup(ctx, c); err != nil {
+					sc.tb.Fatalf("setup: %v", err)
+				}
+			}
 			c.shared = true
 			sc.c = c
 		}()
@@ -142,13 +161,13 @@ func SharedCluster(t testing.TB, f Flavor) *Cluster {
 	sharedClusters.Unlock()
 	<-sc.ready
 	if sc.err != "" || sc.c == nil {
-		t.Fatalf("harness: the shared %s cluster did not start: %s", f, sc.err)
+		t.Fatalf("harness: the shared %s cluster did not start: %s", name, sc.err)
 	}
 	c := sc.c
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, n := range c.nodeList() {
-				t.Logf("harness: shared %s cluster node %s id %s:\n%s", f, n.Addr, n.ID, n.Server.logTail(50))
+				t.Logf("harness: shared %s cluster node %s id %s:\n%s", name, n.Addr, n.ID, n.Server.logTail(50))
 			}
 		}
 	})
@@ -160,7 +179,7 @@ func SharedCluster(t testing.TB, f Flavor) *Cluster {
 func StopSharedClusters() {
 	sharedClusters.Lock()
 	m := sharedClusters.m
-	sharedClusters.m = make(map[Flavor]*sharedCluster)
+	sharedClusters.m = make(map[string]*sharedCluster)
 	sharedClusters.Unlock()
 	for _, sc := range m {
 		<-sc.ready
