@@ -77,6 +77,10 @@ type Node struct {
 type shard struct {
 	primary  *Node
 	replicas []*Node
+	// standby are the primary's replicas, whether or not reads go to
+	// them: asked first for the topology while the primary is failing.
+	// Their connections are dialed only then.
+	standby []*Node
 	// failing says the view reported the primary as failed: the cluster
 	// itself has given up on it, and a replica may be promoted any moment.
 	failing bool

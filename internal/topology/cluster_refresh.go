@@ -23,8 +23,17 @@ func (c *Cluster) refreshLoop() {
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
+	// gap is the time between two urgent fetches: UrgentGap, doubled
+	// after each urgent fetch that found nothing new, up to maxUrgentGap.
+	// A node that cannot be reached is not failed over before the
+	// cluster's node timeout (seconds) and the cluster reports it failed
+	// before it promotes a replica (half a second later at least): polling
+	// it fast before that would only load the nodes.
+	gap := c.opts.UrgentGap
+	maxGap := maxUrgentGaps * c.opts.UrgentGap
 	for {
 		var wait time.Duration
+		urgent := false
 		select {
 		case <-c.ctx.Done():
 			return
@@ -35,7 +44,11 @@ func (c *Cluster) refreshLoop() {
 			// view wherever it asks.
 			wait = max(c.opts.RefreshGap-time.Since(last), settle)
 		case <-c.urgent:
-			wait = c.opts.UrgentGap - time.Since(last)
+			urgent = true
+			if time.Since(last) > 2*maxGap {
+				gap = c.opts.UrgentGap // a new incident
+			}
+			wait = gap - time.Since(last)
 		}
 		if wait > 0 && !last.IsZero() {
 			timer.Reset(wait)
@@ -45,10 +58,11 @@ func (c *Cluster) refreshLoop() {
 			case <-timer.C:
 			case <-c.urgent:
 				// A node failed meanwhile: do not wait longer than for it.
+				urgent = true
 				if !timer.Stop() {
 					<-timer.C
 				}
-				if w := c.opts.UrgentGap - time.Since(last); w > 0 {
+				if w := gap - time.Since(last); w > 0 {
 					timer.Reset(w)
 					select {
 					case <-c.ctx.Done():
@@ -59,22 +73,56 @@ func (c *Cluster) refreshLoop() {
 			}
 		}
 		last = time.Now()
+		before := c.cur.Load()
 		c.fetch()
+
 		// Requests that came in while fetching were answered by it.
 		select {
 		case <-c.kick:
 		default:
 		}
-		// While the cluster reports a primary as failed and callers have
-		// found it failing, keep asking every UrgentGap without waiting
-		// for another caller to fail: callers stuck on a stopped node
-		// fail only at their deadlines, and a replica may be promoted any
-		// moment. A primary that hands its slots over in good health
-		// (a TAKEOVER, a reshard) is not polled for.
-		if c.primaryFailing() {
+		after := c.cur.Load()
+		switch {
+		case c.primaryFailing():
+			// While the cluster reports a primary as failed and callers
+			// have found it failing, keep asking every UrgentGap without
+			// waiting for another caller to fail: callers stuck on a
+			// stopped node fail only at their deadlines, and a replica
+			// may be promoted any moment. A primary that hands its slots
+			// over in good health (a TAKEOVER, a reshard) is not polled
+			// for.
+			gap = c.opts.UrgentGap
 			signal(c.urgent)
+		case !before.sameShards(after):
+			gap = c.opts.UrgentGap
+		case urgent:
+			gap = min(2*gap, maxGap)
 		}
 	}
+}
+
+// maxUrgentGaps bounds the time between two urgent fetches that find
+// nothing new, in UrgentGaps: 400ms by default, less than the half second
+// a replica waits at least, once the cluster reports its primary failed,
+// before it asks to be promoted.
+const maxUrgentGaps = 8
+
+// sameShards reports whether r and o have the same primaries, each
+// reported failed or not alike (nodes list the shards in orders of their
+// own).
+func (r *routes) sameShards(o *routes) bool {
+	if r == nil || o == nil {
+		return r == o
+	}
+	if len(r.shards) != len(o.shards) {
+		return false
+	}
+	for _, sh := range r.shards {
+		if !slices.ContainsFunc(o.shards, func(x *shard) bool { return x.primary == sh.primary && x.failing == sh.failing }) {
+			return false
+		}
+	}
+	return true
 }
 
 // settle is how long a refresh asked for by a redirect waits at least.
@@ -239,11 +287,20 @@ func (n *Node) suspected() bool { return time.Now().UnixNano() < n.suspect.Load(
 func (c *Cluster) candidates() []*Node {
 	var out []*Node
 	if r := c.cur.Load(); r != nil {
+		// The replicas of a primary reported failed first: the one
+		// promoted knows at once, the others learn it by gossip.
+		for _, sh := range r.shards {
+			if sh.failing {
+				out = append(out, sh.standby...)
+			}
+		}
 		for _, i := range rand.Perm(len(r.shards)) {
 			out = append(out, r.shards[i].primary)
 		}
 		for _, sh := range r.shards {
-			out = append(out, sh.replicas...)
+			if !sh.failing {
+				out = append(out, sh.replicas...)
+			}
 		}
 	}
 	c.mu.Lock()
@@ -327,9 +384,11 @@ func (c *Cluster) adopt(v *View) error {
 		next.ids[s.Primary.ID] = true
 		for _, r := range s.Replicas {
 			next.ids[r.ID] = true
+			rn := c.nodeLocked(r.Addr, r.ID)
+			keep[r.Addr] = true
+			sh.standby = append(sh.standby, rn)
 			if c.opts.Replicas {
-				sh.replicas = append(sh.replicas, c.nodeLocked(r.Addr, r.ID))
-				keep[r.Addr] = true
+				sh.replicas = append(sh.replicas, rn)
 			}
 		}
 		for _, rg := range s.Ranges {
@@ -346,14 +405,22 @@ func (c *Cluster) adopt(v *View) error {
 	// broken: a primary that handed its slots over in good health (a
 	// manual failover, a takeover) answers them itself, with a reply or a
 	// MOVED, even when this client suspected it of being slow.
+	// It is done once the new view is published, so that the callers it
+	// wakes route their commands by the new view.
+	var lost []*Node
 	if old != nil {
 		for _, sh := range old.shards {
 			p := sh.primary
 			if p.suspected() && !next.serves(p) {
-				p.Mux.BreakStalled(ErrFailedOver, stalledFor)
+				lost = append(lost, p)
 			}
 		}
 	}
+	defer func() {
+		for _, p := range lost {
+			p.Mux.BreakStalled(ErrFailedOver, stalledFor)
+		}
+	}()
 	// Nodes that left the view are closed; seeds stay to be asked again.
 	for addr, n := range c.nodes {
 		if !keep[addr] && !slices.Contains(c.opts.Seeds, addr) {

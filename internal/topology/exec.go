@@ -201,9 +201,16 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 			var ce *transport.ConnError
 			switch {
 			case c.ctx.Err() != nil:
+			case transport.NotHere(err) && errors.Is(err, transport.ErrNotSent):
+				// The node lost its slots while failing, and the new
+				// topology is in place (adopt): route the command anew.
+				continue
 			case errors.Is(err, transport.ErrNotSent):
 				// The node could not be reached: the topology may have
-				// moved on; ask for it and try again.
+				// moved on; ask for it and try again. A node that is down
+				// fails the command at once (its connections fail fast),
+				// so the command follows a new topology as soon as the
+				// pause ends (early, on the change).
 				c.Suspect(n)
 				if rf != ReadPrimary && rf != ReadReplica {
 					rf = ReadPrimary
@@ -211,6 +218,13 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 				if c.Pause(ctx, PauseFor(attempt)) {
 					continue
 				}
+				err = transport.UntilDone(err, ctx.Err())
+			case transport.NotHere(err) && retries > 0:
+				// Sent to a node that lost its slots while failing: the
+				// new topology is in place; a command that may be sent
+				// again goes to the slot's new owner.
+				retries--
+				continue
 			case errors.As(err, &ce) && retries > 0:
 				retries--
 				c.Suspect(n)

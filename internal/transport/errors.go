@@ -208,6 +208,21 @@ func unavailable(addr string, cause, ctxErr error) error {
 	return NotSent(&unavailableError{addr: addr, cause: cause, ctx: ctxErr})
 }
 
+// UntilDone returns err, the error of a request that was not sent, as the
+// error of a caller that kept trying until its context ended with ctxErr:
+// an ErrUnavailable one names the context's error (and matches it), others
+// are joined with it.
+func UntilDone(err, ctxErr error) error {
+	if ctxErr == nil || errors.Is(err, ctxErr) {
+		return err
+	}
+	var ue *unavailableError
+	if errors.As(err, &ue) && ue.ctx == nil {
+		return unavailable(ue.addr, ue.cause, ctxErr)
+	}
+	return NotSent(fmt.Errorf("%w (until the context ended: %w)", err, ctxErr))
+}
+
 func (e *unavailableError) Error() string {
 	msg := ErrUnavailable.Error() + ": " + e.addr
 	if e.ctx != nil {

@@ -24,6 +24,31 @@ type Mux struct {
 	wg     sync.WaitGroup
 	info   atomic.Pointer[ConnInfo]
 	nodeID atomic.Pointer[string] // set by ExpectNodeID, overrides cfg.NodeID
+	// gone is closed, and replaced, by BreakStalled: callers waiting for a
+	// connection give up then (slot.get).
+	gone atomic.Pointer[goneSignal]
+}
+
+// goneSignal wakes the callers waiting for a connection of a Mux whose
+// server no longer serves them; cause is set before ch is closed.
+type goneSignal struct {
+	ch    chan struct{}
+	cause error
+}
+
+// notHere wraps the cause of a break after which the Mux does not send
+// the requests again itself, even those never written or allowed to
+// retry: its server no longer serves them (BreakStalled), and the caller
+// routes them anew.
+type notHere struct{ error }
+
+func (e notHere) Unwrap() error { return e.error }
+
+// NotHere reports whether err is the error of a request that the Mux gave
+// back because its server no longer serves it (BreakStalled).
+func NotHere(err error) bool {
+	var nh notHere
+	return errors.As(err, &nh)
 }
 
 // ExpectNodeID makes every connection dialed from now on check that the
@@ -41,6 +66,7 @@ func NewMux(cfg Config) *Mux {
 	cfg = cfg.withDefaults()
 	m := &Mux{cfg: cfg}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.gone.Store(&goneSignal{ch: make(chan struct{})})
 	m.routed = cfg.Connections
 	m.slots = make([]*slot, cfg.Connections+cfg.BatchLanes)
 	for i := range m.slots {
@@ -145,7 +171,7 @@ const maxResends = 3
 // again reports whether a request that failed with err, its reply not
 // handled, should be sent again, and counts the attempt.
 func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
-	if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+	if ctx.Err() != nil || errors.Is(err, ErrClosed) || NotHere(err) {
 		return false
 	}
 	var ce *ConnError
@@ -450,16 +476,24 @@ func (m *Mux) Break(cause error) {
 // flight and have read nothing for quiet: a node stopped or cut off, whose
 // callers would otherwise wait for their deadlines. A connection that is
 // answering, however slowly, is left alone, and so are its requests. It
-// reports how many connections it broke.
+// reports how many connections it broke. It is for a caller that learned
+// the server no longer serves the requests sent to it (a cluster node
+// whose slots went to another): the requests it fails are not sent again
+// by the Mux (NotHere reports their errors), and callers waiting for a
+// connection give up too, with ErrNotSent, so that they can go elsewhere.
 func (m *Mux) BreakStalled(cause error, quiet time.Duration) int {
 	n := 0
 	now := mono()
+	nh := notHere{cause}
 	for _, s := range m.slots {
 		if c := s.cur.Load(); c != nil && c.inflight.Load() > 0 && now-c.lastRead.Load() >= int64(quiet) {
-			c.fail(cause)
+			c.fail(nh)
 			n++
 		}
 	}
+	g := m.gone.Swap(&goneSignal{ch: make(chan struct{})})
+	g.cause = nh
+	close(g.ch)
 	return n
 }
 

@@ -102,6 +102,7 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 	}
 	_, bounded := ctx.Deadline()
 	attempts := 0
+	gone := s.m.gone.Load()
 	for {
 		s.mu.Lock()
 		if s.m.closed.Load() {
@@ -124,7 +125,11 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 			s.mu.Unlock()
 			return nil, NotSent(lastErr)
 		}
-		if attempts > 0 && (failFast || (!s.everUp && !bounded)) {
+		// Fail fast: at once while the last attempt failed (the dial
+		// loop is backing off, which can take seconds), else after the
+		// attempt in progress.
+		if (attempts > 0 || lastErr != nil) && failFast || attempts > 0 && !s.everUp && !bounded {
+			s.startDial()
 			s.mu.Unlock()
 			return nil, unavailable(s.m.cfg.Addr, lastErr, nil)
 		}
@@ -134,6 +139,10 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 		select {
 		case <-changed:
 			attempts++
+		case <-gone.ch:
+			// The server no longer serves what the caller sends
+			// (BreakStalled): it may route the request anew.
+			return nil, NotSent(gone.cause)
 		case <-ctx.Done():
 			return nil, unavailable(s.m.cfg.Addr, lastErr, ctx.Err())
 		case <-s.m.ctx.Done():
