@@ -1,0 +1,407 @@
+package scaleout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// atomicFlavors are the flavors with atomic slot migration.
+var atomicFlavors = []harness.Flavor{harness.Valkey91, harness.Redis86}
+
+// atomicIncrLog adds a unique amount to a counter and logs it in a list,
+// in one step, so that the log says exactly which writes were applied.
+const atomicIncrLog = `redis.call("INCRBY", KEYS[1], ARGV[1]) return redis.call("RPUSH", KEYS[2], ARGV[1])`
+
+// TestAtomicMigrationUnderLoad: 32 goroutines write (a unique INCRBY
+// amount logged by RPUSH, per call) while 1,024 slots, which hold most of
+// their keys and 20k others, move atomically to another primary and back,
+// twice. No caller sees an error, every acknowledged write is applied
+// exactly once and none twice, and the client neither fetches the topology
+// nor is redirected anywhere near once per slot.
+func TestAtomicMigrationUnderLoad(t *testing.T) {
+	for _, f := range atomicFlavors {
+		t.Run(string(f), func(t *testing.T) {
+			hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: f, Replicas: -1})
+			ctx := ctxT(t)
+			c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
+			from := hc.MasterOf(0)
+			require.NotNil(t, from)
+			to := otherMaster(t, hc, from)
+			const nslots = 1024
+			slots := make([]int, nslots)
+			for i := range slots {
+				slots[i] = i
+			}
+			moving := func(s int) bool { return s < nslots }
+			require.NoError(t, hc.Fill(ctx, "afill:", 20_000, strings.Repeat("v", 256)))
+
+			l := newAtomicLoad(c, 32, 4, moving)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); l.run(ctx, stop) }()
+			require.Eventually(t, func() bool { return l.ok.Load() >= 500 }, 10*time.Second, time.Millisecond)
+
+			before := serverCounters(t, hc)
+			began := time.Now()
+			const rounds = 2
+			var took []time.Duration
+			for range rounds {
+				for _, mv := range [][2]*harness.ClusterNode{{from, to}, {to, from}} {
+					t0 := time.Now()
+					require.NoError(t, hc.MigrateSlotsAtomic(ctx, mv[0], mv[1], slots))
+					took = append(took, time.Since(t0).Round(time.Millisecond))
+				}
+			}
+			dur := time.Since(began)
+			after := serverCounters(t, hc)
+			close(stop)
+			wg.Wait()
+
+			acked, unknown, notSent := l.verify(t, ctx)
+			d := after.sub(before)
+			t.Logf("%s: %d migrations of %d slots in %v (each %v); calls ok %d, errors %d; writes acked %d, outcome unknown %d, not sent %d; topology fetches %d, MOVED %d, ASK %d, TRYAGAIN %d",
+				f, 2*rounds, nslots, dur.Round(time.Millisecond), took, l.ok.Load(), l.failed.Load(), acked, unknown, notSent, d.fetches, d.moved, d.ask, d.tryAgain)
+			l.logErrors(t)
+			assert.Zero(t, l.failed.Load(), "errors returned to callers")
+			assert.Positive(t, acked)
+			// A storm is a fetch or a redirect per slot (or per call): 4,096
+			// slot moves here, and tens of thousands of calls. The client
+			// patches its map from each MOVED and refreshes at most about
+			// once a second.
+			assert.LessOrEqual(t, d.fetches, 4*rounds+int(dur.Seconds())+2, "topology fetches")
+			assert.LessOrEqual(t, d.moved+d.ask, 2*rounds*l.keysMoving()*2, "redirects")
+		})
+	}
+}
+
+// TestAtomicMigrationBounce: one goroutine INCRs a key while its slot moves
+// atomically to another primary and back, ten times over. No call fails,
+// every acknowledged INCR counts, and each move costs the client about one
+// redirect, not a loop.
+func TestAtomicMigrationBounce(t *testing.T) {
+	for _, f := range atomicFlavors {
+		t.Run(string(f), func(t *testing.T) {
+			hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: f, Replicas: -1})
+			ctx := ctxT(t)
+			c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
+			const key = "bounce:{b}"
+			slot := harness.SlotOf(key)
+			a := hc.MasterOf(slot)
+			require.NotNil(t, a)
+			b := otherMaster(t, hc, a)
+
+			var ok, failed atomic.Int64
+			var mu sync.Mutex
+			var errs []error
+			var last atomic.Int64
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					n, err := c.Incr(cctx, key)
+					cancel()
+					if err != nil {
+						failed.Add(1)
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+						continue
+					}
+					ok.Add(1)
+					last.Store(n)
+				}
+			}()
+			require.Eventually(t, func() bool { return ok.Load() >= 100 }, 10*time.Second, time.Millisecond)
+
+			before := serverCounters(t, hc)
+			began := time.Now()
+			const moves = 20
+			for i := range moves {
+				src, dst := a, b
+				if i%2 == 1 {
+					src, dst = b, a
+				}
+				atMove := ok.Load()
+				require.NoError(t, hc.MigrateSlotsAtomic(ctx, src, dst, []int{slot}))
+				// Let the key be written on its new owner before it moves
+				// again, so that every move meets the load.
+				require.Eventually(t, func() bool { return ok.Load() >= atMove+20 }, 10*time.Second, time.Millisecond)
+			}
+			dur := time.Since(began)
+			after := serverCounters(t, hc)
+			close(stop)
+			<-done
+
+			d := after.sub(before)
+			v, err := c.Get(ctx, key)
+			require.NoError(t, err)
+			final, _ := strconv.ParseInt(v, 10, 64)
+			t.Logf("%s: %d moves of slot %d in %v; INCRs ok %d, errors %d, final value %d; topology fetches %d, MOVED %d, ASK %d, TRYAGAIN %d",
+				f, moves, slot, dur.Round(time.Millisecond), ok.Load(), failed.Load(), final, d.fetches, d.moved, d.ask, d.tryAgain)
+			for i, err := range errs {
+				if i < 5 {
+					t.Logf("  error: %v", err)
+				}
+			}
+			assert.Zero(t, failed.Load(), "errors returned to the caller")
+			// Every INCR succeeded, so the counter is exactly their number,
+			// and the last reply was the final value.
+			assert.Equal(t, ok.Load(), final, "INCRs applied")
+			assert.Equal(t, last.Load(), final)
+			// About one MOVED per move for the one caller (the first
+			// command after the handoff), and no refresh per move.
+			assert.LessOrEqual(t, d.moved+d.ask, 3*moves, "redirects")
+			assert.LessOrEqual(t, d.fetches, moves/2+int(dur.Seconds())+2, "topology fetches")
+		})
+	}
+}
+
+// TestAtomicMigrationRefused: the harness refuses atomic migration on a
+// server without it, with an error that says what is needed.
+func TestAtomicMigrationRefused(t *testing.T) {
+	assert.True(t, harness.Valkey91.AtomicMigration())
+	assert.True(t, harness.Redis86.AtomicMigration())
+	for _, f := range []harness.Flavor{harness.Redis70, harness.Redis80, harness.Valkey81} {
+		assert.False(t, f.AtomicMigration(), f)
+	}
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
+	from := hc.MasterOf(0)
+	err := hc.MigrateSlotsAtomic(ctxT(t), from, otherMaster(t, hc, from), []int{0})
+	require.ErrorIs(t, err, harness.ErrNoAtomicMigration)
+	assert.Contains(t, err.Error(), "redis-8.0")
+}
+
+// otherMaster returns a master of hc other than m.
+func otherMaster(t *testing.T, hc *harness.Cluster, m *harness.ClusterNode) *harness.ClusterNode {
+	t.Helper()
+	for _, o := range hc.Masters() {
+		if o != m {
+			return o
+		}
+	}
+	t.Fatal("the cluster has a single master")
+	return nil
+}
+
+// atomicLoad runs workers that each write a few keys, most of them in
+// slots that move: an INCRBY of a unique amount, logged in a list
+// (atomicIncrLog). It records each amount's outcome for verify.
+type atomicLoad struct {
+	c       *respire.Client
+	workers int
+	keys    [][]string // per worker: the hash tags of its keys
+	moving  func(slot int) bool
+
+	ok, failed atomic.Int64
+	mu         sync.Mutex
+	outcome    []map[int64]string // per worker: amount -> acked, unknown, notsent
+	errs       map[string]int
+}
+
+func newAtomicLoad(c *respire.Client, workers, keysEach int, moving func(int) bool) *atomicLoad {
+	l := &atomicLoad{c: c, workers: workers, moving: moving, errs: map[string]int{}}
+	l.outcome = make([]map[int64]string, workers)
+	l.keys = make([][]string, workers)
+	n := 0
+	for w := range workers {
+		l.outcome[w] = map[int64]string{}
+		// All but the last key of each worker in a moving slot, the last
+		// one anywhere: moves must not disturb the other slots either.
+		for j := range keysEach {
+			for {
+				n++
+				tag := fmt.Sprintf("{at%d}", n)
+				if j == keysEach-1 || moving(harness.SlotOf(tag)) {
+					l.keys[w] = append(l.keys[w], tag)
+					break
+				}
+			}
+		}
+	}
+	return l
+}
+
+// keysMoving is the number of the load's keys in moving slots.
+func (l *atomicLoad) keysMoving() int {
+	n := 0
+	for _, ks := range l.keys {
+		for _, k := range ks {
+			if l.moving(harness.SlotOf(k)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// run loops until stop is closed; every call has a 2s deadline.
+func (l *atomicLoad) run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for w := range l.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := int64(1); ; seq++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tag := l.keys[w][int(seq)%len(l.keys[w])]
+				amt := int64(w)<<32 | seq
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err := l.c.Eval(cctx, atomicIncrLog, []string{tag + "sum", tag + "log"}, strconv.FormatInt(amt, 10))
+				cancel()
+				o := "acked"
+				switch {
+				case err == nil:
+					l.ok.Add(1)
+				case errors.Is(err, respire.ErrNotSent):
+					o = "notsent"
+				default:
+					o = "unknown"
+				}
+				l.mu.Lock()
+				l.outcome[w][amt] = o
+				if err != nil {
+					l.failed.Add(1)
+					l.errs[err.Error()]++
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// verify checks every key's log against the outcomes: each acknowledged
+// amount applied exactly once, none applied twice, none applied that was
+// not sent or never sent, and each counter the sum of its log.
+func (l *atomicLoad) verify(t *testing.T, ctx context.Context) (acked, unknown, notSent int) {
+	t.Helper()
+	for w := range l.workers {
+		seen := map[int64]int{}
+		for _, tag := range l.keys[w] {
+			applied, err := l.c.LRange(ctx, tag+"log", 0, -1)
+			require.NoError(t, err)
+			var sum int64
+			for _, s := range applied {
+				a, err := strconv.ParseInt(s, 10, 64)
+				require.NoError(t, err)
+				seen[a]++
+				sum += a
+			}
+			if len(applied) > 0 {
+				got, err := l.c.Get(ctx, tag+"sum")
+				require.NoError(t, err)
+				assert.Equal(t, strconv.FormatInt(sum, 10), got, "%s: the counter is not the sum of its log", tag)
+			}
+		}
+		for amt, o := range l.outcome[w] {
+			n := seen[amt]
+			if n > 1 {
+				t.Errorf("worker %d: amount %d applied %d times", w, amt, n)
+			}
+			switch o {
+			case "acked":
+				acked++
+				if n != 1 {
+					t.Errorf("worker %d: acknowledged amount %d applied %d times", w, amt, n)
+				}
+			case "notsent":
+				notSent++
+				if n != 0 {
+					t.Errorf("worker %d: amount %d applied though not sent", w, amt)
+				}
+			default:
+				unknown++
+			}
+		}
+		for amt := range seen {
+			if _, ok := l.outcome[w][amt]; !ok {
+				t.Errorf("worker %d: amount %d applied, never sent", w, amt)
+			}
+		}
+	}
+	return
+}
+
+// logErrors logs the most frequent errors.
+func (l *atomicLoad) logErrors(t *testing.T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	msgs := make([]string, 0, len(l.errs))
+	for m := range l.errs {
+		msgs = append(msgs, m)
+	}
+	slices.SortFunc(msgs, func(a, b string) int { return l.errs[b] - l.errs[a] })
+	for i, m := range msgs {
+		if i == 5 {
+			break
+		}
+		t.Logf("  %5d x %s", l.errs[m], m)
+	}
+}
+
+// counters are what the servers counted: the client's topology fetches
+// (CLUSTER SHARDS and CLUSTER SLOTS calls; the harness asks with CLUSTER
+// NODES while it migrates) and the redirects and retry replies they sent
+// (INFO errorstats).
+type counters struct{ fetches, moved, ask, tryAgain int }
+
+func (a counters) sub(b counters) counters {
+	return counters{a.fetches - b.fetches, a.moved - b.moved, a.ask - b.ask, a.tryAgain - b.tryAgain}
+}
+
+// serverCounters sums counters over hc's nodes.
+func serverCounters(t *testing.T, hc *harness.Cluster) counters {
+	t.Helper()
+	var out counters
+	for _, n := range hc.Nodes {
+		for _, section := range []string{"commandstats", "errorstats"} {
+			info, err := n.Do(context.Background(), "INFO", section)
+			require.NoError(t, err)
+			for _, line := range strings.Split(fmt.Sprint(info), "\n") {
+				name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+				if !ok {
+					continue
+				}
+				f, _, _ := strings.Cut(rest, ",")
+				_, num, _ := strings.Cut(f, "=")
+				v, _ := strconv.Atoi(num)
+				switch name {
+				case "cmdstat_cluster|shards", "cmdstat_cluster|slots":
+					out.fetches += v
+				case "errorstat_MOVED":
+					out.moved += v
+				case "errorstat_ASK":
+					out.ask += v
+				case "errorstat_TRYAGAIN":
+					out.tryAgain += v
+				}
+			}
+		}
+	}
+	return out
+}
