@@ -26,11 +26,13 @@ var atomicFlavors = []harness.Flavor{harness.Valkey91, harness.Redis86}
 const atomicIncrLog = `redis.call("INCRBY", KEYS[1], ARGV[1]) return redis.call("RPUSH", KEYS[2], ARGV[1])`
 
 // TestAtomicMigrationUnderLoad: 32 goroutines write (a unique INCRBY
-// amount logged by RPUSH, per call) while 1,024 slots, which hold most of
-// their keys and 20k others, move atomically to another primary and back,
-// twice. No caller sees an error, every acknowledged write is applied
-// exactly once and none twice, and the client neither fetches the topology
-// nor is redirected anywhere near once per slot.
+// amount logged by RPUSH, per call), 4 run transactions and 2 batches,
+// while 1,024 slots, which hold most of their keys and some 1,200 others,
+// move atomically to another primary and back, for two seconds and twice
+// at least. No caller sees an error, every acknowledged write is applied
+// exactly once and none twice, transactions stay all-or-nothing, and the
+// client neither fetches the topology nor is redirected anywhere near once
+// per slot or per call.
 func TestAtomicMigrationUnderLoad(t *testing.T) {
 	for _, f := range atomicFlavors {
 		t.Run(string(f), func(t *testing.T) {
@@ -51,15 +53,20 @@ func TestAtomicMigrationUnderLoad(t *testing.T) {
 			l := newAtomicLoad(c, 32, 4, moving)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
-			wg.Add(1)
+			wg.Add(3)
 			go func() { defer wg.Done(); l.run(ctx, stop) }()
+			go func() { defer wg.Done(); l.runTx(ctx, stop, 4) }()
+			const batchWorkers = 2
+			go func() { defer wg.Done(); l.runBatches(ctx, stop, batchWorkers) }()
 			require.Eventually(t, func() bool { return l.ok.Load() >= 500 }, 10*time.Second, time.Millisecond)
 
+			// There and back until the load has seen two seconds of
+			// migrations, twice at least.
 			before := serverCounters(t, hc)
 			began := time.Now()
-			const rounds = 2
 			var took []time.Duration
-			for range rounds {
+			rounds := 0
+			for ; rounds < 2 || time.Since(began) < 2*time.Second; rounds++ {
 				for _, mv := range [][2]*harness.ClusterNode{{from, to}, {to, from}} {
 					t0 := time.Now()
 					require.NoError(t, hc.MigrateSlotsAtomic(ctx, mv[0], mv[1], slots))
@@ -73,17 +80,25 @@ func TestAtomicMigrationUnderLoad(t *testing.T) {
 
 			acked, unknown, notSent := l.verify(t, ctx)
 			d := after.sub(before)
-			t.Logf("%s: %d migrations of %d slots in %v (each %v); calls ok %d, errors %d; writes acked %d, outcome unknown %d, not sent %d; topology fetches %d, MOVED %d, ASK %d, TRYAGAIN %d",
-				f, 2*rounds, nslots, dur.Round(time.Millisecond), took, l.ok.Load(), l.failed.Load(), acked, unknown, notSent, d.fetches, d.moved, d.ask, d.tryAgain)
+			t.Logf("%s: %d migrations of %d slots in %v (each %v); calls ok %d (transactions %d, batches %d), errors %d; writes acked %d, outcome unknown %d, not sent %d; topology fetches %d, MOVED %d, ASK %d, TRYAGAIN %d",
+				f, 2*rounds, nslots, dur.Round(time.Millisecond), took, l.ok.Load(), l.txOK.Load(), l.batchOK.Load(), l.failed.Load(),
+				acked, unknown, notSent, d.fetches, d.moved, d.ask, d.tryAgain)
 			l.logErrors(t)
 			assert.Zero(t, l.failed.Load(), "errors returned to callers")
 			assert.Positive(t, acked)
-			// A storm is a fetch or a redirect per slot (or per call): 4,096
-			// slot moves here, and tens of thousands of calls. The client
-			// patches its map from each MOVED and refreshes at most about
-			// once a second.
+			assert.Positive(t, l.txOK.Load())
+			assert.Positive(t, l.batchOK.Load())
+			// A storm is a fetch or a redirect per slot or per call: thousands
+			// of slot moves here, and thousands of calls per migration. The
+			// client patches its map from each MOVED and refreshes at most
+			// about once a second.
 			assert.LessOrEqual(t, d.fetches, 4*rounds+int(dur.Seconds())+2, "topology fetches")
-			assert.LessOrEqual(t, d.moved+d.ask, 2*rounds*l.keysMoving()*2, "redirects")
+			// At most one redirect per caller and moved key and migration:
+			// each worker's keys, every key in each batch worker's batches,
+			// each transaction worker's keys for its MULTI and its MGET.
+			// Half as much again for a refresh that raced a handoff.
+			perMigration := l.keysMoving()*(1+batchWorkers) + 2*len(l.txTags)
+			assert.LessOrEqual(t, d.moved+d.ask, 2*rounds*perMigration*3/2, "redirects")
 		})
 	}
 }
@@ -136,7 +151,7 @@ func TestAtomicMigrationBounce(t *testing.T) {
 
 			before := serverCounters(t, hc)
 			began := time.Now()
-			const moves = 20
+			const moves = 12
 			for i := range moves {
 				src, dst := a, b
 				if i%2 == 1 {
@@ -177,21 +192,6 @@ func TestAtomicMigrationBounce(t *testing.T) {
 	}
 }
 
-// TestAtomicMigrationRefused: the harness refuses atomic migration on a
-// server without it, with an error that says what is needed.
-func TestAtomicMigrationRefused(t *testing.T) {
-	assert.True(t, harness.Valkey91.AtomicMigration())
-	assert.True(t, harness.Redis86.AtomicMigration())
-	for _, f := range []harness.Flavor{harness.Redis70, harness.Redis80, harness.Valkey81} {
-		assert.False(t, f.AtomicMigration(), f)
-	}
-	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
-	from := hc.MasterOf(0)
-	err := hc.MigrateSlotsAtomic(ctxT(t), from, otherMaster(t, hc, from), []int{0})
-	require.ErrorIs(t, err, harness.ErrNoAtomicMigration)
-	assert.Contains(t, err.Error(), "redis-8.0")
-}
-
 // otherMaster returns a master of hc other than m.
 func otherMaster(t *testing.T, hc *harness.Cluster, m *harness.ClusterNode) *harness.ClusterNode {
 	t.Helper()
@@ -213,10 +213,13 @@ type atomicLoad struct {
 	keys    [][]string // per worker: the hash tags of its keys
 	moving  func(slot int) bool
 
-	ok, failed atomic.Int64
-	mu         sync.Mutex
-	outcome    []map[int64]string // per worker: amount -> acked, unknown, notsent
-	errs       map[string]int
+	ok, failed      atomic.Int64
+	txOK, batchOK   atomic.Int64
+	mu              sync.Mutex
+	outcome         []map[int64]string // per worker: amount -> acked, unknown, notsent
+	errs            map[string]int
+	txTags          []string         // the hash tags of runTx's workers
+	txAcked, txUnkn map[string]int64 // per tag: transactions acknowledged, of unknown outcome
 }
 
 func newAtomicLoad(c *respire.Client, workers, keysEach int, moving func(int) bool) *atomicLoad {
@@ -284,11 +287,112 @@ func (l *atomicLoad) run(ctx context.Context, stop <-chan struct{}) {
 				}
 				l.mu.Lock()
 				l.outcome[w][amt] = o
+				l.mu.Unlock()
 				if err != nil {
-					l.failed.Add(1)
-					l.errs[err.Error()]++
+					l.fail(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fail records a failed call.
+func (l *atomicLoad) fail(err error) {
+	l.failed.Add(1)
+	l.mu.Lock()
+	l.errs[err.Error()]++
+	l.mu.Unlock()
+}
+
+// runTx runs n workers of transactions (MULTI, INCR of two keys of a tag
+// in a moving slot, EXEC) and MGETs of the two keys, which must be equal,
+// until stop is closed.
+func (l *atomicLoad) runTx(ctx context.Context, stop <-chan struct{}, n int) {
+	l.txAcked, l.txUnkn = map[string]int64{}, map[string]int64{}
+	for i := 0; len(l.txTags) < n; i++ {
+		if tag := fmt.Sprintf("{atx%d}", i); l.moving(harness.SlotOf(tag)) {
+			l.txTags = append(l.txTags, tag)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, tag := range l.txTags {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				tx := l.c.NewTx()
+				tx.Incr(tag + "a")
+				tx.Incr(tag + "b")
+				err := tx.Exec(cctx)
+				l.mu.Lock()
+				switch {
+				case err == nil:
+					l.txAcked[tag]++
+				case !errors.Is(err, respire.ErrNotSent):
+					l.txUnkn[tag]++
 				}
 				l.mu.Unlock()
+				if err == nil {
+					l.txOK.Add(1)
+					var vs []respire.Null[string]
+					if vs, err = l.c.MGet(cctx, tag+"a", tag+"b"); err == nil && vs[0] != vs[1] {
+						err = fmt.Errorf("a transaction was not all-or-nothing: %s a=%v b=%v", tag, vs[0], vs[1])
+					}
+				}
+				cancel()
+				if err != nil {
+					l.fail(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// runBatches runs n workers that read every load key's counter in one
+// batch, until stop is closed; each reply must be a value or Nil.
+func (l *atomicLoad) runBatches(ctx context.Context, stop <-chan struct{}, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				b := l.c.NewBatch()
+				var futs []*respire.Future[string]
+				for _, ks := range l.keys {
+					for _, k := range ks {
+						futs = append(futs, b.Get(k+"sum"))
+					}
+				}
+				err := b.Exec(cctx)
+				cancel()
+				for _, f := range futs {
+					if err != nil {
+						break
+					}
+					if _, ferr := f.Result(); ferr != nil && !errors.Is(ferr, respire.Nil) {
+						err = ferr
+					}
+				}
+				if err != nil {
+					l.fail(err)
+					continue
+				}
+				l.batchOK.Add(1)
 			}
 		}()
 	}
@@ -342,6 +446,15 @@ func (l *atomicLoad) verify(t *testing.T, ctx context.Context) (acked, unknown, 
 			if _, ok := l.outcome[w][amt]; !ok {
 				t.Errorf("worker %d: amount %d applied, never sent", w, amt)
 			}
+		}
+	}
+	for _, tag := range l.txTags {
+		vs, err := l.c.MGet(ctx, tag+"a", tag+"b")
+		require.NoError(t, err)
+		a, _ := strconv.ParseInt(vs[0].V, 10, 64)
+		assert.Equal(t, vs[0], vs[1], "%s: a transaction was not all-or-nothing", tag)
+		if a < l.txAcked[tag] || a > l.txAcked[tag]+l.txUnkn[tag] {
+			t.Errorf("%s: %d transactions applied, %d acknowledged and %d of unknown outcome", tag, a, l.txAcked[tag], l.txUnkn[tag])
 		}
 	}
 	return
