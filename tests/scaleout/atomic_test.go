@@ -80,8 +80,8 @@ func TestAtomicMigrationUnderLoad(t *testing.T) {
 
 			acked, unknown, notSent := l.verify(t, ctx)
 			d := after.sub(before)
-			t.Logf("%s: %d migrations of %d slots in %v (each %v); calls ok %d (transactions %d, batches %d), errors %d; writes acked %d, outcome unknown %d, not sent %d; topology fetches %d, MOVED %d, ASK %d, TRYAGAIN %d",
-				f, 2*rounds, nslots, dur.Round(time.Millisecond), took, l.ok.Load(), l.txOK.Load(), l.batchOK.Load(), l.failed.Load(),
+			t.Logf("%s: %d migrations of %d slots in %v (each %v); writes ok %d (slowest %v), transactions %d, batches %d, errors %d; writes acked %d, outcome unknown %d, not sent %d; topology fetches %d, MOVED %d, ASK %d, TRYAGAIN %d",
+				f, 2*rounds, nslots, dur.Round(time.Millisecond), took, l.ok.Load(), time.Duration(l.slowest.Load()).Round(time.Millisecond), l.txOK.Load(), l.batchOK.Load(), l.failed.Load(),
 				acked, unknown, notSent, d.fetches, d.moved, d.ask, d.tryAgain)
 			l.logErrors(t)
 			assert.Zero(t, l.failed.Load(), "errors returned to callers")
@@ -215,6 +215,7 @@ type atomicLoad struct {
 
 	ok, failed      atomic.Int64
 	txOK, batchOK   atomic.Int64
+	slowest         atomic.Int64 // the longest write, in ns
 	mu              sync.Mutex
 	outcome         []map[int64]string // per worker: amount -> acked, unknown, notsent
 	errs            map[string]int
@@ -274,8 +275,14 @@ func (l *atomicLoad) run(ctx context.Context, stop <-chan struct{}) {
 				tag := l.keys[w][int(seq)%len(l.keys[w])]
 				amt := int64(w)<<32 | seq
 				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				start := time.Now()
 				_, err := l.c.Eval(cctx, atomicIncrLog, []string{tag + "sum", tag + "log"}, strconv.FormatInt(amt, 10))
 				cancel()
+				for took := int64(time.Since(start)); ; {
+					if s := l.slowest.Load(); took <= s || l.slowest.CompareAndSwap(s, took) {
+						break
+					}
+				}
 				o := "acked"
 				switch {
 				case err == nil:
