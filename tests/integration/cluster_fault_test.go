@@ -40,6 +40,34 @@ type clusterLoad struct {
 	outcome                                []map[int64]string // per worker: amount -> acked/unknown/notsent
 	writes                                 [][]time.Time      // per worker: completion times of successful writes
 	firstErr                               map[string]int
+	failures                               []failure
+}
+
+// failure is a failed call: its worker, when its iteration started and
+// when it failed.
+type failure struct {
+	w          int
+	start, end time.Time
+}
+
+// failuresAfter returns the calls by workers whose slot is in slots that
+// failed though their iteration started after t, and the end of the
+// latest failure of such a worker's call.
+func (l *clusterLoad) failuresAfter(t time.Time, slots map[int]bool) (n int, lastEnd time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.failures {
+		if !slots[harness.SlotOf(workerTag(f.w))] {
+			continue
+		}
+		if f.start.After(t) {
+			n++
+		}
+		if f.end.After(lastEnd) {
+			lastEnd = f.end
+		}
+	}
+	return n, lastEnd
 }
 
 var loadRuns atomic.Int64
@@ -79,7 +107,7 @@ func (l *clusterLoad) run(ctx context.Context, stop <-chan struct{}) {
 				l.note(w, amt, err, start)
 				if err == nil {
 					err = l.c.Set(cctx, tag+"val", fmt.Sprint(seq), nil)
-					l.count(err, start)
+					l.count(w, err, start)
 				}
 				if err == nil {
 					var v string
@@ -96,7 +124,7 @@ func (l *clusterLoad) run(ctx context.Context, stop <-chan struct{}) {
 							l.mu.Unlock()
 						}
 					}
-					l.count(err, start)
+					l.count(w, err, start)
 				}
 				cancel()
 			}
@@ -112,7 +140,7 @@ func (l *clusterLoad) run(ctx context.Context, stop <-chan struct{}) {
 // waits for a stall or fetch timeout, a second or more.
 const lateSlack = 200 * time.Millisecond
 
-func (l *clusterLoad) count(err error, start time.Time) {
+func (l *clusterLoad) count(w int, err error, start time.Time) {
 	over := time.Since(start) - l.deadline
 	if over > lateSlack {
 		l.late.Add(1)
@@ -128,6 +156,9 @@ func (l *clusterLoad) count(err error, start time.Time) {
 		return
 	}
 	l.failed.Add(1)
+	l.mu.Lock()
+	l.failures = append(l.failures, failure{w: w, start: start, end: time.Now()})
+	l.mu.Unlock()
 	var se *respire.Error
 	if errors.As(err, &se) && !errors.Is(err, context.DeadlineExceeded) &&
 		(se.Prefix == "CLUSTERDOWN" || se.Prefix == "TRYAGAIN" || se.Prefix == "MOVED" || se.Prefix == "ASK") {
@@ -143,7 +174,7 @@ func (l *clusterLoad) count(err error, start time.Time) {
 }
 
 func (l *clusterLoad) note(w int, amt int64, err error, start time.Time) {
-	l.count(err, start)
+	l.count(w, err, start)
 	o := "acked"
 	switch {
 	case err == nil:
@@ -346,6 +377,14 @@ func TestClusterMasterFailure(t *testing.T) {
 				back.Sub(faultAt).Round(time.Millisecond), back.Sub(writable).Round(time.Millisecond),
 				acked, l.lost, unknown, notSent, topologyFetches(t, hc))
 			assert.Zero(t, l.clusterDown.Load(), "CLUSTERDOWN/TRYAGAIN/MOVED/ASK passed on to callers")
+			// Callers follow the new master: a call on the shard's slots
+			// that starts once it takes writes succeeds (it has a second;
+			// the client needs one topology fetch), however long the dial
+			// backoff to the dead node or the wait on the stopped one.
+			late, lastEnd := l.failuresAfter(writable, slots)
+			t.Logf("%s: calls on the failed shard that failed though started after the new master took writes: %d; the last failure on it ended %v after the promotion",
+				fault, late, lastEnd.Sub(promoted).Round(time.Millisecond))
+			assert.Zero(t, late, "calls started after the new master took writes failed")
 			assert.Less(t, back.Sub(writable), time.Second, "writes back within a second of the new master taking writes")
 		})
 	}
