@@ -322,13 +322,13 @@ func (c *Cluster) adopt(v *View) error {
 	next := &routes{ids: map[string]bool{}}
 	keep := map[string]bool{}
 	for _, s := range v.Shards {
-		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID), failing: !s.Primary.Healthy}
+		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID).withZone(s.Primary.Zone), failing: !s.Primary.Healthy}
 		keep[s.Primary.Addr] = true
 		next.ids[s.Primary.ID] = true
 		for _, r := range s.Replicas {
 			next.ids[r.ID] = true
 			if c.opts.Replicas {
-				sh.replicas = append(sh.replicas, c.nodeLocked(r.Addr, r.ID))
+				sh.replicas = append(sh.replicas, c.nodeLocked(r.Addr, r.ID).withZone(r.Zone))
 				keep[r.Addr] = true
 			}
 		}
@@ -364,6 +364,7 @@ func (c *Cluster) adopt(v *View) error {
 	c.lastErr = nil
 	clear(c.patched)
 	c.publishLocked(next)
+	c.probeZonesLocked(next)
 	return nil
 }
 
