@@ -99,7 +99,13 @@ func (s sentinelBackend) connect(ctx context.Context) error {
 	if _, err := s.sc.w.WaitMaster(ctx); err != nil {
 		return err
 	}
-	return s.c.mux.Connect(ctx)
+	if err := s.c.mux.Connect(ctx); err != nil {
+		return err
+	}
+	if s.sc.reads != nil {
+		s.sc.reads.Connect(ctx)
+	}
+	return nil
 }
 
 func (s sentinelBackend) close() error                    { return singleBackend{s.c}.close() }
@@ -107,7 +113,13 @@ func (s sentinelBackend) closeWatch()                     { s.sc.close() }
 func (s sentinelBackend) stats() Stats                    { return muxStats(s.c.mux) }
 func (s sentinelBackend) serverInfo() *transport.ConnInfo { return s.c.mux.ServerInfo() }
 
-func (s clusterBackend) connect(ctx context.Context) error { return s.c.cl.Connect(ctx) }
+func (s clusterBackend) connect(ctx context.Context) error {
+	if err := s.c.cl.Connect(ctx); err != nil {
+		return err
+	}
+	s.c.cl.ConnectZones(ctx)
+	return nil
+}
 
 func (s clusterBackend) close() error {
 	s.c.cl.Close()

@@ -57,6 +57,22 @@ const (
 	// command; one whose PING fails is avoided until it answers again.
 	// Before the first measurement reads go to a replica at random.
 	ReadNearest
+	// ReadZoneReplica sends read-only commands to a replica in the
+	// client's availability zone (Options.AvailabilityZone), else to a
+	// replica in another zone, else to the primary: for deployments where
+	// traffic between zones costs money or time but replicas take the
+	// load off the primaries. A node's zone is what the server reports:
+	// CLUSTER SHARDS on Valkey 9.1, HELLO on Valkey 8.1 and later (on
+	// Sentinel replicas too); a node whose zone is not known counts as
+	// another zone. A node that fails or is loading falls back to the
+	// primary for that command. See docs/cluster.md.
+	ReadZoneReplica
+	// ReadZone sends read-only commands to a node in the client's
+	// availability zone: a replica there, else the primary when it is
+	// there; when neither is, to a replica in another zone, else to the
+	// primary. It keeps reads inside the zone whenever the shard has a
+	// node in it. Zones and fallbacks are as for ReadZoneReplica.
+	ReadZone
 )
 
 // ErrCrossSlot is wrapped by the *ArgError of a command whose keys fall in
@@ -107,6 +123,7 @@ func newCluster(opts *Options, cfg transport.Config) *topology.Cluster {
 		Replicas:        opts.ReadFrom != ReadPrimary,
 		Latency:         opts.ReadFrom == ReadNearest,
 		RefreshInterval: opts.Cluster.RefreshInterval,
+		Zone:            opts.AvailabilityZone,
 	})
 }
 

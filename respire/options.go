@@ -291,6 +291,11 @@ type Options struct {
 	// cluster or with Sentinel: the primary (the zero value; on a cluster,
 	// the slot's), or one of its replicas. Commands in a Tx or Watch always go to the primary.
 	ReadFrom ReadFrom
+	// AvailabilityZone is the client's availability zone (as "us-east-1a",
+	// the name the servers are configured with in availability-zone), for
+	// ReadFrom ReadZoneReplica and ReadZone, which need it; with any other
+	// ReadFrom it is an error. Empty by default: no zone.
+	AvailabilityZone string
 	// Tracer, when set, is told about commands, batches, connections,
 	// reconnects, pub/sub gaps and cache invalidations, through those of
 	// its functions that are set (see Tracer; package respireotel has one

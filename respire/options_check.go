@@ -32,8 +32,11 @@ func (o *Options) validate() error {
 	if o.Cluster != nil && o.DB != 0 {
 		return optErr("DB", "a cluster has only database 0, not %d", o.DB)
 	}
-	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadNearest {
+	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadZone {
 		return optErr("ReadFrom", "unknown mode %d", o.ReadFrom)
+	}
+	if err := o.validateZone(); err != nil {
+		return err
 	}
 	if err := o.ClientCache.validate(o.Protocol); err != nil {
 		return err

@@ -39,7 +39,8 @@ import (
 // read_mode (spin, direct, background or filler), read_spin,
 // blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads
 // (0 sets NoRetryReads), cluster (true or false), read_from (primary,
-// prefer_replica, replica or nearest). Numbers are decimal digits,
+// prefer_replica, replica, nearest, zone_replica or zone),
+// availability_zone. Numbers are decimal digits,
 // durations are written as for time.ParseDuration. An option given twice
 // must have the same text both times.
 //
@@ -233,9 +234,15 @@ func (o *Options) setURLOption(key, v string) error {
 			o.ReadFrom = ReadReplica
 		case "nearest":
 			o.ReadFrom = ReadNearest
+		case "zone_replica":
+			o.ReadFrom = ReadZoneReplica
+		case "zone":
+			o.ReadFrom = ReadZone
 		default:
-			err = errors.New("not primary, prefer_replica, replica or nearest")
+			err = errors.New("not primary, prefer_replica, replica, nearest, zone_replica or zone")
 		}
+	case "availability_zone":
+		o.AvailabilityZone = v
 	case "read_mode":
 		switch v {
 		case "spin":

@@ -146,7 +146,7 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 	sc := &sentinelClient{c: c, cfg: *cfg}
 	sc.stop, sc.cancel = context.WithCancel(context.Background())
 	if opts.ReadFrom != ReadPrimary {
-		sc.reads = topology.NewReplicas(*cfg)
+		sc.reads = topology.NewReplicas(*cfg, opts.AvailabilityZone)
 	}
 	sc.w = topology.NewSentinel(topology.SentinelOptions{
 		MasterName:   so.MasterName,
@@ -248,7 +248,7 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 		x.seal()
 		x.Retries = c.retries
 		name := x.info.name
-		done, err := sc.reads.Exec(ctx, x, c.opts.ReadFrom == ReadPreferReplica)
+		done, err := sc.reads.Exec(ctx, x, c.replicaPick())
 		switch {
 		case done && err != nil:
 			return true, c.wrapErr(name, err)

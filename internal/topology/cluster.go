@@ -42,6 +42,9 @@ type Options struct {
 	// LatencyInterval is how often nodes are pinged when Latency is set.
 	// Default 1s.
 	LatencyInterval time.Duration
+	// Zone is the client's availability zone, for ReadZoneReplica and
+	// ReadZone (zones.go).
+	Zone string
 }
 
 func (o *Options) defaults() {
@@ -71,6 +74,9 @@ type Node struct {
 	// went: a view moving its other slots there is expected.
 	movedTo atomic.Pointer[string]
 	rtt     atomic.Int64 // measured round trip in nanoseconds, 0 before any
+	// viewZone is the zone the adopted view gives the node (zones.go).
+	viewZone atomic.Pointer[string]
+	probed   atomic.Bool // a connection was dialed to learn its zone from HELLO
 }
 
 // shard routes one set of slots.
@@ -221,6 +227,12 @@ const (
 	// ReadNearest reads from the node of the shard (primary or replica)
 	// with the lowest measured round trip (Options.Latency).
 	ReadNearest
+	// ReadZoneReplica reads from a replica in Options.Zone, else another
+	// replica, else the primary (zones.go).
+	ReadZoneReplica
+	// ReadZone reads from a replica in Options.Zone, else the primary if
+	// it is in the zone, else another replica, else the primary.
+	ReadZone
 )
 
 // Route returns the node that serves slot for the read mode (ReadPrimary
@@ -236,6 +248,8 @@ func (c *Cluster) Route(ctx context.Context, slot uint16, rf ReadFrom) (*Node, e
 					return sh.primary, nil
 				case rf == ReadNearest:
 					return nearest(sh), nil
+				case rf.zoned():
+					return c.inZone(sh, rf), nil
 				case len(sh.replicas) > 0:
 					return sh.replicas[rand.IntN(len(sh.replicas))], nil
 				}

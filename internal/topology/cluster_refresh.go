@@ -379,12 +379,12 @@ func (c *Cluster) adopt(v *View) error {
 	next := &routes{ids: map[string]bool{}}
 	keep := map[string]bool{}
 	for _, s := range v.Shards {
-		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID), failing: !s.Primary.Healthy}
+		sh := &shard{primary: c.nodeLocked(s.Primary.Addr, s.Primary.ID).withZone(s.Primary.Zone), failing: !s.Primary.Healthy}
 		keep[s.Primary.Addr] = true
 		next.ids[s.Primary.ID] = true
 		for _, r := range s.Replicas {
 			next.ids[r.ID] = true
-			rn := c.nodeLocked(r.Addr, r.ID)
+			rn := c.nodeLocked(r.Addr, r.ID).withZone(r.Zone)
 			keep[r.Addr] = true
 			sh.standby = append(sh.standby, rn)
 			if c.opts.Replicas {
@@ -431,6 +431,7 @@ func (c *Cluster) adopt(v *View) error {
 	c.lastErr = nil
 	clear(c.patched)
 	c.publishLocked(next)
+	c.probeZonesLocked(next)
 	return nil
 }
 

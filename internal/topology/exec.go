@@ -254,7 +254,7 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 		case "ASK":
 			ask = c.Node(rd.Addr)
 		case "LOADING":
-			if rf == ReadPreferReplica || rf == ReadNearest {
+			if rf == ReadPreferReplica || rf == ReadNearest || rf.zoned() {
 				rf = ReadPrimary
 				continue
 			}

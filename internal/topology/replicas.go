@@ -17,11 +17,19 @@ import (
 // ReadPrimary). Each replica has a Mux of its own, whose connections check
 // during the handshake that the server is a replica linked to its primary.
 type Replicas struct {
-	cfg transport.Config
+	cfg  transport.Config
+	zone string // the client's availability zone, "" for none
 
 	mu     sync.Mutex
 	closed bool
 	live   atomic.Pointer[[]*replica]
+	set    chan struct{} // closed by the first Set
+
+	// probes are the dials that learn new replicas' zones from HELLO;
+	// stop ends them at Close.
+	probes sync.WaitGroup
+	stop   context.Context
+	cancel context.CancelFunc
 }
 
 // replica is one replica's connections, and when it last failed a read.
@@ -36,14 +44,18 @@ type replica struct {
 const replicaQuarantine = time.Second
 
 // NewReplicas returns an empty set of replicas whose connections are made
-// with cfg (a data node's), as replicas.
-func NewReplicas(cfg transport.Config) *Replicas {
+// with cfg (a data node's), as replicas. With a zone (the client's
+// availability zone), reads prefer the replicas whose HELLO reports that
+// zone, and every new replica is dialed at once to learn its zone.
+func NewReplicas(cfg transport.Config, zone string) *Replicas {
 	cfg.Resolve, cfg.Role, cfg.Tracking, cfg.OnPush = nil, "replica", nil, nil
 	// A replica that cannot be reached fails the read at once, which then
 	// goes to another node, instead of waiting for a reconnect.
 	cfg.FailFast = true
 	cfg.Connections = 1
-	return &Replicas{cfg: cfg}
+	r := &Replicas{cfg: cfg, zone: zone, set: make(chan struct{})}
+	r.stop, r.cancel = context.WithCancel(context.Background())
+	return r
 }
 
 // Set replaces the replicas: new ones get a Mux, gone ones are closed once
@@ -67,9 +79,22 @@ func (r *Replicas) Set(addrs []string) {
 		}
 		cfg := r.cfg
 		cfg.Addr = a
-		next = append(next, &replica{addr: a, mux: transport.NewMux(cfg)})
+		x := &replica{addr: a, mux: transport.NewMux(cfg)}
+		next = append(next, x)
+		if r.zone != "" {
+			r.probes.Go(func() {
+				ctx, cancel := context.WithTimeout(r.stop, zoneProbeTimeout)
+				defer cancel()
+				// An error leaves the zone unknown: another zone.
+				_ = x.mux.Connect(ctx)
+			})
+		}
 	}
+	first := r.live.Load() == nil
 	r.live.Store(&next)
+	if first {
+		close(r.set)
+	}
 	for _, x := range old {
 		if !slices.Contains(next, x) {
 			// A read in flight on it fails with ErrClosed and tries
@@ -85,6 +110,8 @@ func (r *Replicas) Close() {
 	r.closed = true
 	p := r.live.Swap(nil)
 	r.mu.Unlock()
+	r.cancel()
+	r.probes.Wait()
 	if p != nil {
 		for _, x := range *p {
 			x.mux.Close()
@@ -92,9 +119,62 @@ func (r *Replicas) Close() {
 	}
 }
 
-// pick orders the replicas for one read: from a random start, those that
-// did not fail lately first.
-func (r *Replicas) pick() []*replica {
+// Zone returns the availability zone the replica's newest connection
+// reported in HELLO, "" when none did.
+func (x *replica) Zone() string {
+	if info := x.mux.ServerInfo(); info != nil {
+		return info.Zone
+	}
+	return ""
+}
+
+// Connect connects, within ctx, the replicas whose zone is not known yet,
+// when reads prefer a zone, so that the first reads after the client's
+// Connect know them. It waits for the first set of replicas (which the
+// sentinels' answer that named the master gives right after). A replica
+// that cannot be reached is left out, not an error: it counts as another
+// zone.
+func (r *Replicas) Connect(ctx context.Context) {
+	if r.zone == "" {
+		return
+	}
+	select {
+	case <-r.set:
+	case <-ctx.Done():
+		return
+	}
+	p := r.live.Load()
+	if p == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, x := range *p {
+		if x.mux.ServerInfo() == nil {
+			wg.Go(func() { _ = x.mux.Connect(ctx) })
+		}
+	}
+	wg.Wait()
+}
+
+// Pick says which replicas a read may go to, and whether it may end on
+// the primary.
+type Pick int
+
+const (
+	// PickAny tries every replica (those in the client's zone first, when
+	// it has one) and fails the read when none serves it.
+	PickAny Pick = iota
+	// PickAnyThenPrimary is PickAny, then the primary.
+	PickAnyThenPrimary
+	// PickZoneThenPrimary tries only the replicas in the client's zone,
+	// then the primary.
+	PickZoneThenPrimary
+)
+
+// pick orders the replicas for one read: those in the client's zone
+// first (only those with zoneOnly), each group from a random start, and in
+// each those that did not fail lately first.
+func (r *Replicas) pick(zoneOnly bool) []*replica {
 	p := r.live.Load()
 	if p == nil || len(*p) == 0 {
 		return nil
@@ -103,28 +183,43 @@ func (r *Replicas) pick() []*replica {
 	start := rand.N(len(all))
 	out := make([]*replica, 0, len(all))
 	now := time.Now().UnixNano()
-	var later []*replica
+	var later, other, otherLater []*replica
 	for i := range all {
 		x := all[(start+i)%len(all)]
+		failing := false
 		if f := x.failedAt.Load(); f != 0 && now-f < int64(replicaQuarantine) {
-			later = append(later, x)
-			continue
+			failing = true
 		}
-		out = append(out, x)
+		local := r.zone == "" || x.Zone() == r.zone
+		switch {
+		case local && !failing:
+			out = append(out, x)
+		case local:
+			later = append(later, x)
+		case !failing:
+			other = append(other, x)
+		default:
+			otherLater = append(otherLater, x)
+		}
 	}
-	return append(out, later...)
+	out = append(out, later...)
+	if zoneOnly {
+		return out
+	}
+	return append(append(out, other...), otherLater...)
 }
 
-// Exec runs the read-only cmd (sealed) on a replica. With done, it ended
-// there: err nil and its reply in cmd (an error reply included), or err,
-// not yet wrapped with the command's name, and cmd given back (or the
-// transport's). done false (cmd still the caller's, unsent to any node
-// that answered) means no replica could serve it and fallback allows the
-// primary; without fallback that ends as an error matching ErrNoReplica.
-func (r *Replicas) Exec(ctx context.Context, cmd Command, fallback bool) (done bool, err error) {
+// Exec runs the read-only cmd (sealed) on a replica that how allows. With
+// done, it ended there: err nil and its reply in cmd (an error reply
+// included), or err, not yet wrapped with the command's name, and cmd
+// given back (or the transport's). done false (cmd still the caller's,
+// unsent to any node that answered) means no replica could serve it and
+// how allows the primary; with PickAny that ends as an error matching
+// ErrNoReplica.
+func (r *Replicas) Exec(ctx context.Context, cmd Command, how Pick) (done bool, err error) {
 	x := cmd.Req()
 	var last error
-	for _, rep := range r.pick() {
+	for _, rep := range r.pick(how == PickZoneThenPrimary) {
 		abandoned, err := rep.mux.Try(ctx, x)
 		if abandoned {
 			return true, err
@@ -148,7 +243,7 @@ func (r *Replicas) Exec(ctx context.Context, cmd Command, fallback bool) (done b
 		}
 		return true, nil
 	}
-	if fallback {
+	if how != PickAny {
 		return false, nil
 	}
 	cmd.Recycle()

@@ -138,6 +138,10 @@ type ConnInfo struct {
 	// ID is the connection's client id on the server (from HELLO), 0
 	// when the server did not say.
 	ID int64
+	// Zone is the server's availability zone (Valkey 8.1+ reports
+	// availability_zone in HELLO when it is configured), "" when it did
+	// not say.
+	Zone string
 	// authGen is the rotation of Config.Credentials whose credentials
 	// the connection authenticated with.
 	authGen uint64

@@ -310,6 +310,8 @@ func readHello(v treeReply, info *ConnInfo) {
 			info.Version = v.Elems[i+1].Str
 		case "id":
 			info.ID = v.Elems[i+1].Int
+		case "availability_zone":
+			info.Zone = v.Elems[i+1].Str
 		}
 	}
 }
