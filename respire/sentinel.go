@@ -43,8 +43,17 @@ type SentinelOptions struct {
 	Username string
 	Password string
 	// TLSConfig, when set, wraps connections to the sentinels in TLS.
-	// Options.TLSConfig applies to the data nodes only.
+	// When it is nil, the sentinels get Options.TLSConfig, the data
+	// nodes': sentinels that reach TLS data nodes (tls-replication yes)
+	// speak TLS among themselves, so one configuration usually serves
+	// both. Set it when the sentinels need another one (another
+	// ServerName or CA), and NoTLS when they listen in plain text beside
+	// TLS data nodes. Its ServerName defaults to the host of each
+	// sentinel's address, so their certificates are verified.
 	TLSConfig *tls.Config
+	// NoTLS connects to the sentinels in plain text although
+	// Options.TLSConfig is set. It cannot be set with TLSConfig.
+	NoTLS bool
 	// PollInterval is how often the sentinels are asked for the master, its
 	// replicas and the other sentinels, besides the events the client
 	// subscribes to on every sentinel. Default 1s.
@@ -112,6 +121,9 @@ func (o *SentinelOptions) validate(opts *Options) error {
 	if o.PollInterval < 0 {
 		return optErr("Sentinel.PollInterval", "%v is negative", o.PollInterval)
 	}
+	if o.NoTLS && o.TLSConfig != nil {
+		return optErr("Sentinel.NoTLS", "set with Sentinel.TLSConfig: choose plain text or TLS to the sentinels")
+	}
 	if opts.Addr != "" {
 		return optErr("Addr", "%q given with Sentinel: the sentinels name the master's address", opts.Addr)
 	}
@@ -119,6 +131,18 @@ func (o *SentinelOptions) validate(opts *Options) error {
 		return optErr("Network", "unix with Sentinel: the sentinels name TCP addresses")
 	}
 	return nil
+}
+
+// sentinelTLS is the TLS configuration of connections to the sentinels:
+// TLSConfig, else the data nodes' unless NoTLS; nil for plain text.
+func (o *SentinelOptions) sentinelTLS(opts *Options) *tls.Config {
+	switch {
+	case o.TLSConfig != nil:
+		return o.TLSConfig
+	case o.NoTLS:
+		return nil
+	}
+	return opts.TLSConfig
 }
 
 // sentinelClient is the Sentinel state of a client.
@@ -141,7 +165,7 @@ type sentinelClient struct {
 func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentinelClient {
 	so := opts.Sentinel
 	scfg := *cfg
-	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.TLSConfig
+	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.sentinelTLS(opts)
 	scfg.ClientName, scfg.Connections, scfg.Protocol = "", 1, 0
 	sc := &sentinelClient{c: c, cfg: *cfg}
 	sc.stop, sc.cancel = context.WithCancel(context.Background())
