@@ -314,6 +314,7 @@ func (s *Sentinel) sleep(d time.Duration) bool {
 // discover asks the sentinels in turn for the master, taking the first
 // answer: the polls that follow check it against the others.
 func (s *Sentinel) discover() error {
+	var addrs []string
 	var errs []error
 	for _, a := range s.Sentinels() {
 		addr, err := s.masterOf(a)
@@ -322,20 +323,41 @@ func (s *Sentinel) discover() error {
 			s.poll()
 			return nil
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", a, err))
+		addrs = append(addrs, a)
+		errs = append(errs, err)
 	}
-	return &discoveryError{errs: errs}
+	return &discoveryError{addrs: addrs, errs: errs}
 }
 
-// discoveryError is the failure of a discovery: one error per sentinel.
-type discoveryError struct{ errs []error }
+// discoveryError is the failure of a discovery: the error of each
+// sentinel asked (addrs[i]'s is errs[i]).
+type discoveryError struct {
+	addrs []string
+	errs  []error
+}
 
+// Error lists the sentinels with their errors, each error once: "a, b:
+// WRONGPASS ...; c: i/o timeout".
 func (e *discoveryError) Error() string {
-	msgs := make([]string, len(e.errs))
+	var msgs []string
+	by := map[string][]string{}
 	for i, err := range e.errs {
-		msgs[i] = err.Error()
+		m := err.Error()
+		if _, seen := by[m]; !seen {
+			msgs = append(msgs, m)
+		}
+		if i < len(e.addrs) {
+			by[m] = append(by[m], e.addrs[i])
+		}
 	}
-	return strings.Join(msgs, "; ")
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		if a := by[m]; len(a) > 0 {
+			out[i] = strings.Join(a, ", ") + ": " + m
+		}
+	}
+	return strings.Join(out, "; ")
 }
 func (e *discoveryError) Unwrap() []error { return e.errs }
 

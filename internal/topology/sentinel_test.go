@@ -146,12 +146,10 @@ func TestSentinelDiscoveryRefused(t *testing.T) {
 		{"wrong and loading", []error{wrongPass, loading}, false},
 		{"not monitored", []error{wrongPass, fmt.Errorf("%w: the sentinel does not monitor %q", ErrNoMaster, "m")}, false},
 	} {
-		var errs []error
-		for i, err := range c.errs {
-			errs = append(errs, fmt.Errorf("10.0.0.%d:26379: %w", i, err))
-		}
-		assert.Equal(t, c.want, (&discoveryError{errs: errs}).refused(), c.name)
+		assert.Equal(t, c.want, (&discoveryError{errs: c.errs}).refused(), c.name)
 	}
+	e := &discoveryError{addrs: []string{"a:1", "b:2", "c:3"}, errs: []error{wrongPass, refusedDial, wrongPass}}
+	assert.Equal(t, "a:1, c:3: "+wrongPass.Error()+"; b:2: "+refusedDial.Error(), e.Error(), "each error once")
 }
 
 // TestSentinelWaitMasterRefused: WaitMaster returns a refused discovery
@@ -159,7 +157,7 @@ func TestSentinelDiscoveryRefused(t *testing.T) {
 func TestSentinelWaitMasterRefused(t *testing.T) {
 	s := idleSentinel("")
 	wrongPass := &transport.HandshakeError{Step: "HELLO", Err: transport.NewServerError("WRONGPASS invalid username-password pair")}
-	go s.failedDiscovery(&discoveryError{errs: []error{fmt.Errorf("10.0.0.1:26379: %w", wrongPass)}})
+	go s.failedDiscovery(&discoveryError{addrs: []string{"10.0.0.1:26379"}, errs: []error{wrongPass}})
 	_, err := s.WaitMaster(context.Background())
 	require.ErrorIs(t, err, ErrNoMaster)
 	var he *transport.HandshakeError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,9 +302,40 @@ func TestSentinelHostnames(t *testing.T) {
 
 	// Given by IP address, the sentinels announce themselves by name: the
 	// client knows each once.
-	ci := connect(t, sentinelClientOpts(d, d.Addrs()))
+	// Each client subscribes once to each sentinel it follows: c by name,
+	// ci by IP address, not once more by name.
+	require.Eventually(t, func() bool { return slices.Equal(subscribers(t, d), []int{1, 1, 1}) },
+		10*time.Second, 10*time.Millisecond, "the first client subscribed to every sentinel")
+	oi := sentinelClientOpts(d, d.Addrs())
+	oi.Sentinel.PollInterval = 20 * time.Millisecond
+	ci := connect(t, oi)
 	require.NoError(t, ci.Set(ctx, "host:ip", "v", nil))
 	assert.Equal(t, now, ci.SentinelMaster())
+	require.Eventually(t, func() bool { return slices.Equal(subscribers(t, d), []int{2, 2, 2}) },
+		10*time.Second, 10*time.Millisecond, "the second client subscribed to every sentinel")
+	// Polls every 20ms learn the sentinels' names (SENTINEL SENTINELS).
+	assert.Never(t, func() bool { return slices.Max(subscribers(t, d)) > 2 },
+		300*time.Millisecond, 20*time.Millisecond, "a sentinel followed twice, by IP address and by name")
+}
+
+// subscribers counts, on each sentinel of d, the connections subscribed
+// to channels (clients' event subscriptions; the harness's own event log
+// uses a pattern).
+func subscribers(t *testing.T, d *harness.Sentinels) []int {
+	t.Helper()
+	out := make([]int, len(d.Sentinel))
+	for i, sp := range d.Sentinel {
+		v, err := sp.Do(ctxT(t), "CLIENT", "LIST")
+		require.NoError(t, err)
+		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+			for _, f := range strings.Fields(line) {
+				if n, ok := strings.CutPrefix(f, "sub="); ok && n != "0" {
+					out[i]++
+				}
+			}
+		}
+	}
+	return out
 }
 
 // replicaReads checks that reads of c reach a replica of master: GETs
