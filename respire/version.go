@@ -5,4 +5,4 @@ package respire
 // the next version with a "-dev" suffix. It matches the newest heading of
 // CHANGELOG.md (a test checks this): cut a release by giving that heading
 // the version and setting Version to it.
-const Version = "v0.1.0"
+const Version = "v0.2.0-dev"
