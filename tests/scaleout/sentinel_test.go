@@ -17,8 +17,9 @@ import (
 )
 
 // Sentinel deployments beyond the plain one of package integration: over
-// TLS, with sentinels that require credentials of their own, and with
-// every process announcing a hostname. Each test starts its own small
+// TLS (Valkey 9.1, sentinels with requirepass), with sentinels that
+// require an ACL user of their own (Redis 8.6), and with every process
+// announcing a hostname (Valkey 8.1). Each test starts its own small
 // deployment (1 master, 1 replica, 3 sentinels) and runs in parallel with
 // the others; each fails the master over once.
 
@@ -82,12 +83,22 @@ func sentinelFailover(t *testing.T, d *harness.Sentinels, c *respire.Client, pre
 // against the wrong CA gets a permanent error at once.
 func TestSentinelTLS(t *testing.T) {
 	t.Parallel()
-	d := harness.StartSentinels(t, harness.SentinelConfig{Replicas: 1, TLS: true})
+	d := harness.StartSentinels(t, harness.SentinelConfig{
+		Flavor:           harness.Valkey91,
+		Replicas:         1,
+		TLS:              true,
+		SentinelPassword: "sentinel-secret", // requirepass
+		DataPassword:     "data-secret",
+	})
 	require.NotNil(t, d.TLSConfig)
 	ctx := ctxT(t)
+	// The subtests run at once: only the last changes the deployment, and
+	// the others' errors do not depend on which node is master.
 
 	t.Run("plain-client", func(t *testing.T) {
+		t.Parallel()
 		o := sentinelClientOpts(d, d.Addrs())
+		o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		start := time.Now()
@@ -101,7 +112,9 @@ func TestSentinelTLS(t *testing.T) {
 		assert.Contains(t, err.Error(), "TLS", "the error says the sentinels may expect TLS")
 	})
 	t.Run("NoTLS-to-TLS-sentinels", func(t *testing.T) {
+		t.Parallel()
 		o := sentinelClientOpts(d, d.Addrs())
+		o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
 		o.TLSConfig = d.TLSConfig
 		o.Sentinel.NoTLS = true
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -116,7 +129,9 @@ func TestSentinelTLS(t *testing.T) {
 		assert.Contains(t, err.Error(), "TLS")
 	})
 	t.Run("wrong-CA", func(t *testing.T) {
+		t.Parallel()
 		o := sentinelClientOpts(d, d.Addrs())
+		o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
 		bad := &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12} // the system roots
 		o.TLSConfig, o.Sentinel.TLSConfig = bad, bad
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -136,8 +151,10 @@ func TestSentinelTLS(t *testing.T) {
 		assert.Less(t, elapsed, 5*time.Second, "a permanent error is returned at once")
 	})
 	t.Run("failover", func(t *testing.T) {
+		t.Parallel()
 		// Options.TLSConfig alone: the sentinels get it too.
 		o := sentinelClientOpts(d, d.Addrs())
+		o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
 		o.TLSConfig = d.TLSConfig
 		c := connect(t, o)
 		require.NoError(t, c.Set(ctx, "tls:k", "v", nil))
@@ -148,7 +165,8 @@ func TestSentinelTLS(t *testing.T) {
 
 		// The URL form: rediss-sentinel:// is TLS to both; the test CA
 		// comes in through the options the URL gives.
-		u, err := respire.ParseURL("rediss-sentinel://" + strings.Join(d.Addrs(), ",") + "/" + d.Config.MasterName)
+		u, err := respire.ParseURL("rediss-sentinel://:data-secret@" + strings.Join(d.Addrs(), ",") + "/" +
+			d.Config.MasterName + "?sentinel_password=sentinel-secret")
 		require.NoError(t, err)
 		require.NotNil(t, u.TLSConfig)
 		require.NotNil(t, u.Sentinel.TLSConfig)
@@ -168,6 +186,7 @@ func TestSentinelTLS(t *testing.T) {
 func TestSentinelACL(t *testing.T) {
 	t.Parallel()
 	d := harness.StartSentinels(t, harness.SentinelConfig{
+		Flavor:           harness.Redis86,
 		Replicas:         1,
 		SentinelUser:     "watcher",
 		SentinelPassword: "sentinel-secret",
@@ -270,7 +289,7 @@ func TestSentinelACL(t *testing.T) {
 // count them twice when they announce themselves by name.
 func TestSentinelHostnames(t *testing.T) {
 	t.Parallel()
-	d := harness.StartSentinels(t, harness.SentinelConfig{Replicas: 1, Hostnames: true})
+	d := harness.StartSentinels(t, harness.SentinelConfig{Flavor: harness.Valkey81, Replicas: 1, Hostnames: true})
 	ctx := ctxT(t)
 	byName := make([]string, 0, len(d.Sentinel))
 	for _, a := range d.Addrs() {
