@@ -247,9 +247,29 @@ func (sc *sentinelClient) close() {
 	}
 }
 
+// discovered waits, before the first discovery, until the sentinels name
+// a master. Its error (not sent, wrapping ErrNoPrimary) is the sentinels'
+// at once when every one that answered refused the client for good
+// (wrong credentials, a certificate that does not verify), or the last
+// sentinel error with the context's when it ends first: a command of a
+// client made with NewClient says why no master is known.
+func (sc *sentinelClient) discovered(ctx context.Context) error {
+	if sc.w.Master() != "" {
+		return nil
+	}
+	if _, err := sc.w.WaitMaster(ctx); err != nil {
+		return transport.NotSent(err)
+	}
+	return nil
+}
+
 // gate holds a write back while a failover may be under way; its error
-// matches ErrNotSent, ErrFailover and the context's error.
+// matches ErrNotSent, ErrFailover and the context's error. Before the
+// first discovery it waits for it (discovered).
 func (sc *sentinelClient) gate(ctx context.Context) error {
+	if err := sc.discovered(ctx); err != nil {
+		return err
+	}
 	if !sc.w.Fenced() {
 		return nil
 	}
@@ -267,6 +287,11 @@ func (sc *sentinelClient) gate(ctx context.Context) error {
 func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bool, err error) {
 	sc := c.sent
 	flags := x.info.flags
+	if err := sc.discovered(ctx); err != nil {
+		name := x.info.name
+		x.Recycle()
+		return true, c.wrapErr(name, err)
+	}
 	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
 		x.dec = dec
 		x.seal()

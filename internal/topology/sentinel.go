@@ -190,7 +190,7 @@ func (s *Sentinel) WaitMaster(ctx context.Context) (string, error) {
 		refused, failed := s.refused, s.failed
 		s.mu.Unlock()
 		if refused != nil {
-			return "", fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, refused)
+			return "", s.Refused()
 		}
 		select {
 		case <-s.found:
@@ -206,6 +206,22 @@ func (s *Sentinel) WaitMaster(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, ctx.Err())
 		}
 	}
+}
+
+// Refused returns, before the first discovery, the error with which every
+// sentinel that answered refused the client for good (wrapping
+// ErrNoMaster, as WaitMaster's); nil otherwise.
+func (s *Sentinel) Refused() error {
+	if s.Master() != "" {
+		return nil
+	}
+	s.mu.Lock()
+	refused := s.refused
+	s.mu.Unlock()
+	if refused == nil {
+		return nil
+	}
+	return fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, refused)
 }
 
 // Fenced reports whether a failover may be under way.
@@ -359,6 +375,8 @@ func (e *discoveryError) Error() string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// Unwrap returns the sentinels' errors.
 func (e *discoveryError) Unwrap() []error { return e.errs }
 
 // refused reports a discovery that trying again will not fix: at least

@@ -239,6 +239,33 @@ func TestSentinelACL(t *testing.T) {
 		o.Sentinel.Username, o.Sentinel.Password = "watcher", "not-it"
 		wrong(t, o, "WRONGPASS")
 	})
+	t.Run("NewClient-wrong-sentinel-password", func(t *testing.T) {
+		// Without Connect: the first command waits for the discovery and
+		// gets the sentinels' refusal, not a wait for its context.
+		o := sentinelClientOpts(d, d.Addrs())
+		o.Password = "data-secret"
+		o.Sentinel.Username, o.Sentinel.Password = "watcher", "not-it"
+		c, err := respire.NewClient(o)
+		require.NoError(t, err)
+		defer c.Close()
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		start := time.Now()
+		for _, op := range []func() error{
+			func() error { _, err := c.Get(cctx, "acl:k"); return err },
+			func() error { return c.Set(cctx, "acl:k", "v", nil) },
+		} {
+			err := op()
+			require.Error(t, err)
+			t.Logf("%v: %v", time.Since(start).Round(time.Millisecond), err)
+			assert.ErrorIs(t, err, respire.ErrNotSent)
+			assert.ErrorIs(t, err, respire.ErrNoPrimary)
+			var he *respire.HandshakeError
+			require.ErrorAs(t, err, &he)
+			assert.True(t, he.Permanent())
+		}
+		assert.Less(t, time.Since(start), 5*time.Second, "a permanent error is returned at once")
+	})
 	t.Run("data-credentials-given-to-sentinels", func(t *testing.T) {
 		o := sentinelClientOpts(d, d.Addrs())
 		o.Password = "data-secret"
