@@ -128,39 +128,52 @@ func TestSentinelTLS(t *testing.T) {
 		assert.ErrorIs(t, err, respire.ErrNoPrimary)
 		assert.Contains(t, err.Error(), "TLS")
 	})
-	t.Run("wrong-CA", func(t *testing.T) {
-		t.Parallel()
-		o := sentinelClientOpts(d, d.Addrs())
-		o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
-		bad := &tls.Config{ServerName: "localhost", MinVersion: tls.VersionTLS12} // the system roots
-		o.TLSConfig, o.Sentinel.TLSConfig = bad, bad
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		start := time.Now()
-		c, err := respire.Connect(cctx, o)
-		if c != nil {
-			c.Close()
-		}
-		require.Error(t, err)
-		elapsed := time.Since(start)
-		t.Logf("unverified sentinel certificates (%v): %v", elapsed.Round(time.Millisecond), err)
-		var he *respire.HandshakeError
-		require.ErrorAs(t, err, &he)
-		assert.Equal(t, "TLS", he.Step)
-		assert.True(t, he.Permanent())
-		assert.Less(t, elapsed, 5*time.Second, "a permanent error is returned at once")
-	})
+	wrongName := d.TLSConfig.Clone()
+	wrongName.ServerName = "redis.example"
+	for name, bad := range map[string]*tls.Config{
+		"wrong-CA":   {ServerName: "localhost", MinVersion: tls.VersionTLS12}, // the system roots
+		"wrong-name": wrongName,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := sentinelClientOpts(d, d.Addrs())
+			o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
+			o.TLSConfig = bad
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			start := time.Now()
+			c, err := respire.Connect(cctx, o)
+			if c != nil {
+				c.Close()
+			}
+			require.Error(t, err)
+			elapsed := time.Since(start)
+			t.Logf("unverified sentinel certificates (%v): %v", elapsed.Round(time.Millisecond), err)
+			var he *respire.HandshakeError
+			require.ErrorAs(t, err, &he)
+			assert.Equal(t, "TLS", he.Step)
+			assert.True(t, he.Permanent())
+			assert.Less(t, elapsed, 5*time.Second, "a permanent error is returned at once")
+		})
+	}
 	t.Run("failover", func(t *testing.T) {
 		t.Parallel()
-		// Options.TLSConfig alone: the sentinels get it too.
+		// Options.TLSConfig alone: the sentinels get it too. No
+		// ServerName: each certificate is checked against the address
+		// dialed (the sentinels', and the master's and replica's as the
+		// sentinels name them).
 		o := sentinelClientOpts(d, d.Addrs())
 		o.Password, o.Sentinel.Password = "data-secret", "sentinel-secret"
-		o.TLSConfig = d.TLSConfig
+		o.TLSConfig = d.TLSConfig.Clone()
+		o.TLSConfig.ServerName = ""
+		o.ReadFrom = respire.ReadReplica
 		c := connect(t, o)
-		require.NoError(t, c.Set(ctx, "tls:k", "v", nil))
-		v, err := c.Get(ctx, "tls:k")
-		require.NoError(t, err)
-		assert.Equal(t, "v", v)
+		master := c.SentinelMaster()
+		for i := range 20 {
+			require.NoError(t, c.Set(ctx, "tls:"+strconv.Itoa(i), "v"+strconv.Itoa(i), nil))
+		}
+		require.NoError(t, d.WaitReplicated(ctx, master))
+		replicaReads(t, d, c, master, "tls:")
 		sentinelFailover(t, d, c, "tls:")
 
 		// The URL form: rediss-sentinel:// is TLS to both; the test CA
@@ -172,7 +185,7 @@ func TestSentinelTLS(t *testing.T) {
 		require.NotNil(t, u.Sentinel.TLSConfig)
 		u.TLSConfig.RootCAs, u.Sentinel.TLSConfig.RootCAs = d.TLSConfig.RootCAs, d.TLSConfig.RootCAs
 		cu := connect(t, u)
-		v, err = cu.Get(ctx, "tls:after")
+		v, err := cu.Get(ctx, "tls:after")
 		require.NoError(t, err)
 		assert.Equal(t, "2", v)
 	})
