@@ -137,8 +137,8 @@ type SentinelProc struct {
 	tls        *tls.Config
 	user, pass string
 	mu         sync.Mutex
-	run     *procRunner
-	stopped bool // SIGSTOPped
+	run        *procRunner
+	stopped    bool // SIGSTOPped
 }
 
 // StartSentinels starts a deployment and waits until every sentinel knows
