@@ -380,15 +380,19 @@ func (e *discoveryError) Error() string {
 func (e *discoveryError) Unwrap() []error { return e.errs }
 
 // refused reports a discovery that trying again will not fix: at least
-// one sentinel refused the client with a permanent handshake error, and
-// none of the others answered at all (the rest were unreachable).
+// one sentinel refused the client with a permanent handshake error (or
+// refused the SENTINEL command to its user: NOPERM), and none of the
+// others answered at all (the rest were unreachable).
 func (e *discoveryError) refused() bool {
 	refused := false
 	for _, err := range e.errs {
 		var he *transport.HandshakeError
+		var se *transport.ServerError
 		var oe *net.OpError
 		switch {
 		case errors.As(err, &he) && he.Permanent():
+			refused = true
+		case errors.As(err, &se) && se.Prefix == "NOPERM":
 			refused = true
 		case errors.As(err, &oe) && oe.Op == "dial" && !errors.As(err, &he):
 		default:

@@ -141,6 +141,7 @@ func TestSentinelDiscoveryRefused(t *testing.T) {
 		want bool
 	}{
 		{"all wrong", []error{wrongPass, wrongPass}, true},
+		{"no permission", []error{fmt.Errorf("SENTINEL GET-MASTER-ADDR-BY-NAME: %w", transport.NewServerError("NOPERM this user has no permissions to run the 'sentinel|get-master-addr-by-name' command")), refusedDial}, true},
 		{"wrong and unreachable", []error{refusedDial, wrongPass}, true},
 		{"unreachable", []error{refusedDial, refusedDial}, false},
 		{"wrong and loading", []error{wrongPass, loading}, false},

@@ -279,6 +279,31 @@ func TestSentinelACL(t *testing.T) {
 		}
 		assert.Less(t, time.Since(start), 5*time.Second, "a permanent error is returned at once")
 	})
+	t.Run("user-without-SENTINEL", func(t *testing.T) {
+		// A user the sentinels know but do not allow SENTINEL: NOPERM is
+		// as permanent as a wrong password.
+		for _, sp := range d.Sentinel {
+			_, err := sp.Do(ctx, "ACL", "SETUSER", "limited", "on", ">limited-pw", "&*", "+@all", "-sentinel")
+			require.NoError(t, err)
+		}
+		o := sentinelClientOpts(d, d.Addrs())
+		o.Password = "data-secret"
+		o.Sentinel.Username, o.Sentinel.Password = "limited", "limited-pw"
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		start := time.Now()
+		c, err := respire.Connect(cctx, o)
+		if c != nil {
+			c.Close()
+		}
+		require.Error(t, err)
+		t.Logf("%v: %v", time.Since(start).Round(time.Millisecond), err)
+		assert.ErrorIs(t, err, respire.ErrNoPrimary)
+		var se *respire.Error
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, "NOPERM", se.Prefix)
+		assert.Less(t, time.Since(start), 5*time.Second, "a permanent error is returned at once")
+	})
 	t.Run("data-credentials-given-to-sentinels", func(t *testing.T) {
 		o := sentinelClientOpts(d, d.Addrs())
 		o.Password = "data-secret"
