@@ -161,11 +161,13 @@ func (s sentinelBackend) exec(ctx context.Context, x *cmd, dec decoder) error {
 }
 
 func (s sentinelBackend) send(ctx context.Context, x *cmd) error {
+	gate := s.sc.discovered
 	if x.info.flags&flagReadonly == 0 {
-		if err := s.sc.gate(ctx); err != nil {
-			x.Recycle()
-			return err
-		}
+		gate = s.sc.gate
+	}
+	if err := gate(ctx); err != nil {
+		x.Recycle()
+		return err
 	}
 	return s.c.sendSingle(ctx, x)
 }

@@ -154,8 +154,9 @@ type Options struct {
 	// SSH tunnel) and custom transports. It is given Network and the
 	// address to reach: Addr, a cluster node, a sentinel, a primary a
 	// sentinel names. Its context carries DialTimeout. TLSConfig, when
-	// set, wraps what it returns, as does SentinelOptions.TLSConfig on
-	// connections to the sentinels. Its errors are not permanent.
+	// set, wraps what it returns, as does the sentinels' TLS (see
+	// SentinelOptions.TLSConfig) on connections to the sentinels. Its
+	// errors are not permanent.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 	// OnConnect, when set, runs on every new connection to a data node
 	// (multiplexed, batch, blocking, pub/sub, WithConn; not the
@@ -186,7 +187,9 @@ type Options struct {
 	// RESP2 when the server or a proxy refuses HELLO.
 	Protocol int
 	// TLSConfig enables TLS. Its ServerName defaults to the host of Addr,
-	// so the server's certificate is verified.
+	// so the server's certificate is verified. With Sentinel it applies
+	// to the sentinels too, unless SentinelOptions.TLSConfig or NoTLS say
+	// otherwise.
 	TLSConfig *tls.Config
 	// Connections is the number of multiplexed connections. Commands on the
 	// same key always use the same connection, unless a batch takes a batch

@@ -43,8 +43,17 @@ type SentinelOptions struct {
 	Username string
 	Password string
 	// TLSConfig, when set, wraps connections to the sentinels in TLS.
-	// Options.TLSConfig applies to the data nodes only.
+	// When it is nil, the sentinels get Options.TLSConfig, the data
+	// nodes': sentinels that reach TLS data nodes (tls-replication yes)
+	// speak TLS among themselves, so one configuration usually serves
+	// both. Set it when the sentinels need another one (another
+	// ServerName or CA), and NoTLS when they listen in plain text beside
+	// TLS data nodes. Its ServerName defaults to the host of each
+	// sentinel's address, so their certificates are verified.
 	TLSConfig *tls.Config
+	// NoTLS connects to the sentinels in plain text although
+	// Options.TLSConfig is set. It cannot be set with TLSConfig.
+	NoTLS bool
 	// PollInterval is how often the sentinels are asked for the master, its
 	// replicas and the other sentinels, besides the events the client
 	// subscribes to on every sentinel. Default 1s.
@@ -112,6 +121,9 @@ func (o *SentinelOptions) validate(opts *Options) error {
 	if o.PollInterval < 0 {
 		return optErr("Sentinel.PollInterval", "%v is negative", o.PollInterval)
 	}
+	if o.NoTLS && o.TLSConfig != nil {
+		return optErr("Sentinel.NoTLS", "set with Sentinel.TLSConfig: choose plain text or TLS to the sentinels")
+	}
 	if opts.Addr != "" {
 		return optErr("Addr", "%q given with Sentinel: the sentinels name the master's address", opts.Addr)
 	}
@@ -119,6 +131,18 @@ func (o *SentinelOptions) validate(opts *Options) error {
 		return optErr("Network", "unix with Sentinel: the sentinels name TCP addresses")
 	}
 	return nil
+}
+
+// sentinelTLS is the TLS configuration of connections to the sentinels:
+// TLSConfig, else the data nodes' unless NoTLS; nil for plain text.
+func (o *SentinelOptions) sentinelTLS(opts *Options) *tls.Config {
+	switch {
+	case o.TLSConfig != nil:
+		return o.TLSConfig
+	case o.NoTLS:
+		return nil
+	}
+	return opts.TLSConfig
 }
 
 // sentinelClient is the Sentinel state of a client.
@@ -141,7 +165,7 @@ type sentinelClient struct {
 func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentinelClient {
 	so := opts.Sentinel
 	scfg := *cfg
-	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.TLSConfig
+	scfg.Username, scfg.Password, scfg.TLS = so.Username, so.Password, so.sentinelTLS(opts)
 	scfg.ClientName, scfg.Connections, scfg.Protocol = "", 1, 0
 	sc := &sentinelClient{c: c, cfg: *cfg}
 	sc.stop, sc.cancel = context.WithCancel(context.Background())
@@ -223,9 +247,29 @@ func (sc *sentinelClient) close() {
 	}
 }
 
+// discovered waits, before the first discovery, until the sentinels name
+// a master. Its error (not sent, wrapping ErrNoPrimary) is the sentinels'
+// at once when every one that answered refused the client for good
+// (wrong credentials, a certificate that does not verify), or the last
+// sentinel error with the context's when it ends first: a command of a
+// client made with NewClient says why no master is known.
+func (sc *sentinelClient) discovered(ctx context.Context) error {
+	if sc.w.Master() != "" {
+		return nil
+	}
+	if _, err := sc.w.WaitMaster(ctx); err != nil {
+		return transport.NotSent(err)
+	}
+	return nil
+}
+
 // gate holds a write back while a failover may be under way; its error
-// matches ErrNotSent, ErrFailover and the context's error.
+// matches ErrNotSent, ErrFailover and the context's error. Before the
+// first discovery it waits for it (discovered).
 func (sc *sentinelClient) gate(ctx context.Context) error {
+	if err := sc.discovered(ctx); err != nil {
+		return err
+	}
 	if !sc.w.Fenced() {
 		return nil
 	}
@@ -243,6 +287,11 @@ func (sc *sentinelClient) gate(ctx context.Context) error {
 func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bool, err error) {
 	sc := c.sent
 	flags := x.info.flags
+	if err := sc.discovered(ctx); err != nil {
+		name := x.info.name
+		x.Recycle()
+		return true, c.wrapErr(name, err)
+	}
 	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
 		x.dec = dec
 		x.seal()

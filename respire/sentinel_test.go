@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"crypto/tls"
 	"errors"
 	"strings"
 	"testing"
@@ -31,6 +32,9 @@ func TestSentinelOptionsValidate(t *testing.T) {
 		{"with Cluster", func(o *Options) { o.Cluster = &ClusterOptions{} }, "Sentinel"},
 		{"with Addr", func(o *Options) { o.Addr = "h:6379" }, "Addr"},
 		{"with unix", func(o *Options) { o.Network = "unix" }, "Network"},
+		{"NoTLS with TLSConfig", func(o *Options) {
+			o.Sentinel.NoTLS, o.Sentinel.TLSConfig = true, &tls.Config{MinVersion: tls.VersionTLS12}
+		}, "Sentinel.NoTLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := good()
@@ -41,6 +45,30 @@ func TestSentinelOptionsValidate(t *testing.T) {
 			_, err = NewClient(o)
 			require.ErrorIs(t, err, ErrInvalidOption)
 		})
+	}
+}
+
+// TestSentinelTLSDefault: the sentinels get the data nodes' TLS unless
+// SentinelOptions.TLSConfig or NoTLS say otherwise.
+func TestSentinelTLSDefault(t *testing.T) {
+	data := &tls.Config{ServerName: "data", MinVersion: tls.VersionTLS12}
+	own := &tls.Config{ServerName: "sentinels", MinVersion: tls.VersionTLS12}
+	for _, tc := range []struct {
+		name      string
+		data, own *tls.Config
+		noTLS     bool
+		want      *tls.Config
+	}{
+		{"plain", nil, nil, false, nil},
+		{"data TLS, for both", data, nil, false, data},
+		{"data TLS, sentinels plain", data, nil, true, nil},
+		{"each its own", data, own, false, own},
+		{"sentinels only", nil, own, false, own},
+	} {
+		so := &SentinelOptions{MasterName: "m", Addrs: []string{"h:26379"}, TLSConfig: tc.own, NoTLS: tc.noTLS}
+		o := &Options{TLSConfig: tc.data, Sentinel: so}
+		require.NoError(t, o.validate(), tc.name)
+		assert.Same(t, tc.want, so.sentinelTLS(o), tc.name)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -54,8 +55,15 @@ type Sentinel struct {
 	unfenced  chan struct{} // closed when the fence is lifted
 	found     chan struct{} // closed at the first discovery
 	lastErr   error         // of the last failed discovery
-	fencedAt  time.Time
-	fencedBy  string // the sentinel that announced the failure
+	// refused is lastErr when every sentinel that answered refused the
+	// client for good (a wrong password, a certificate that does not
+	// verify): WaitMaster returns it at once instead of waiting.
+	refused error
+	failed  chan struct{} // closed and replaced when a discovery fails
+	// names resolves the hostnames of addresses (sameNode).
+	names    hostCache
+	fencedAt time.Time
+	fencedBy string // the sentinel that announced the failure
 	// epoch is the configuration epoch of the master in use: the newest
 	// a poll saw for it, or one more than the last after a switch that an
 	// event announced.
@@ -119,6 +127,7 @@ func NewSentinel(opts SentinelOptions) *Sentinel {
 		hubs:     make(map[string]*transport.PubSub),
 		unfenced: make(chan struct{}),
 		found:    make(chan struct{}),
+		failed:   make(chan struct{}),
 	}
 	close(s.unfenced)
 	s.ctx, s.stop = context.WithCancel(context.Background())
@@ -165,25 +174,54 @@ func (s *Sentinel) Sentinels() []string {
 }
 
 // WaitMaster waits for the first discovery and returns the master, or an
-// error wrapping ErrNoMaster and the last failure when ctx ends first.
+// error wrapping ErrNoMaster and the last failure when ctx ends first. When
+// every sentinel that answered refused the client for good (a permanent
+// *transport.HandshakeError: wrong credentials, a certificate that does
+// not verify), it returns at once with ErrNoMaster and those errors; the
+// watcher goes on trying in the background.
 func (s *Sentinel) WaitMaster(ctx context.Context) (string, error) {
-	select {
-	case <-s.found:
-		return s.Master(), nil
-	default:
-	}
-	select {
-	case <-s.found:
-		return s.Master(), nil
-	case <-ctx.Done():
-		s.mu.Lock()
-		last := s.lastErr
-		s.mu.Unlock()
-		if last != nil {
-			return "", fmt.Errorf("%w for %q: %w (last error: %w)", ErrNoMaster, s.opts.MasterName, ctx.Err(), last)
+	for {
+		select {
+		case <-s.found:
+			return s.Master(), nil
+		default:
 		}
-		return "", fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, ctx.Err())
+		s.mu.Lock()
+		refused, failed := s.refused, s.failed
+		s.mu.Unlock()
+		if refused != nil {
+			return "", s.Refused()
+		}
+		select {
+		case <-s.found:
+			return s.Master(), nil
+		case <-failed:
+		case <-ctx.Done():
+			s.mu.Lock()
+			last := s.lastErr
+			s.mu.Unlock()
+			if last != nil {
+				return "", fmt.Errorf("%w for %q: %w (last error: %w)", ErrNoMaster, s.opts.MasterName, ctx.Err(), last)
+			}
+			return "", fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, ctx.Err())
+		}
 	}
+}
+
+// Refused returns, before the first discovery, the error with which every
+// sentinel that answered refused the client for good (wrapping
+// ErrNoMaster, as WaitMaster's); nil otherwise.
+func (s *Sentinel) Refused() error {
+	if s.Master() != "" {
+		return nil
+	}
+	s.mu.Lock()
+	refused := s.refused
+	s.mu.Unlock()
+	if refused == nil {
+		return nil
+	}
+	return fmt.Errorf("%w for %q: %w", ErrNoMaster, s.opts.MasterName, refused)
 }
 
 // Fenced reports whether a failover may be under way.
@@ -254,13 +292,11 @@ func (s *Sentinel) addSentinelLocked(addr string) {
 func (s *Sentinel) run() {
 	delay := 25 * time.Millisecond
 	for s.ctx.Err() == nil {
-		if err := s.discover(); err == nil {
+		err := s.discover()
+		if err == nil {
 			break
-		} else {
-			s.mu.Lock()
-			s.lastErr = err
-			s.mu.Unlock()
 		}
+		s.failedDiscovery(err)
 		if !s.sleep(delay/2 + rand.N(delay/2+1)) {
 			return
 		}
@@ -294,6 +330,7 @@ func (s *Sentinel) sleep(d time.Duration) bool {
 // discover asks the sentinels in turn for the master, taking the first
 // answer: the polls that follow check it against the others.
 func (s *Sentinel) discover() error {
+	var addrs []string
 	var errs []error
 	for _, a := range s.Sentinels() {
 		addr, err := s.masterOf(a)
@@ -302,9 +339,80 @@ func (s *Sentinel) discover() error {
 			s.poll()
 			return nil
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", a, err))
+		addrs = append(addrs, a)
+		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return &discoveryError{addrs: addrs, errs: errs}
+}
+
+// discoveryError is the failure of a discovery: the error of each
+// sentinel asked (addrs[i]'s is errs[i]).
+type discoveryError struct {
+	addrs []string
+	errs  []error
+}
+
+// Error lists the sentinels with their errors, each error once: "a, b:
+// WRONGPASS ...; c: i/o timeout".
+func (e *discoveryError) Error() string {
+	var msgs []string
+	by := map[string][]string{}
+	for i, err := range e.errs {
+		m := err.Error()
+		if _, seen := by[m]; !seen {
+			msgs = append(msgs, m)
+		}
+		if i < len(e.addrs) {
+			by[m] = append(by[m], e.addrs[i])
+		}
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		if a := by[m]; len(a) > 0 {
+			out[i] = strings.Join(a, ", ") + ": " + m
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Unwrap returns the sentinels' errors.
+func (e *discoveryError) Unwrap() []error { return e.errs }
+
+// refused reports a discovery that trying again will not fix: at least
+// one sentinel refused the client with a permanent handshake error (or
+// refused the SENTINEL command to its user: NOPERM), and none of the
+// others answered at all (the rest were unreachable).
+func (e *discoveryError) refused() bool {
+	refused := false
+	for _, err := range e.errs {
+		var he *transport.HandshakeError
+		var se *transport.ServerError
+		var oe *net.OpError
+		switch {
+		case errors.As(err, &he) && he.Permanent():
+			refused = true
+		case errors.As(err, &se) && se.Prefix == "NOPERM":
+			refused = true
+		case errors.As(err, &oe) && oe.Op == "dial" && !errors.As(err, &he):
+		default:
+			return false
+		}
+	}
+	return refused
+}
+
+// failedDiscovery records the error of a discovery, and wakes WaitMaster.
+func (s *Sentinel) failedDiscovery(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = err
+	s.refused = nil
+	if de, ok := err.(*discoveryError); ok && de.refused() {
+		s.refused = err
+	}
+	close(s.failed)
+	s.failed = make(chan struct{})
 }
 
 // masterOf asks one sentinel for the master's address.
@@ -348,13 +456,30 @@ func (s *Sentinel) poll() {
 	by := s.fencedBy
 	s.mu.Unlock()
 	var replicas []string
-	s.mu.Lock()
+	// Sentinels, the master and replicas may be named by IP address by
+	// some sentinels and by hostname by others: each node is counted
+	// under one name, the one known already.
+	known := addrs
+	var more []string
 	for _, r := range res {
 		for _, o := range r.sentinels {
-			s.addSentinelLocked(o)
+			if o = s.spelled(o, known); !slices.Contains(known, o) {
+				known = append(slices.Clip(known), o)
+				more = append(more, o)
+			}
 		}
 	}
+	s.mu.Lock()
+	for _, o := range more {
+		s.addSentinelLocked(o)
+	}
 	s.mu.Unlock()
+	master := s.Master()
+	for i := range res {
+		if res[i].err == nil {
+			res[i].master = s.spelled(res[i].master, []string{master})
+		}
+	}
 	for i, r := range res {
 		if r.err != nil {
 			continue
@@ -366,7 +491,7 @@ func (s *Sentinel) poll() {
 			clear(votes)
 			fallthrough
 		case r.epoch == top:
-			votes[r.master]++
+			votes[s.spelled(r.master, slices.Collect(maps.Keys(votes)))]++
 		}
 		if r.healthy {
 			healthy++
@@ -400,16 +525,20 @@ func (s *Sentinel) poll() {
 	if best != s.Master() && newer {
 		s.setMaster(best, "named with the newest configuration epoch")
 	}
+	master = s.Master()
+	prev := s.Replicas()
 	for _, r := range res {
-		if r.err == nil && r.master == s.Master() {
-			replicas = append(replicas, r.replicas...)
+		if r.err != nil || !s.sameNode(r.master, master) {
+			continue
+		}
+		for _, a := range r.replicas {
+			if a = s.spelled(a, prev); !s.sameNode(a, master) {
+				replicas = append(replicas, s.spelled(a, replicas))
+			}
 		}
 	}
 	slices.Sort(replicas)
 	replicas = slices.Compact(replicas)
-	if i := slices.Index(replicas, s.Master()); i >= 0 {
-		replicas = slices.Delete(replicas, i, i+1)
-	}
 	if old := s.Replicas(); !slices.Equal(old, replicas) || s.replicas.Load() == nil {
 		s.replicas.Store(&replicas)
 		if s.opts.OnReplicas != nil {
@@ -490,7 +619,9 @@ func hasFlag(flags string, names ...string) bool {
 // setMaster moves to a new master address.
 func (s *Sentinel) setMaster(addr, why string) {
 	raised := false
-	if old := s.Master(); old != "" && old != addr && !s.fenced.Load() {
+	was := s.Master()
+	same := s.sameNode(was, addr)
+	if was != "" && !same && !s.fenced.Load() {
 		raised = true
 		// A switch: writes wait and no connection is dialed (Resolve
 		// gives "" while fenced) until OnSwitch has broken the old
@@ -501,7 +632,7 @@ func (s *Sentinel) setMaster(addr, why string) {
 	}
 	s.mu.Lock()
 	old := s.Master()
-	if addr == old || s.closed {
+	if addr == old || old == was && same || s.closed {
 		s.mu.Unlock()
 		if raised {
 			s.setFence(false, "")

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/respire-go/respire/internal/transport"
@@ -102,7 +104,7 @@ func (s *Sentinel) event(from, channel, payload string) {
 	switch {
 	case channel == "+promoted-slave" && f[0] == "slave":
 		s.switchTo(net.JoinHostPort(f[2], f[3]), "+promoted-slave")
-	case fenceEvents[channel] && master == s.Master() && (f[0] == "master" || channel == "+selected-slave"):
+	case fenceEvents[channel] && (f[0] == "master" || channel == "+selected-slave") && s.sameNode(master, s.Master()):
 		s.setFence(true, from)
 	default:
 		s.Poll()
@@ -154,7 +156,7 @@ func (c *sentinelConn) do(ctx context.Context, cmds [][]string) ([]resp.Value, e
 	if c.d == nil {
 		d, err := transport.DialDedicated(ctx, c.cfg)
 		if err != nil {
-			return nil, err
+			return nil, tlsHint(err, c.cfg.TLS != nil)
 		}
 		c.d = d
 	}
@@ -182,6 +184,20 @@ func (c *sentinelConn) do(ctx context.Context, cmds [][]string) ([]resp.Value, e
 	return out, nil
 }
 
+// tlsHint adds to err, a failed dial of a plain-text connection, that the
+// sentinel may serve TLS only when it closed the connection during the
+// handshake: that is how a TLS port answers a plain-text HELLO.
+func tlsHint(err error, tls bool) error {
+	var he *transport.HandshakeError
+	if tls || !errors.As(err, &he) || he.Step == "TLS" {
+		return err
+	}
+	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		return err
+	}
+	return fmt.Errorf("%w (the sentinel closed a plain-text connection: it may serve TLS only)", err)
+}
+
 func (c *sentinelConn) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -194,10 +210,12 @@ func (c *sentinelConn) close() {
 // switchTo moves to the master an event names: a failover's, whose
 // configuration is newer than any a poll saw.
 func (s *Sentinel) switchTo(addr, why string) {
-	s.mu.Lock()
-	if addr != s.Master() {
+	if s.sameNode(addr, s.Master()) {
+		addr = s.Master() // the same node, named otherwise
+	} else {
+		s.mu.Lock()
 		s.epoch++
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	s.setMaster(addr, why)
 }

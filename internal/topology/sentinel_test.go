@@ -2,8 +2,13 @@ package topology
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/internal/transport"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +21,7 @@ func idleSentinel(master string) *Sentinel {
 		kick:     make(chan struct{}, 1),
 		unfenced: make(chan struct{}),
 		found:    make(chan struct{}),
+		failed:   make(chan struct{}),
 	}
 	close(s.unfenced)
 	s.ctx, s.stop = context.WithCancel(context.Background())
@@ -83,4 +89,80 @@ func TestSentinelWaitMasterTimesOut(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoMaster)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), `"m"`)
+}
+
+// TestSentinelHostnameAndIP: a sentinel with announce-hostnames names the
+// master "localhost:6379", another 127.0.0.1:6379. The two are one node:
+// no switch, and the master's failure fences whichever name reports it.
+func TestSentinelHostnameAndIP(t *testing.T) {
+	s := idleSentinel("localhost:6379")
+	lookups := 0
+	s.names.lookup = func(_ context.Context, host string) ([]string, error) {
+		lookups++
+		switch host {
+		case "localhost", "alias":
+			return []string{"127.0.0.1"}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	var switches []string
+	s.opts.OnSwitch = func(old, addr string) { switches = append(switches, old+">"+addr) }
+
+	assert.True(t, s.sameNode("localhost:6379", "127.0.0.1:6379"))
+	assert.True(t, s.sameNode("LocalHost:6379", "localhost:6379"))
+	assert.False(t, s.sameNode("localhost:6379", "127.0.0.1:6380"), "another port")
+	assert.False(t, s.sameNode("localhost:6379", "alias:6379"), "two hostnames are two nodes")
+	assert.False(t, s.sameNode("127.0.0.2:6379", "127.0.0.1:6379"))
+	assert.False(t, s.sameNode("unknown:6379", "127.0.0.1:6379"))
+	assert.True(t, s.sameNode("localhost:6379", "[::ffff:127.0.0.1]:6379"))
+	assert.Equal(t, 2, lookups, "a name is resolved once, then remembered")
+
+	s.event("a", "+switch-master", "mymaster localhost 6379 127.0.0.1 6379")
+	assert.Empty(t, switches, "the same node under another name is no switch")
+	assert.Equal(t, "localhost:6379", s.Master())
+	s.event("a", "+sdown", "master mymaster 127.0.0.1 6379")
+	assert.True(t, s.Fenced(), "the master's failure, named by IP address")
+	s.event("b", "+switch-master", "mymaster 127.0.0.1 6379 localhost 6380")
+	assert.False(t, s.Fenced())
+	assert.Equal(t, []string{"localhost:6379>localhost:6380"}, switches)
+	assert.Equal(t, "localhost:6380", s.spelled("127.0.0.1:6380", []string{"x:1", "localhost:6380"}))
+}
+
+// TestSentinelDiscoveryRefused: a discovery fails for good when a
+// sentinel refused the client with a permanent handshake error and the
+// others could not be reached; not when one of them answered otherwise.
+func TestSentinelDiscoveryRefused(t *testing.T) {
+	wrongPass := &transport.HandshakeError{Step: "HELLO", Err: transport.NewServerError("WRONGPASS invalid username-password pair")}
+	refusedDial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	loading := &transport.HandshakeError{Step: "HELLO", Err: transport.NewServerError("LOADING loading the dataset")}
+	for _, c := range []struct {
+		name string
+		errs []error
+		want bool
+	}{
+		{"all wrong", []error{wrongPass, wrongPass}, true},
+		{"no permission", []error{fmt.Errorf("SENTINEL GET-MASTER-ADDR-BY-NAME: %w", transport.NewServerError("NOPERM this user has no permissions to run the 'sentinel|get-master-addr-by-name' command")), refusedDial}, true},
+		{"wrong and unreachable", []error{refusedDial, wrongPass}, true},
+		{"unreachable", []error{refusedDial, refusedDial}, false},
+		{"wrong and loading", []error{wrongPass, loading}, false},
+		{"not monitored", []error{wrongPass, fmt.Errorf("%w: the sentinel does not monitor %q", ErrNoMaster, "m")}, false},
+	} {
+		assert.Equal(t, c.want, (&discoveryError{errs: c.errs}).refused(), c.name)
+	}
+	e := &discoveryError{addrs: []string{"a:1", "b:2", "c:3"}, errs: []error{wrongPass, refusedDial, wrongPass}}
+	assert.Equal(t, "a:1, c:3: "+wrongPass.Error()+"; b:2: "+refusedDial.Error(), e.Error(), "each error once")
+}
+
+// TestSentinelWaitMasterRefused: WaitMaster returns a refused discovery
+// at once, with the sentinel's error.
+func TestSentinelWaitMasterRefused(t *testing.T) {
+	s := idleSentinel("")
+	wrongPass := &transport.HandshakeError{Step: "HELLO", Err: transport.NewServerError("WRONGPASS invalid username-password pair")}
+	go s.failedDiscovery(&discoveryError{addrs: []string{"10.0.0.1:26379"}, errs: []error{wrongPass}})
+	_, err := s.WaitMaster(context.Background())
+	require.ErrorIs(t, err, ErrNoMaster)
+	var he *transport.HandshakeError
+	require.ErrorAs(t, err, &he)
+	assert.True(t, he.Permanent())
+	assert.Contains(t, err.Error(), "10.0.0.1:26379: ")
 }

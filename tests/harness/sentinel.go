@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +31,27 @@ type SentinelConfig struct {
 	DownAfter time.Duration
 	// FailoverTimeout is failover-timeout; default 5s.
 	FailoverTimeout time.Duration
+
+	// TLS serves TLS only on every data node and sentinel (port 0,
+	// tls-port, tls-replication yes), with the certificate of Config.TLS;
+	// Sentinels.TLSConfig trusts it.
+	TLS bool
+	// SentinelPassword, when set, protects the sentinels: the password of
+	// the ACL user SentinelUser (with ~* &* +@all; the default user is then
+	// off), or requirepass when SentinelUser is empty. The sentinels
+	// authenticate to each other with them (sentinel sentinel-user and
+	// sentinel-pass), and the harness's own connections to them too.
+	SentinelUser     string
+	SentinelPassword string
+	// DataPassword, when set, is the data nodes' requirepass (and their
+	// masterauth); the sentinels reach them with sentinel auth-pass.
+	DataPassword string
+	// Hostnames makes every process announce the name "localhost" instead
+	// of an IP address: the data nodes replicate from "localhost" and
+	// announce it (replica-announce-ip), the sentinels monitor it and run
+	// with resolve-hostnames, announce-hostnames and announce-ip localhost,
+	// so that their replies and events name "localhost:port".
+	Hostnames bool
 }
 
 func (c SentinelConfig) withDefaults() SentinelConfig {
@@ -65,7 +87,11 @@ type Sentinels struct {
 	Sentinel []*SentinelProc
 	// Events records the events of every sentinel, from the start.
 	Events *EventLog
-	t      testing.TB
+	// TLSConfig is a client configuration for the sentinels and the data
+	// nodes when Config.TLS is set (nil otherwise): it trusts the test CA
+	// and expects the server name "localhost". Clone it before changing it.
+	TLSConfig *tls.Config
+	t         testing.TB
 
 	mu     sync.Mutex
 	paused []*Server // data nodes stopped with PauseData
@@ -107,9 +133,12 @@ type SentinelProc struct {
 	conf    string
 	port    int
 	bin     string
-	mu      sync.Mutex
-	run     *procRunner
-	stopped bool // SIGSTOPped
+	// tls, user and pass are how the harness reaches the sentinel.
+	tls        *tls.Config
+	user, pass string
+	mu         sync.Mutex
+	run        *procRunner
+	stopped    bool // SIGSTOPped
 }
 
 // StartSentinels starts a deployment and waits until every sentinel knows
@@ -124,16 +153,21 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 		t.Skipf("harness: Sentinel needs a local %s binary: %v", cfg.Flavor, err)
 	}
 	d := &Sentinels{Config: cfg, t: t}
-	master := Start(t, Config{Flavor: cfg.Flavor, Args: dataArgs("")})
+	dcfg := Config{Flavor: cfg.Flavor, TLS: cfg.TLS, Password: cfg.DataPassword, Args: cfg.dataArgs()}
+	master := Start(t, dcfg)
 	d.Data = append(d.Data, master)
+	d.TLSConfig = master.TLSConfig
+	masterAddr := cfg.announced(master.Addr)
 	for range cfg.Replicas {
-		d.Data = append(d.Data, Start(t, Config{Flavor: cfg.Flavor, Args: dataArgs(master.Addr)}))
+		rcfg := dcfg
+		rcfg.Args = replicaOfArgs(dcfg.Args, masterAddr)
+		d.Data = append(d.Data, Start(t, rcfg))
 	}
 	for range cfg.Sentinels {
-		sp := &SentinelProc{bin: bin, dir: t.TempDir()}
+		sp := &SentinelProc{bin: bin, dir: t.TempDir(), tls: d.TLSConfig, user: cfg.SentinelUser, pass: cfg.SentinelPassword}
 		sp.conf = filepath.Join(sp.dir, "sentinel.conf")
 		sp.LogPath = filepath.Join(sp.dir, "sentinel.log")
-		if err := sp.start(cfg, master.Addr); err != nil {
+		if err := sp.start(cfg, masterAddr); err != nil {
 			t.Fatalf("harness: starting a sentinel: %v\n%s", err, sp.logTail(30))
 		}
 		t.Cleanup(func() {
@@ -169,16 +203,10 @@ func (sp *SentinelProc) start(cfg SentinelConfig, master string) error {
 		if err != nil {
 			return err
 		}
-		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s\n"+
-			"sentinel monitor %s %s %s %d\n"+
-			"sentinel down-after-milliseconds %s %d\n"+
-			"sentinel failover-timeout %s %d\n"+
-			"sentinel parallel-syncs %s 1\n",
-			p, sp.dir, sp.LogPath,
-			cfg.MasterName, host, port, cfg.Sentinels/2+1,
-			cfg.MasterName, cfg.DownAfter.Milliseconds(),
-			cfg.MasterName, cfg.FailoverTimeout.Milliseconds(),
-			cfg.MasterName)
+		conf, err := sp.confText(cfg, p, host, port)
+		if err != nil {
+			return err
+		}
 		if err := os.WriteFile(sp.conf, []byte(conf), 0o644); err != nil {
 			return err
 		}
@@ -194,6 +222,48 @@ func (sp *SentinelProc) start(cfg SentinelConfig, master string) error {
 	}
 }
 
+// confText is the sentinel's configuration file, listening on port p and
+// monitoring the master at host:port.
+func (sp *SentinelProc) confText(cfg SentinelConfig, p int, host, port string) (string, error) {
+	var b strings.Builder
+	if cfg.TLS {
+		pk, err := pki()
+		if err != nil {
+			return "", err
+		}
+		files, err := pk.write(sp.dir)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "port 0\ntls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n"+
+			"tls-auth-clients no\ntls-replication yes\n", p, files.cert, files.key, files.ca)
+	} else {
+		fmt.Fprintf(&b, "port %d\n", p)
+	}
+	fmt.Fprintf(&b, "bind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s\n", sp.dir, sp.LogPath)
+	if cfg.Hostnames {
+		b.WriteString("sentinel resolve-hostnames yes\nsentinel announce-hostnames yes\nsentinel announce-ip localhost\n")
+	}
+	if cfg.SentinelPassword != "" {
+		if cfg.SentinelUser != "" {
+			fmt.Fprintf(&b, "user default off\nuser %s on >%s ~* &* +@all\nsentinel sentinel-user %s\n",
+				cfg.SentinelUser, cfg.SentinelPassword, cfg.SentinelUser)
+		} else {
+			fmt.Fprintf(&b, "requirepass %s\n", cfg.SentinelPassword)
+		}
+		fmt.Fprintf(&b, "sentinel sentinel-pass %s\n", cfg.SentinelPassword)
+	}
+	name := cfg.MasterName
+	fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\n", name, host, port, cfg.Sentinels/2+1)
+	fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", name, cfg.DownAfter.Milliseconds())
+	fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", name, cfg.FailoverTimeout.Milliseconds())
+	fmt.Fprintf(&b, "sentinel parallel-syncs %s 1\n", name)
+	if cfg.DataPassword != "" {
+		fmt.Fprintf(&b, "sentinel auth-pass %s %s\n", name, cfg.DataPassword)
+	}
+	return b.String(), nil
+}
+
 // launch runs the sentinel with its configuration file (which it rewrites
 // with what it learns, so a restart remembers) and waits for PING.
 func (sp *SentinelProc) launch() error {
@@ -204,7 +274,7 @@ func (sp *SentinelProc) launch() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err := probe(ctx, "tcp", sp.Addr, nil, "")
+		err := probe(ctx, "tcp", sp.Addr, sp.tls, "")
 		if err == nil {
 			return nil
 		}
@@ -222,11 +292,60 @@ func (sp *SentinelProc) launch() error {
 // dataArgs are the directives of a data node, a replica of master unless
 // that is empty: replicas sync at once (no diskless-sync delay).
 func dataArgs(master string) []string {
-	a := []string{"repl-diskless-sync-delay 0"}
-	if master != "" {
-		a = append(a, "replicaof "+strings.Replace(master, ":", " ", 1))
+	return replicaOfArgs([]string{"repl-diskless-sync-delay 0"}, master)
+}
+
+// dataArgs are the directives every data node of the deployment has,
+// master or replica (replicaOfArgs adds the replicaof).
+func (c SentinelConfig) dataArgs() []string {
+	a := dataArgs("")
+	if c.TLS {
+		a = append(a, "tls-replication yes")
+	}
+	if c.DataPassword != "" {
+		a = append(a, "masterauth "+c.DataPassword)
+	}
+	if c.Hostnames {
+		a = append(a, "replica-announce-ip localhost")
 	}
 	return a
+}
+
+// replicaOfArgs returns args without their replicaof directive, plus one
+// for master unless that is empty.
+func replicaOfArgs(args []string, master string) []string {
+	out := make([]string, 0, len(args)+1)
+	for _, a := range args {
+		if !strings.HasPrefix(a, "replicaof ") {
+			out = append(out, a)
+		}
+	}
+	if master != "" {
+		out = append(out, "replicaof "+strings.Replace(master, ":", " ", 1))
+	}
+	return out
+}
+
+// announced is the address the deployment names the data node at addr
+// by: "localhost:port" with Hostnames.
+func (c SentinelConfig) announced(addr string) string {
+	if !c.Hostnames {
+		return addr
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	return "localhost:" + port
+}
+
+// sameAddr reports whether a and b name the same loopback address, one by
+// "localhost" and the other by 127.0.0.1 maybe.
+func sameAddr(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ha, pa, _ := strings.Cut(a, ":")
+	hb, pb, _ := strings.Cut(b, ":")
+	loop := func(h string) bool { return h == "localhost" || h == "127.0.0.1" }
+	return pa == pb && loop(ha) && loop(hb)
 }
 
 // Kill ends the sentinel with SIGKILL.
@@ -308,14 +427,34 @@ func (sp *SentinelProc) signal(sig string) error {
 	return nil
 }
 
-// Do sends one command to the sentinel.
+// Do sends one command to the sentinel, authenticated as the deployment's
+// SentinelUser when it has a SentinelPassword.
 func (sp *SentinelProc) Do(ctx context.Context, args ...string) (any, error) {
-	c, err := dialRESP(ctx, "tcp", sp.Addr, nil)
+	c, err := sp.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	return c.do(args...)
+}
+
+// dial connects to the sentinel, over TLS and authenticated as configured.
+func (sp *SentinelProc) dial(ctx context.Context) (*respConn, error) {
+	c, err := dialRESP(ctx, "tcp", sp.Addr, sp.tls)
+	if err != nil {
+		return nil, err
+	}
+	if sp.pass != "" {
+		auth := []string{"AUTH", sp.pass}
+		if sp.user != "" {
+			auth = []string{"AUTH", sp.user, sp.pass}
+		}
+		if _, err := c.do(auth...); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 func (sp *SentinelProc) logTail(n int) string {
@@ -407,7 +546,7 @@ func (d *Sentinels) Master(ctx context.Context) (*Server, error) {
 // Node returns the data node at addr, or nil.
 func (d *Sentinels) Node(addr string) *Server {
 	for _, s := range d.Data {
-		if s.Addr == addr {
+		if sameAddr(s.Addr, addr) {
 			return s
 		}
 	}
@@ -418,7 +557,7 @@ func (d *Sentinels) Node(addr string) *Server {
 func (d *Sentinels) Replicas(master string) []*Server {
 	var out []*Server
 	for _, s := range d.Data {
-		if s.Addr != master {
+		if !sameAddr(s.Addr, master) {
 			out = append(out, s)
 		}
 	}

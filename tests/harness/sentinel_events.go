@@ -38,7 +38,7 @@ func newEventLog(sps []*SentinelProc) *EventLog {
 	ready := make(chan struct{}, len(sps))
 	for _, sp := range sps {
 		l.wg.Add(1)
-		go func() { defer l.wg.Done(); l.follow(sp.Addr, ready) }()
+		go func() { defer l.wg.Done(); l.follow(sp, ready) }()
 	}
 	for range sps {
 		select {
@@ -49,11 +49,12 @@ func newEventLog(sps []*SentinelProc) *EventLog {
 	return l
 }
 
-func (l *EventLog) follow(addr string, ready chan<- struct{}) {
+func (l *EventLog) follow(sp *SentinelProc, ready chan<- struct{}) {
+	addr := sp.Addr
 	first := true
 	for l.ctx.Err() == nil {
 		dctx, cancel := context.WithTimeout(l.ctx, time.Second)
-		c, err := dialRESP(dctx, "tcp", addr, nil)
+		c, err := sp.dial(dctx)
 		cancel()
 		if err == nil {
 			_ = c.conn.SetDeadline(time.Time{})

@@ -40,7 +40,7 @@ func (d *Sentinels) Failover(ctx context.Context) error {
 func (d *Sentinels) RestartAsReplica(t testing.TB, s *Server, master string) {
 	t.Helper()
 	s.mu.Lock()
-	s.Config.Args = dataArgs(master)
+	s.Config.Args = replicaOfArgs(s.Config.Args, master)
 	s.mu.Unlock()
 	s.Restart(t)
 }
@@ -109,7 +109,7 @@ func (s *Server) waitReplicaOf(ctx context.Context, t testing.TB, master string)
 	info, err := doCtx(ctx, s, "INFO", "replication")
 	if err != nil {
 		s.mu.Lock()
-		s.Config.Args = dataArgs(master)
+		s.Config.Args = replicaOfArgs(s.Config.Args, master)
 		s.mu.Unlock()
 		s.Restart(t)
 		return fmt.Errorf("data node %s was down: restarted", s.Addr)
