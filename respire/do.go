@@ -156,10 +156,11 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 }
 
 // clusterSelect is why SELECT is refused on a cluster, where the generated
-// reason (set Options.DB, or use WithConn) does not apply: a cluster
-// refuses Options.DB too, and its nodes refuse SELECT of any database but 0.
-const clusterSelect = "a cluster has only database 0, so neither SELECT nor Options.DB applies; " +
-	"keep data sets apart with a key prefix per data set, or give each its own standalone server or cluster"
+// reason's Client.WithConn does not apply: a held connection is one node's,
+// and the next command may be another's.
+const clusterSelect = "switches the database of connections shared by every caller; set Options.DB " +
+	"(a client per database), which every node connection selects: a cluster allows databases other than 0 " +
+	"on Valkey 9 and later, with cluster-databases above the database"
 
 // refuseConnState returns the *ArgError for a command that would change
 // the state of the connection it runs on, or nil. cluster says whether the

@@ -81,18 +81,20 @@ func TestCommandErrorNamesItsCommandOnce(t *testing.T) {
 	assert.Equal(t, "respire: MULTI: WATCH: argument key: bad", other.Error())
 }
 
-// TestSelectRefusalOnACluster: on a cluster, SELECT's refusal does not
-// suggest Options.DB, which a cluster refuses too; elsewhere it does.
+// TestSelectRefusalOnACluster: on a cluster, SELECT's refusal suggests
+// Options.DB and says which clusters allow it, not Client.WithConn, whose
+// connection is one node's; elsewhere it suggests both.
 func TestSelectRefusalOnACluster(t *testing.T) {
 	err := refuseConnState([]any{"select", 1}, true)
 	var ae *ArgError
 	require.ErrorAs(t, err, &ae)
 	assert.ErrorIs(t, err, ErrNotSent)
-	assert.NotContains(t, err.Error(), "set Options.DB")
-	assert.Contains(t, err.Error(), "only database 0")
-	assert.Contains(t, err.Error(), "key prefix")
+	assert.Contains(t, err.Error(), "set Options.DB")
+	assert.Contains(t, err.Error(), "cluster-databases")
+	assert.NotContains(t, err.Error(), "WithConn")
 
 	err = refuseConnState([]any{"SELECT", 1}, false)
 	require.ErrorAs(t, err, &ae)
 	assert.Contains(t, err.Error(), "Options.DB")
+	assert.Contains(t, err.Error(), "WithConn")
 }

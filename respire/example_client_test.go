@@ -90,7 +90,7 @@ func ExampleParseURL_error() {
 }
 
 // A cluster client is the same type with the same methods; only Options
-// differ. Options a cluster cannot honour are refused.
+// differ. Options that contradict a cluster are refused.
 func ExampleClusterOptions() {
 	opts := respire.Options{
 		Cluster: &respire.ClusterOptions{
@@ -106,8 +106,8 @@ func ExampleClusterOptions() {
 	}
 	c.Close()
 
-	opts.DB = 1
+	opts.Addr = "10.0.0.1:7000"
 	_, err = respire.NewClient(opts)
 	fmt.Println(err)
-	// Output: respire: invalid option: DB: a cluster has only database 0, not 1
+	// Output: respire: invalid option: Addr: "10.0.0.1:7000" given with Cluster: list the nodes to start from in Cluster.Addrs
 }

@@ -181,7 +181,12 @@ type Options struct {
 	// ClientName is set with HELLO SETNAME / CLIENT SETNAME when not empty.
 	// The server accepts only printable ASCII without spaces ('!' to '~').
 	ClientName string
-	// DB is selected after connecting when not 0.
+	// DB is selected after connecting when not 0. On a cluster every
+	// node connection selects it: Valkey 9 and later allow databases
+	// below its cluster-databases setting; other servers (Redis, older
+	// Valkey) refuse any but 0, and so the client fails at Connect (or the
+	// first command) with a *HandshakeError naming the database and the
+	// node. See docs/cluster.md, "Databases on a cluster".
 	DB int
 	// Protocol is 2 or 3. The zero value asks for RESP3 and falls back to
 	// RESP2 when the server or a proxy refuses HELLO.

@@ -29,9 +29,6 @@ func (o *Options) validate() error {
 	if o.Cluster != nil && o.Addr != "" {
 		return optErr("Addr", "%q given with Cluster: list the nodes to start from in Cluster.Addrs", o.Addr)
 	}
-	if o.Cluster != nil && o.DB != 0 {
-		return optErr("DB", "a cluster has only database 0, not %d", o.DB)
-	}
 	if o.ReadFrom < ReadPrimary || o.ReadFrom > ReadZone {
 		return optErr("ReadFrom", "unknown mode %d", o.ReadFrom)
 	}

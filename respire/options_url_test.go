@@ -52,6 +52,7 @@ func TestParseURLDatabase(t *testing.T) {
 		"redis://h?db=5&db=5":     5,
 		"redis://h/":              0,
 		"redis://h?retry_reads=1": 0,
+		"redis://h1,h2/3":         3, // a cluster's database (Valkey 9 cluster-databases)
 	} {
 		o, err := ParseURL(raw)
 		require.NoError(t, err, raw)
@@ -66,7 +67,6 @@ func TestParseURLRefuses(t *testing.T) {
 	for raw, want := range map[string]string{
 		"redis://host:6379,host2:x":                 "cannot parse",
 		"redis://h1,,h2":                            "empty host",
-		"redis://h1,h2/3":                           "only database 0",
 		"redis://a:b:6379":                          "brackets",
 		"redis://::1":                               "brackets",
 		"redis://[h]:6379":                          "[h]", // url.Parse refuses these itself

@@ -127,6 +127,12 @@ type Config struct {
 	// message, or a disconnect), with opened false for each further
 	// message dropped into an open overflow gap.
 	OnGap func(g Gap, opened bool)
+	// Redirect declares CLIENT CAPA redirect, and sends READONLY, when the
+	// server is a standalone Valkey 8 or later (redirect.go): a replica
+	// then answers a write with -REDIRECT host:port naming its primary
+	// instead of -READONLY, and keeps serving reads. Other servers get
+	// neither command.
+	Redirect bool
 }
 
 // ConnInfo describes an established connection.

@@ -150,6 +150,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 	// HELLO is sent for RESP2 too (HELLO 2): it authenticates, names the
 	// connection and tells the server's name and version in one round trip.
 	helloOK := false
+	mode := "" // the server's mode as HELLO reports it: standalone, cluster, sentinel
 	{
 		args := []string{"HELLO", "3"}
 		if proto == 2 {
@@ -190,6 +191,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 				info.Protocol = 2
 			}
 			readHello(reply, &info)
+			mode = helloString(reply, "mode")
 		case errors.As(reply.err("HELLO"), &se) && proto != 3 && helloRefused(se):
 			// An old server or a proxy: AUTH and CLIENT SETNAME below.
 		default:
@@ -216,6 +218,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 	if cfg.DB != 0 {
 		steps = append(steps, hsStep{name: "SELECT", args: []string{"SELECT", strconv.Itoa(cfg.DB)}})
 	}
+	steps = append(steps, redirectSteps(cfg, info, mode)...)
 	if cfg.NodeID != "" {
 		steps = append(steps, hsStep{name: "CLUSTER MYID", args: []string{"CLUSTER", "MYID"}})
 	}
@@ -253,6 +256,9 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) (ConnIn
 			continue
 		}
 		if e := r.err(s.name); e != nil && first == nil {
+			if s.name == "SELECT" {
+				e = selectError(cfg, mode, e)
+			}
 			first = &HandshakeError{Step: s.name, Err: e}
 		}
 		if s.name == "CLUSTER MYID" && r.err(s.name) == nil && r.Str != cfg.NodeID && first == nil {
