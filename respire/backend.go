@@ -87,6 +87,9 @@ func (s clusterBackend) eachPool(f func(*transport.Mux, *transport.BlockingPool)
 func (s singleBackend) connect(ctx context.Context) error { return s.c.mux.Connect(ctx) }
 
 func (s singleBackend) close() error {
+	if s.c.redir != nil {
+		s.c.redir.close()
+	}
 	s.c.blocking.Close()
 	return s.c.mux.Close()
 }
@@ -144,6 +147,11 @@ func (s singleBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs []
 }
 
 func (s singleBackend) hold(ctx context.Context, _ uint16, _ bool, _ *topology.Node) (*transport.Held, error) {
+	if t := s.c.redir.primary(); t != nil {
+		// A replica redirected a write to its primary: transactions
+		// and held connections go there (redirect.go).
+		return t.pool.Hold(ctx)
+	}
 	return s.c.blocking.Hold(ctx)
 }
 

@@ -19,7 +19,7 @@ func (c *Client) execBlocking(ctx context.Context, x *cmd, dec decoder) error {
 	x.dec = dec
 	x.seal()
 	name := x.info.name
-	if err := c.blocking.Do(ctx, &x.Request); err != nil {
+	if err := c.doSingle(ctx, x, true); err != nil {
 		return c.wrapErr(name, err)
 	}
 	if x.replyErr != nil {
@@ -55,8 +55,5 @@ func (c *Client) send(ctx context.Context, x *cmd) error { return c.be.send(ctx,
 // sendSingle is send on one server: the blocking pool or the multiplexed
 // connections, as the command's flags say.
 func (c *Client) sendSingle(ctx context.Context, x *cmd) error {
-	if x.info.flags&flagBlocking != 0 {
-		return c.blocking.Do(ctx, &x.Request)
-	}
-	return c.mux.Do(ctx, &x.Request)
+	return c.doSingle(ctx, x, x.info.flags&flagBlocking != 0)
 }

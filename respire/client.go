@@ -27,11 +27,12 @@ type Client struct {
 	retries  uint8 // Options.retryReads(), for read-only commands
 	rr       atomic.Uint32
 	srvBit   atomic.Pointer[serverBitCache]
-	trace    *tracing        // nil without Options.Tracer and Logger
-	sent     *sentinelClient // nil unless Options.Sentinel
-	be       backend         // what the client runs commands on (backend.go)
-	icmd     CommandFunc     // Options.Interceptors around runCommand; nil without
-	ibatch   BatchFunc       // Options.Interceptors around runBatch; nil without
+	trace    *tracing         // nil without Options.Tracer and Logger
+	sent     *sentinelClient  // nil unless Options.Sentinel
+	redir    *replicaRedirect // where REDIRECTs lead (redirect.go); nil on a cluster and with NoFollowRedirect
+	be       backend          // what the client runs commands on (backend.go)
+	icmd     CommandFunc      // Options.Interceptors around runCommand; nil without
+	ibatch   BatchFunc        // Options.Interceptors around runBatch; nil without
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -65,6 +66,10 @@ func NewClient(opts Options) (*Client, error) {
 	if opts.Sentinel != nil {
 		c.sent = newSentinelClient(c, &opts, &cfg)
 		c.be = sentinelBackend{c, c.sent}
+	}
+	if !opts.NoFollowRedirect {
+		cfg.Redirect = true
+		c.redir = newReplicaRedirect(&opts, cfg)
 	}
 	c.mux = transport.NewMux(cfg)
 	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)

@@ -293,7 +293,7 @@ func (c *Client) execSingle(ctx context.Context, x *cmd, dec decoder) error {
 		x.ReadOnly = true
 	}
 	name := x.info.name
-	if err := c.mux.Do(ctx, &x.Request); err != nil {
+	if err := c.doSingle(ctx, x, false); err != nil {
 		return c.wrapErr(name, err)
 	}
 	return c.replied(ctx, x)
@@ -367,8 +367,17 @@ func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Req
 		}
 		reqs = append(reqs, &x.Request)
 	}
-	if err := c.mux.DoMulti(ctx, reqs); err != nil {
+	mux := c.mux
+	if c.redir != nil {
+		mux = c.batchMux(xs)
+	}
+	if err := mux.DoMulti(ctx, reqs); err != nil {
 		return reqs, c.wrapErr("batch", err)
+	}
+	if c.redir != nil {
+		if err := c.followBatch(ctx, xs, c.replicaAddr()); err != nil {
+			return reqs, c.wrapErr("batch", err)
+		}
 	}
 	if c.cache != nil {
 		c.afterWrites(ctx, xs)

@@ -178,6 +178,15 @@ type Options struct {
 	// that does not know the command (Redis before 7.2) answers an error,
 	// which is ignored.
 	NoClientInfo bool
+	// NoFollowRedirect turns off following Valkey's -REDIRECT on a single
+	// server or Sentinel client. By default the handshake with a
+	// standalone Valkey 8 or later declares CLIENT CAPA redirect and sends
+	// READONLY, so that a replica at Options.Addr serves reads and answers
+	// a write with the address of its primary, where the client runs it
+	// (see docs/replicas.md). With NoFollowRedirect neither is sent, and a
+	// write to a replica fails with the server's READONLY error, as on
+	// Redis. Clusters ignore it: they follow MOVED and ASK.
+	NoFollowRedirect bool
 	// ClientName is set with HELLO SETNAME / CLIENT SETNAME when not empty.
 	// The server accepts only printable ASCII without spaces ('!' to '~').
 	ClientName string
