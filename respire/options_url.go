@@ -33,8 +33,8 @@ import (
 // number in both.
 //
 // Query options (the names of Options fields in snake case): db,
-// protocol, client_name, no_client_info, connections, batch_connections
-// (0 sets NoBatchConnections), dial_timeout, stall_timeout,
+// protocol, client_name, no_client_info, no_follow_redirect, connections,
+// batch_connections (0 sets NoBatchConnections), dial_timeout, stall_timeout,
 // health_check_interval, min_retry_backoff, max_retry_backoff, fail_fast,
 // read_mode (spin, direct, background or filler), read_spin,
 // blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads
@@ -182,6 +182,8 @@ func (o *Options) setURLOption(key, v string) error {
 		o.ClientName = v
 	case "no_client_info":
 		o.NoClientInfo, err = strconv.ParseBool(v)
+	case "no_follow_redirect":
+		o.NoFollowRedirect, err = strconv.ParseBool(v)
 	case "connections":
 		o.Connections, err = parseCount(v)
 	case "batch_connections":
