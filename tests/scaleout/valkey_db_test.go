@@ -320,6 +320,7 @@ func TestClusterDBRefused(t *testing.T) {
 			var se *respire.Error
 			assert.ErrorAs(t, err, &se)
 			msg := err.Error()
+			t.Log(msg)
 			assert.Contains(t, msg, fmt.Sprintf("database %d on cluster node 127.0.0.1:", tc.db))
 			assert.Contains(t, msg, tc.want)
 			assert.Contains(t, msg, "cluster-databases")
