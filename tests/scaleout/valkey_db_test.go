@@ -19,9 +19,9 @@ import (
 // Databases on a cluster (Valkey 9 cluster-databases): Options.DB on a
 // cluster client selects the database on every node connection.
 
-// nodeDB returns a standalone client of node n in database db: the view
+// dbNodeClient returns a standalone client of node n in database db: the view
 // of one node, independent of the cluster client under test.
-func nodeDB(t *testing.T, n *harness.ClusterNode, db int) *respire.Client {
+func dbNodeClient(t *testing.T, n *harness.ClusterNode, db int) *respire.Client {
 	t.Helper()
 	return connect(t, respire.Options{Addr: n.Addr, DB: db})
 }
@@ -36,7 +36,7 @@ func assertInDB(t *testing.T, ctx context.Context, hc *harness.Cluster, views ma
 	require.NotNil(t, owner, "slot %d", slot)
 	v, ok := views[owner.Addr]
 	if !ok {
-		v = [2]*respire.Client{nodeDB(t, owner, 0), nodeDB(t, owner, 3)}
+		v = [2]*respire.Client{dbNodeClient(t, owner, 0), dbNodeClient(t, owner, 3)}
 		views[owner.Addr] = v
 	}
 	got, err := v[1].Get(ctx, key)
@@ -153,7 +153,7 @@ func TestValkeyClusterDBReplicaReads(t *testing.T) {
 			c.Del(ctx, k)
 		}
 	})
-	before := replicaGets(t, ctx, hc)
+	before := dbReplicaGets(t, ctx, hc)
 	for i, k := range keys {
 		// A replica may lag its primary for a moment: await the write's
 		// arrival, bounded by the test's context.
@@ -171,24 +171,24 @@ func TestValkeyClusterDBReplicaReads(t *testing.T) {
 			}
 		}
 	}
-	after := replicaGets(t, ctx, hc)
+	after := dbReplicaGets(t, ctx, hc)
 	assert.GreaterOrEqual(t, after-before, int64(len(keys)), "the reads must be served by replicas")
 }
 
-// replicaGets sums the GET calls of the cluster's replicas (INFO
+// dbReplicaGets sums the GET calls of the cluster's replicas (INFO
 // commandstats).
-func replicaGets(t *testing.T, ctx context.Context, hc *harness.Cluster) int64 {
+func dbReplicaGets(t *testing.T, ctx context.Context, hc *harness.Cluster) int64 {
 	t.Helper()
 	var sum int64
 	for _, r := range hc.Replicas() {
-		sum += commandCalls(t, ctx, r.Addr, "get")
+		sum += dbCommandCalls(t, ctx, r.Addr, "get")
 	}
 	return sum
 }
 
-// commandCalls returns the calls of command on the server at addr, from
+// dbCommandCalls returns the calls of command on the server at addr, from
 // INFO commandstats.
-func commandCalls(t *testing.T, ctx context.Context, addr, command string) int64 {
+func dbCommandCalls(t *testing.T, ctx context.Context, addr, command string) int64 {
 	t.Helper()
 	c := connect(t, respire.Options{Addr: addr})
 	defer c.Close()
@@ -207,9 +207,9 @@ func commandCalls(t *testing.T, ctx context.Context, addr, command string) int64
 	return 0
 }
 
-// errorCount returns the count of the error replies of prefix on the server
+// dbErrorCount returns the count of the error replies of prefix on the server
 // at addr, from INFO errorstats.
-func errorCount(t *testing.T, ctx context.Context, addr, prefix string) int64 {
+func dbErrorCount(t *testing.T, ctx context.Context, addr, prefix string) int64 {
 	t.Helper()
 	c := connect(t, respire.Options{Addr: addr})
 	defer c.Close()
@@ -283,17 +283,17 @@ func TestValkeyClusterDBMoved(t *testing.T) {
 	// The slot is empty: moving it changes only its owner, which the
 	// client learns from MOVED.
 	require.NoError(t, hc.MoveSlots(ctx, from, to, []int{int(slot)}))
-	movedBefore := errorCount(t, ctx, from.Addr, "MOVED")
+	movedBefore := dbErrorCount(t, ctx, from.Addr, "MOVED")
 	require.NoError(t, c.Set(ctx, key, "moved", nil))
-	assert.Greater(t, errorCount(t, ctx, from.Addr, "MOVED"), movedBefore, "the write must have been redirected by MOVED")
+	assert.Greater(t, dbErrorCount(t, ctx, from.Addr, "MOVED"), movedBefore, "the write must have been redirected by MOVED")
 	require.Equal(t, to, hc.MasterOf(int(slot)))
 	assertInDB(t, ctx, hc, map[string][2]*respire.Client{}, c, key, "moved")
 }
 
-// TestClusterDBRefused: a database the cluster does not allow fails
+// TestValkeyClusterDBRefused: a database the cluster does not allow fails
 // Connect at once with a *HandshakeError naming the database, the node and
 // why: any but 0 on Redis, 16 with cluster-databases 16.
-func TestClusterDBRefused(t *testing.T) {
+func TestValkeyClusterDBRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		hc   func(t *testing.T) *harness.Cluster

@@ -19,9 +19,9 @@ import (
 // runs its writes on the primary that the replica's -REDIRECT names, and
 // its reads on the replica.
 
-// startReplica starts a Valkey 8.1 replica of primary ("host port") and,
+// startValkeyReplica starts a Valkey 8.1 replica of primary ("host port") and,
 // when wait, waits until its link to the primary is up.
-func startReplica(t *testing.T, ctx context.Context, primary string, wait bool) *harness.Server {
+func startValkeyReplica(t *testing.T, ctx context.Context, primary string, wait bool) *harness.Server {
 	t.Helper()
 	r := harness.Start(t, harness.Config{Flavor: harness.Valkey81, Args: []string{"replicaof " + primary}})
 	for wait {
@@ -39,12 +39,12 @@ func startReplica(t *testing.T, ctx context.Context, primary string, wait bool) 
 	return r
 }
 
-// hostPort is addr ("127.0.0.1:port") as replicaof takes it.
-func hostPort(addr string) string { return strings.Replace(addr, ":", " ", 1) }
+// replicaofArg is addr ("127.0.0.1:port") as replicaof takes it.
+func replicaofArg(addr string) string { return strings.Replace(addr, ":", " ", 1) }
 
-// calls returns the calls and rejected calls of command on s (INFO
+// redirCalls returns the calls and rejected calls of command on s (INFO
 // commandstats).
-func calls(t *testing.T, ctx context.Context, s *harness.Server, command string) (n, rejected int64) {
+func redirCalls(t *testing.T, ctx context.Context, s *harness.Server, command string) (n, rejected int64) {
 	t.Helper()
 	v, err := s.Do(ctx, "INFO", "commandstats")
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func calls(t *testing.T, ctx context.Context, s *harness.Server, command string)
 func TestValkeyReplicaRedirect(t *testing.T) {
 	ctx := ctxT(t)
 	p := harness.Start(t, harness.Config{Flavor: harness.Valkey81, Args: []string{"repl-diskless-sync-delay 0"}})
-	r := startReplica(t, ctx, hostPort(p.Addr), true)
+	r := startValkeyReplica(t, ctx, replicaofArg(p.Addr), true)
 	c := connect(t, respire.Options{Addr: r.Addr})
 	direct := connect(t, respire.Options{Addr: p.Addr})
 
@@ -91,14 +91,14 @@ func TestValkeyReplicaRedirect(t *testing.T) {
 	got, err := direct.Get(ctx, "redir:n")
 	require.NoError(t, err)
 	assert.Equal(t, strconv.Itoa(writes), got, "the writes landed on the primary")
-	pIncr, _ := calls(t, ctx, p, "incr")
-	_, rIncrRejected := calls(t, ctx, r, "incr")
+	pIncr, _ := redirCalls(t, ctx, p, "incr")
+	_, rIncrRejected := redirCalls(t, ctx, r, "incr")
 	assert.Equal(t, int64(writes), pIncr)
 	assert.Equal(t, int64(1), rIncrRejected, "only the first write went to the replica; the next ones went to the primary at once")
 
 	// Reads stay on the replica (it may lag the primary for a moment).
-	pGet0, _ := calls(t, ctx, p, "get")
-	rGet0, _ := calls(t, ctx, r, "get")
+	pGet0, _ := redirCalls(t, ctx, p, "get")
+	rGet0, _ := redirCalls(t, ctx, r, "get")
 	for {
 		got, err = c.Get(ctx, "redir:n")
 		require.NoError(t, err)
@@ -111,8 +111,8 @@ func TestValkeyReplicaRedirect(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	pGet1, _ := calls(t, ctx, p, "get")
-	rGet1, _ := calls(t, ctx, r, "get")
+	pGet1, _ := redirCalls(t, ctx, p, "get")
+	rGet1, _ := redirCalls(t, ctx, r, "get")
 	assert.Equal(t, pGet0, pGet1, "no read on the primary")
 	assert.Greater(t, rGet1, rGet0, "reads are served by the replica")
 
@@ -151,7 +151,7 @@ func TestValkeyReplicaRedirect(t *testing.T) {
 func TestValkeyReplicaRedirectBatchFirst(t *testing.T) {
 	ctx := ctxT(t)
 	p := harness.Start(t, harness.Config{Flavor: harness.Valkey81})
-	r := startReplica(t, ctx, hostPort(p.Addr), false)
+	r := startValkeyReplica(t, ctx, replicaofArg(p.Addr), false)
 	c := connect(t, respire.Options{Addr: r.Addr})
 	b := c.NewBatch()
 	var fs []*respire.Future[int64]
@@ -164,7 +164,7 @@ func TestValkeyReplicaRedirectBatchFirst(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(i+1), v)
 	}
-	_, rejected := calls(t, ctx, r, "incr")
+	_, rejected := redirCalls(t, ctx, r, "incr")
 	assert.Equal(t, int64(5), rejected)
 }
 
@@ -174,11 +174,11 @@ func TestValkeyReplicaRedirectBatchFirst(t *testing.T) {
 func TestValkeyReplicaRedirectChain(t *testing.T) {
 	ctx := ctxT(t)
 	p := harness.Start(t, harness.Config{Flavor: harness.Valkey91})
-	r1 := startReplica(t, ctx, hostPort(p.Addr), false)
-	r2 := startReplica(t, ctx, hostPort(r1.Addr), false)
+	r1 := startValkeyReplica(t, ctx, replicaofArg(p.Addr), false)
+	r2 := startValkeyReplica(t, ctx, replicaofArg(r1.Addr), false)
 	c := connect(t, respire.Options{Addr: r2.Addr})
 	require.NoError(t, c.Set(ctx, "redir:chain", "v", nil))
-	n, _ := calls(t, ctx, p, "set")
+	n, _ := redirCalls(t, ctx, p, "set")
 	assert.Equal(t, int64(1), n)
 }
 
@@ -191,7 +191,7 @@ func TestValkeyReplicaRedirectUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	gone := l.Addr().String()
 	require.NoError(t, l.Close())
-	r := startReplica(t, ctx, hostPort(gone), false)
+	r := startValkeyReplica(t, ctx, replicaofArg(gone), false)
 	c := connect(t, respire.Options{Addr: r.Addr})
 
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -212,13 +212,13 @@ func TestValkeyReplicaRedirectUnreachable(t *testing.T) {
 	assert.ErrorIs(t, err, respire.Nil, "reads still go to the replica")
 }
 
-// TestReplicaNoFollowRedirect: with NoFollowRedirect a write to a Valkey
+// TestValkeyReplicaNoFollowRedirect: with NoFollowRedirect a write to a Valkey
 // replica fails with READONLY; a Redis server never sees CLIENT CAPA (its
 // handshake and commands work as before).
-func TestReplicaNoFollowRedirect(t *testing.T) {
+func TestValkeyReplicaNoFollowRedirect(t *testing.T) {
 	ctx := ctxT(t)
 	p := harness.Start(t, harness.Config{Flavor: harness.Valkey81})
-	r := startReplica(t, ctx, hostPort(p.Addr), false)
+	r := startValkeyReplica(t, ctx, replicaofArg(p.Addr), false)
 	c := connect(t, respire.Options{Addr: r.Addr, NoFollowRedirect: true})
 	err := c.Set(ctx, "redir:no", "v", nil)
 	var se *respire.Error
