@@ -388,6 +388,20 @@ func (c *Cluster) Node(addr string) *Node {
 	return c.nodeLocked(addr, "")
 }
 
+// SuspectAddr is Suspect for the node at addr, when the client has one
+// there, and Urgent otherwise: for a connection of another kind (a pub/sub
+// hub's) lost to the node.
+func (c *Cluster) SuspectAddr(addr string) {
+	c.mu.Lock()
+	n := c.nodes[addr]
+	c.mu.Unlock()
+	if n == nil {
+		c.Urgent()
+		return
+	}
+	c.Suspect(n)
+}
+
 // nodeLocked returns the node at addr with id (any id when id is ""),
 // replacing one whose id differs.
 func (c *Cluster) nodeLocked(addr, id string) *Node {

@@ -136,7 +136,7 @@ func (r *ShardedPubSub) memberLocked(set *ShardSet, addr string) (*transport.Sub
 		h = transport.NewPubSub(cfg)
 		h.SetHooks(transport.PubSubHooks{
 			ShardDropped: r.dropped,
-			Lost:         func(error) { r.cl.Urgent(); r.wake() },
+			Lost:         func(error) { r.cl.SuspectAddr(addr); r.wake() },
 			ShardSlot:    Slot,
 		})
 		r.hubs[addr] = h

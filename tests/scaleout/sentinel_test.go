@@ -398,7 +398,7 @@ func TestSentinelHostnames(t *testing.T) {
 	require.Eventually(t, func() bool { return slices.Equal(subscribers(t, d), []int{2, 2, 2}) },
 		10*time.Second, 10*time.Millisecond, "the second client subscribed to every sentinel")
 	// Polls every 20ms learn the sentinels' names (SENTINEL SENTINELS).
-	assert.Never(t, func() bool { return slices.Max(subscribers(t, d)) > 2 },
+	assert.Never(t, func() bool { s := subscribers(t, d); return len(s) > 0 && slices.Max(s) > 2 },
 		300*time.Millisecond, 20*time.Millisecond, "a sentinel followed twice, by IP address and by name")
 }
 
@@ -408,9 +408,16 @@ func TestSentinelHostnames(t *testing.T) {
 func subscribers(t *testing.T, d *harness.Sentinels) []int {
 	t.Helper()
 	out := make([]int, len(d.Sentinel))
+	// Not ctxT, nor require: assert.Eventually and Never may run this once
+	// more after they return, as the test ends. A sentinel that does not
+	// answer gives no counts, which matches no expectation.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	for i, sp := range d.Sentinel {
-		v, err := sp.Do(ctxT(t), "CLIENT", "LIST")
-		require.NoError(t, err)
+		v, err := sp.Do(ctx, "CLIENT", "LIST")
+		if err != nil {
+			return nil
+		}
 		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
 			for _, f := range strings.Fields(line) {
 				if n, ok := strings.CutPrefix(f, "sub="); ok && n != "0" {

@@ -67,6 +67,7 @@ var knownImports = map[string]string{
 	"log":     "log",
 	"slog":    "log/slog",
 	"tls":     "crypto/tls",
+	"x509":    "crypto/x509",
 	"json":    "encoding/json",
 	"sync":    "sync",
 	"net":     "net",
