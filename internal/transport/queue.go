@@ -1,7 +1,9 @@
 package transport
 
 // fifo is a growable ring of pending requests. Not safe for concurrent use;
-// conn guards it with its mutex.
+// conn guards it with its mutex. Its length is a power of two, so that a
+// position wraps with a mask rather than a division (two per request, on
+// every command's path).
 type fifo struct {
 	buf        []*Request
 	head, size int
@@ -18,7 +20,7 @@ func (q *fifo) push(r *Request) {
 		copy(nb[k:], q.buf[:q.head])
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.size)%len(q.buf)] = r
+	q.buf[(q.head+q.size)&(len(q.buf)-1)] = r
 	q.size++
 }
 
@@ -28,7 +30,7 @@ func (q *fifo) pop() *Request {
 	}
 	r := q.buf[q.head]
 	q.buf[q.head] = nil
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.size--
 	return r
 }
