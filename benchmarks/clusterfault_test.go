@@ -298,3 +298,146 @@ func clusterFetches(ctx context.Context, hc *harness.Cluster, skip *harness.Clus
 	}
 	return n
 }
+
+// TestClusterMigrateCompare moves 1,024 slots from one primary to another
+// and back with atomic slot migration (Valkey 9.1 CLUSTER MIGRATESLOTS,
+// Redis 8.6 CLUSTER MIGRATION IMPORT) under the load of
+// TestClusterFaultCompare (64 goroutines, random keys, 1s deadlines), on
+// a cluster of 3 primaries without replicas per client and flavor, and
+// prints each client's calls, errors, the MOVED and ASK the servers
+// answered and the topology fetches they served. Set RESPIRE_CLUSTERFAULT=1
+// to run it.
+//
+//	cd benchmarks && RESPIRE_CLUSTERFAULT=1 go test -run TestClusterMigrateCompare -v .
+func TestClusterMigrateCompare(t *testing.T) {
+	if os.Getenv("RESPIRE_CLUSTERFAULT") == "" {
+		t.Skip("a measurement beside the peers: set RESPIRE_CLUSTERFAULT=1 to run it")
+	}
+	clients := []string{"respire", "rueidis", "goredis"}
+	if v := os.Getenv("RESPIRE_CLUSTERFAULT_CLIENTS"); v != "" {
+		clients = strings.Split(v, ",")
+	}
+	var rows []string
+	for _, f := range []harness.Flavor{harness.Valkey91, harness.Redis86} {
+		for _, name := range clients {
+			rows = append(rows, runClusterMigrate(t, f, name))
+		}
+	}
+	t.Logf("atomic migration of 1,024 slots there and back, 3 primaries, %d goroutines, %v deadlines:\n"+
+		"| server | client | migration time | calls ok | calls failed | MOVED | ASK | topology fetches | errors |\n"+
+		"|---|---|--:|--:|--:|--:|--:|--:|---|\n%s", cfWorkers, cfDeadline, strings.Join(rows, "\n"))
+}
+
+func runClusterMigrate(t *testing.T, f harness.Flavor, name string) string {
+	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: f, Replicas: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ms := hc.Masters()
+	from, to := ms[0], ms[1]
+	var slots []int
+	for s := range harness.SlotCount {
+		if len(slots) < 1024 && hc.MasterOf(s) == from {
+			slots = append(slots, s)
+		}
+	}
+	keys := make([]string, cfKeys)
+	for i := range keys {
+		keys[i] = "cm:" + strconv.Itoa(i)
+	}
+	c := openClusterClient(t, name, hc.Seeds())
+	defer c.close()
+	var ok, failed atomic.Int64
+	var mu sync.Mutex
+	kinds := map[string]int{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range cfWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 11))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := keys[rng.IntN(cfKeys)]
+				cctx, ccancel := context.WithTimeout(ctx, cfDeadline)
+				var err error
+				switch n % 3 {
+				case 0:
+					err = c.set(cctx, k, "v"+strconv.Itoa(n))
+				case 1:
+					_, err = c.get(cctx, k)
+					if errors.Is(err, redis.Nil) || rueidis.IsRedisNil(err) || errors.Is(err, respire.Nil) {
+						err = nil
+					}
+				case 2:
+					_, err = c.incr(cctx, k+":n", 1)
+				}
+				ccancel()
+				if err == nil {
+					ok.Add(1)
+					continue
+				}
+				failed.Add(1)
+				msg := err.Error()
+				if len(msg) > 70 {
+					msg = msg[:70]
+				}
+				mu.Lock()
+				kinds[msg]++
+				mu.Unlock()
+			}
+		}()
+	}
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
+	beforeFetches := clusterFetches(ctx, hc, nil)
+	beforeMoved, beforeAsk := clusterRedirects(ctx, hc)
+	start := time.Now()
+	if err := hc.MigrateSlotsAtomic(ctx, from, to, slots); err != nil {
+		t.Error(err)
+	}
+	if err := hc.MigrateSlotsAtomic(ctx, to, from, slots); err != nil {
+		t.Error(err)
+	}
+	took := time.Since(start)
+	select {
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+	}
+	close(stop)
+	wg.Wait()
+	fetches := clusterFetches(ctx, hc, nil) - beforeFetches
+	moved, ask := clusterRedirects(ctx, hc)
+	r := &cfResult{errKinds: kinds}
+	row := fmt.Sprintf("| %s | %s | %v | %d | %d | %d | %d | %d | %s |", f, name, took.Round(time.Millisecond),
+		ok.Load(), failed.Load(), moved-beforeMoved, ask-beforeAsk, fetches, r.kinds())
+	t.Log(row)
+	return row
+}
+
+// clusterRedirects sums the MOVED and ASK error replies the nodes served
+// (INFO errorstats).
+func clusterRedirects(ctx context.Context, hc *harness.Cluster) (moved, ask int64) {
+	for _, node := range hc.Nodes {
+		v, err := node.Do(ctx, "INFO", "errorstats")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+			line = strings.TrimSpace(line)
+			for prefix, sum := range map[string]*int64{"errorstat_MOVED:count=": &moved, "errorstat_ASK:count=": &ask} {
+				if rest, ok := strings.CutPrefix(line, prefix); ok {
+					n, _ := strconv.ParseInt(rest, 10, 64)
+					*sum += n
+				}
+			}
+		}
+	}
+	return moved, ask
+}
