@@ -89,6 +89,13 @@ func TestCharts(t *testing.T) {
 			t.Errorf("tables lack %q:\n%s", want, md.String())
 		}
 	}
+	sum, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| 64 | 400k | 2.00 (rueidis) | 2 | 0.50 (rueidis) |"; !strings.Contains(string(sum), want) {
+		t.Errorf("summary lacks %q:\n%s", want, sum)
+	}
 	if strings.Contains(md.String(), "| 64 | – | 1 |") {
 		t.Error("the cluster shape of callers.json was taken as a callers point")
 	}

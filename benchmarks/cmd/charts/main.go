@@ -7,7 +7,9 @@
 //
 // It reads callers.json, values.json, batch.json and cluster-*.json from
 // -dir (whichever exist) and writes callers.svg, values.svg, batch.svg and
-// cluster.svg beside them. The standard library only.
+// cluster.svg beside them, and summary.md: Respire's figures and its ratio
+// to the best peer at every point. The full tables go to stdout. The
+// standard library only.
 package main
 
 import (
@@ -182,6 +184,15 @@ func run(dir string, out io.Writer) error {
 		fmt.Fprintln(os.Stderr, "wrote", path)
 		d.markdown(out)
 	}
+	var sum strings.Builder
+	for _, d := range dims {
+		d.summary(&sum)
+	}
+	path := filepath.Join(dir, "summary.md")
+	if err := os.WriteFile(path, []byte(sum.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "wrote", path)
 	return nil
 }
 

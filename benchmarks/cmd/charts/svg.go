@@ -341,3 +341,43 @@ func valueAt(p panel, client string, x float64) (float64, bool) {
 	}
 	return 0, false
 }
+
+// summary writes one table per group: a row per x, and for each metric
+// Respire's figure and its ratio to the best peer, naming that peer.
+func (d *dimension) summary(w io.Writer) {
+	cs := d.clients()
+	fmt.Fprintf(w, "#### %s\n\n", d.title)
+	for _, g := range d.groups {
+		fmt.Fprintf(w, "%s (Respire's figure, then Respire ÷ the best peer and which peer that is):\n\n| %s |", g.label, d.xLabel)
+		for _, m := range g.metrics {
+			fmt.Fprintf(w, " %s | ÷ best peer |", m.Name)
+		}
+		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("--:|--:|", len(g.metrics)))
+		var xs []float64
+		for _, pt := range g.points {
+			xs = append(xs, pt.x)
+		}
+		slices.Sort(xs)
+		for _, x := range slices.Compact(xs) {
+			fmt.Fprintf(w, "| %s |", d.xFmt(x))
+			for _, m := range g.metrics {
+				p := panel{m: m, pts: g.points}
+				mine, ok := valueAt(p, baseline, x)
+				var best float64
+				var who string
+				for _, c := range cs {
+					if v, ok := valueAt(p, c, x); ok && c != baseline && (best == 0 || (m.Lower && v < best) || (!m.Lower && v > best)) {
+						best, who = v, c
+					}
+				}
+				if !ok || best == 0 {
+					fmt.Fprint(w, " – | – |")
+					continue
+				}
+				fmt.Fprintf(w, " %s | %.2f (%s) |", siLabel(mine), mine/best, who)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+}
