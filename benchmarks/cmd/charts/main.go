@@ -304,17 +304,33 @@ func clusterDim(rs []*report) *dimension {
 		for _, p := range cellsOf(r, func(s string) (string, float64, bool) { return "", m, s == "cluster-get-1k-x64" && m > 0 })[""] {
 			pts = append(pts, p)
 		}
-		notes = append(notes, fmt.Sprintf("%d primaries: %s", r.Meta.ClusterMasters, note(r)))
+		notes = append(notes, fmt.Sprintf("%d primaries %s", r.Meta.ClusterMasters, orDefault(r.Meta.LoadAverage, "unknown")))
 		if order == nil {
 			order = r.Meta.Clients
 		}
 	}
-	slices.Sort(notes)
+	slices.SortFunc(rs, func(a, b *report) int { return a.Meta.ClusterMasters - b.Meta.ClusterMasters })
+	slices.SortFunc(notes, func(a, b string) int {
+		x, _ := strconv.Atoi(strings.Fields(a)[0])
+		y, _ := strconv.Atoi(strings.Fields(b)[0])
+		return x - y
+	})
+	// One note for the runs: they differ in the cluster and the load.
+	first := *rs[0]
+	first.Meta.LoadAverage = ""
+	first.Meta.Server = "a cluster per point (" + strings.Join(slices.Collect(func(yield func(string) bool) {
+		for _, r := range rs {
+			if !yield(r.Meta.Server) {
+				return
+			}
+		}
+	}), ", ") + ")"
+	all := strings.TrimSuffix(note(&first), ".") + "; load average at start: " + strings.Join(notes, ", ") + "."
 	return &dimension{
 		name: "cluster", title: "Cluster, 64 callers GET 1 KiB over the slots: cost as primaries grow", xLabel: "primaries (no replicas)",
 		xFmt:   func(x float64) string { return strconv.Itoa(int(x)) },
 		groups: []group{{label: "GET 1 KiB x64", metrics: []metric{opsPerSec, cpuPerOp, p99}, points: pts}},
-		note:   notes[0], order: order,
+		note:   all, order: order,
 	}
 }
 
