@@ -204,7 +204,7 @@ func cmpFloat(a, b float64) int {
 }
 
 // scale maps values onto [0, 1]: linear from 0 with round ticks, or, when
-// the values span more than a factor of 30, logarithmic over whole decades.
+// the values span more than a factor of 10, logarithmic.
 type scale struct {
 	log    bool
 	lo, hi float64 // linear: the range; log: log10 of it
@@ -213,19 +213,18 @@ type scale struct {
 
 func newScale(vs []float64) scale {
 	lo, hi := slices.Min(vs), slices.Max(vs)
-	if hi/lo > 30 {
-		s := scale{log: true, lo: math.Floor(math.Log10(lo)), hi: math.Ceil(math.Log10(hi))}
-		if s.hi == s.lo {
-			s.hi++
+	if hi/lo > 10 {
+		// A little room beyond the data, ticks at 1, 2 and 5 times powers
+		// of ten (only the powers when the data span more than 3 decades).
+		s := scale{log: true, lo: math.Log10(lo) - 0.06, hi: math.Log10(hi) + 0.06}
+		steps := []float64{1, 2, 5}
+		if s.hi-s.lo > 3 {
+			steps = []float64{1}
 		}
-		steps := []float64{1}
-		if s.hi-s.lo <= 2 {
-			steps = []float64{1, 2, 5}
-		}
-		for e := s.lo; e <= s.hi; e++ {
+		for e := math.Floor(s.lo); e <= math.Ceil(s.hi); e++ {
 			for _, m := range steps {
-				if t := m * math.Pow(10, e); math.Log10(t) <= s.hi+1e-9 {
-					s.ticks = append(s.ticks, t)
+				if l := math.Log10(m * math.Pow(10, e)); l >= s.lo && l <= s.hi {
+					s.ticks = append(s.ticks, m*math.Pow(10, e))
 				}
 			}
 		}
