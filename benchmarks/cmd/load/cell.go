@@ -56,7 +56,7 @@ type Measurement struct {
 // rueidis or Respire settle), then measures one run.
 func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measurement, error) {
 	var m Measurement
-	c, err := clients.New(ctx, cfg.Client, cfg.Addr)
+	c, err := connect(ctx, cfg.Client, cfg.Addr)
 	if err != nil {
 		return m, err
 	}

@@ -43,7 +43,7 @@ func run() error {
 		warmup   = flag.Duration("warmup", 300*time.Millisecond, "unmeasured time per cell before measuring")
 		rounds   = flag.Int("rounds", 3, "rounds over every client and shape")
 		clist    = flag.String("clients", strings.Join(clients.Names, ","), "clients, comma-separated")
-		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", all), comma-separated")
+		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", "+groupCallers+", "+groupValues+", "+groupBatch+", "+groupCluster+", all), comma-separated")
 		jsonPath = flag.String("json", "load.json", "write the results as JSON here (empty: do not)")
 		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 		svgPath  = flag.String("svg", "load.svg", "write a chart of ops/s per shape and client here (empty: do not)")
@@ -89,7 +89,15 @@ func run() error {
 	}
 
 	ctx := context.Background()
-	if *addr == "" {
+	rep.Meta.CPU = cpuModel()
+	if *clusterMasters > 0 {
+		seeds, stop, err := startCluster(harness.Flavor(*flavor), rep)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		*addr, *rbench = seeds, "off"
+	} else if *addr == "" {
 		srv, err := server.Start(harness.Flavor(*flavor))
 		if err != nil {
 			return err
@@ -103,6 +111,11 @@ func run() error {
 		}
 		rep.Meta.Server = "server at " + *addr
 	}
+	if *clusterMasters == 0 && needsSweepSeed(sel) {
+		if err := server.SeedSweep(*addr); err != nil {
+			return err
+		}
+	}
 	for _, s := range sel {
 		if s.Cmd == "MIX" {
 			if err := server.SeedMix(*addr); err != nil {
@@ -111,7 +124,7 @@ func run() error {
 			break
 		}
 	}
-	obs, err := server.NewObserver(*addr)
+	obs, err := server.NewObserver(firstAddr(*addr))
 	if err != nil {
 		return err
 	}

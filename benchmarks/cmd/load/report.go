@@ -35,6 +35,11 @@ type Meta struct {
 	LoadAverage    string    `json:"load_average,omitempty"`
 	// HeapMiB is the live heap the tool held besides the clients' (-heap).
 	HeapMiB int `json:"heap_mib,omitempty"`
+	// CPU is the processor's model name (/proc/cpuinfo), when known.
+	CPU string `json:"cpu,omitempty"`
+	// ClusterMasters is the primaries of the cluster the run used
+	// (-cluster), 0 for one server.
+	ClusterMasters int `json:"cluster_masters,omitempty"`
 }
 
 // Cell holds the rounds of one client on one shape and their medians.

@@ -225,6 +225,8 @@ func (w *worker) step(ctx context.Context) error {
 	var err error
 	n := int64(1)
 	switch {
+	case w.s.Cmd == "GET" && w.s.Keys != nil && w.s.Width == 0:
+		err = w.getNext(ctx)
 	case w.s.Cmd == "MIX":
 		err = w.mix(ctx)
 	case w.s.Cmd == "MGET":
@@ -286,6 +288,24 @@ func (w *worker) mix(ctx context.Context) error {
 		// write buffers), so the buffer is reused without a string copy.
 		return w.c.Set(ctx, key, unsafe.String(unsafe.SliceData(w.sbuf), len(w.sbuf)))
 	}
+	v, err := w.c.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !fixture.Check(ks, i, v) {
+		return fmt.Errorf("GET %s: reply of %d bytes differs from the value written", key, len(v))
+	}
+	return nil
+}
+
+// getNext GETs the keyset's next key (each goroutine walks the keys from
+// its own start) and checks the value: GETs spread over many keys, and
+// over a cluster's slots.
+func (w *worker) getNext(ctx context.Context) error {
+	ks := w.s.Keys
+	i := w.next
+	w.next = (w.next + 1) % ks.N
+	key := keyOf(ks, i)
 	v, err := w.c.Get(ctx, key)
 	if err != nil {
 		return err
