@@ -285,6 +285,10 @@ func TestClusterReplicaReads(t *testing.T) {
 	hc.Kill(r)
 	getN(c, 50, 2*time.Second)
 	require.NoError(t, hc.Restart(r))
+	// The restarted replica starts empty and serves reads before its sync
+	// is done (replica-serve-stale-data): wait for the sync, since a read
+	// from it in between answers nil, which no client can tell apart.
+	require.NoError(t, hc.WaitStable(ctx))
 	getN(c, 50, 5*time.Second)
 
 	// ReadNearest: a replica that stops answering (SIGSTOP: no reset, its
