@@ -72,6 +72,25 @@ type cfClient struct {
 	close func()
 }
 
+// op runs the n-th call of a worker on key k, with its own deadline: a SET,
+// a GET (a missing key is no error) or an INCRBY, in turn.
+func (c cfClient) op(ctx context.Context, k string, n int) (write bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, cfDeadline)
+	defer cancel()
+	switch n % 3 {
+	case 0:
+		return true, c.set(ctx, k, "v"+strconv.Itoa(n))
+	case 1:
+		_, err = c.get(ctx, k)
+		if errors.Is(err, redis.Nil) || rueidis.IsRedisNil(err) || errors.Is(err, respire.Nil) {
+			err = nil
+		}
+		return false, err
+	}
+	_, err = c.incr(ctx, k+":n", 1)
+	return true, err
+}
+
 func openClusterClient(t *testing.T, name string, seeds []string) cfClient {
 	ctx := context.Background()
 	switch name {
@@ -182,22 +201,7 @@ func runClusterFault(t *testing.T, name, fault string) *cfResult {
 				i := rng.IntN(cfKeys)
 				k := keys[i]
 				started := time.Now().UnixNano()
-				cctx, ccancel := context.WithTimeout(ctx, cfDeadline)
-				var err error
-				write := true
-				switch n % 3 {
-				case 0:
-					err = c.set(cctx, k, "v"+strconv.Itoa(n))
-				case 1:
-					write = false
-					_, err = c.get(cctx, k)
-					if errors.Is(err, redis.Nil) || rueidis.IsRedisNil(err) || errors.Is(err, respire.Nil) {
-						err = nil
-					}
-				case 2:
-					_, err = c.incr(cctx, k+":n", 1)
-				}
-				ccancel()
+				write, err := c.op(ctx, k, n)
 				now := time.Now().UnixNano()
 				if err == nil {
 					atomic.AddInt64(&r.ok, 1)
@@ -363,20 +367,7 @@ func runClusterMigrate(t *testing.T, f harness.Flavor, name string) string {
 				default:
 				}
 				k := keys[rng.IntN(cfKeys)]
-				cctx, ccancel := context.WithTimeout(ctx, cfDeadline)
-				var err error
-				switch n % 3 {
-				case 0:
-					err = c.set(cctx, k, "v"+strconv.Itoa(n))
-				case 1:
-					_, err = c.get(cctx, k)
-					if errors.Is(err, redis.Nil) || rueidis.IsRedisNil(err) || errors.Is(err, respire.Nil) {
-						err = nil
-					}
-				case 2:
-					_, err = c.incr(cctx, k+":n", 1)
-				}
-				ccancel()
+				_, err := c.op(ctx, k, n)
 				if err == nil {
 					ok.Add(1)
 					continue
