@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/respire-go/respire/internal/transport"
 )
@@ -38,8 +39,10 @@ type replicaRedirect struct {
 	sticky bool             // later writes go to the last primary at once
 	pool   int              // Options.BlockingPoolSize
 
+	// cur is the last primary named, nil before any: read without mu on
+	// every write, set under it.
+	cur    atomic.Pointer[redirectTarget]
 	mu     sync.Mutex
-	cur    *redirectTarget // the last primary named, nil before any
 	closed bool
 	old    []*redirectTarget // replaced targets, closed with the client
 }
@@ -66,17 +69,18 @@ func (r *replicaRedirect) target(addr string) (*redirectTarget, error) {
 	if r.closed {
 		return nil, transport.NotSent(transport.ErrClosed)
 	}
-	if r.cur != nil && r.cur.addr == addr {
-		return r.cur, nil
+	cur := r.cur.Load()
+	if cur != nil && cur.addr == addr {
+		return cur, nil
 	}
 	cfg := r.base
 	cfg.Addr = addr
 	t := &redirectTarget{addr: addr, mux: transport.NewMux(cfg), pool: transport.NewBlockingPool(cfg, r.pool)}
-	if r.cur != nil {
+	if cur != nil {
 		// Callers may still use it: it is closed with the client.
-		r.old = append(r.old, r.cur)
+		r.old = append(r.old, cur)
 	}
-	r.cur = t
+	r.cur.Store(t)
 	return t, nil
 }
 
@@ -86,9 +90,7 @@ func (r *replicaRedirect) first(x *cmd) *redirectTarget {
 	if !r.sticky || x.info.flags&flagReadonly != 0 {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cur
+	return r.cur.Load()
 }
 
 // primary returns the last primary named on a sticky client, nil when
@@ -97,16 +99,14 @@ func (r *replicaRedirect) primary() *redirectTarget {
 	if r == nil || !r.sticky {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cur
+	return r.cur.Load()
 }
 
 func (r *replicaRedirect) close() {
 	r.mu.Lock()
 	r.closed = true
-	ts := append(r.old, r.cur)
-	r.cur, r.old = nil, nil
+	ts := append(r.old, r.cur.Swap(nil))
+	r.old = nil
 	r.mu.Unlock()
 	for _, t := range ts {
 		if t != nil {
@@ -166,8 +166,9 @@ func (c *Client) doSingle(ctx context.Context, x *cmd, blocking bool) error {
 		}
 		return c.mux.Do(ctx, &x.Request)
 	}
-	from := c.replicaAddr()
-	addr := from
+	// addr is where x goes and from where it went before, "" for the
+	// client's own server (named only in errors: looked up then).
+	from, addr := "", ""
 	mux, pool := c.mux, c.blocking
 	if t := r.first(x); t != nil {
 		addr, mux, pool = t.addr, t.mux, t.pool
@@ -180,8 +181,8 @@ func (c *Client) doSingle(ctx context.Context, x *cmd, blocking bool) error {
 			err = mux.Do(ctx, &x.Request)
 		}
 		if err != nil {
-			if addr != from {
-				return &RedirectError{From: from, To: addr, Hops: hops, Err: err}
+			if addr != "" {
+				return &RedirectError{From: c.orOwn(from), To: addr, Hops: hops, Err: err}
 			}
 			return err
 		}
@@ -190,7 +191,7 @@ func (c *Client) doSingle(ctx context.Context, x *cmd, blocking bool) error {
 			return nil
 		}
 		if hops >= maxReplicaRedirects {
-			x.replyErr = &RedirectError{From: addr, To: to, Hops: hops + 1, Err: x.replyErr}
+			x.replyErr = &RedirectError{From: c.orOwn(addr), To: to, Hops: hops + 1, Err: x.replyErr}
 			return nil
 		}
 		t, err := r.target(to)
@@ -201,6 +202,14 @@ func (c *Client) doSingle(ctx context.Context, x *cmd, blocking bool) error {
 		x.ClearReply()
 		from, addr, mux, pool = addr, to, t.mux, t.pool
 	}
+}
+
+// orOwn returns addr, or the client's own server's address for "".
+func (c *Client) orOwn(addr string) string {
+	if addr == "" {
+		return c.replicaAddr()
+	}
+	return addr
 }
 
 // replicaAddr names the server a command went to first, for a
