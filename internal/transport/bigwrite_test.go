@@ -2,12 +2,14 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/internal/transport/resp"
 	"github.com/stretchr/testify/assert"
@@ -150,4 +152,164 @@ func TestLetGoWaitsForWriteOfAnsweredRequest(t *testing.T) {
 func TestFlatJoinsRefs(t *testing.T) {
 	r := refReq([]byte("value"))
 	assert.Equal(t, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n", string(r.flat()))
+}
+
+// tcpConn returns a conn over a loopback TCP connection, whose writes a
+// deadline can cut part way (unlike net.Pipe's), and the server's end,
+// which reads nothing until the test does.
+func tcpConn(t *testing.T) (*conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	cli, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	srv, err := ln.Accept()
+	require.NoError(t, err)
+	cfg := Config{Addr: ln.Addr().String(), NoDirectRead: true}.withDefaults()
+	var wg sync.WaitGroup
+	c := newConn(&cfg, cli, resp.NewReader(cli, cfg.Limits), ConnInfo{}, &wg, nil)
+	require.True(t, c.boundable)
+	t.Cleanup(func() {
+		c.fail(ErrClosed)
+		_ = srv.Close()
+		wg.Wait()
+	})
+	return c, srv
+}
+
+// patterned returns n bytes that differ from their neighbours, so that a
+// misplaced or repeated chunk shows.
+func patterned(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%23)
+	}
+	return b
+}
+
+// TestInlineWriteHandsOver: a caller writing a large argument to a server
+// that reads nothing returns from its send by its context's deadline, the
+// rest of the write handed to the writer goroutine, which writes it (and
+// what was queued behind it, in order) once the server reads.
+func TestInlineWriteHandsOver(t *testing.T) {
+	c, srv := tcpConn(t)
+	// Far more than the socket buffers hold: the write cannot finish
+	// before the server reads.
+	data := patterned(64 << 20)
+	a := refReq(data)
+	a.state.Store(stateWaiting)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.NoError(t, c.sendCtx(ctx, &a.Request))
+	c.mu.Lock()
+	handed := c.wdone < a.bigSeq && c.writing
+	c.mu.Unlock()
+	require.True(t, handed, "the send returned with its write still in progress")
+
+	b := &testReq{}
+	b.Init(b)
+	b.SetPayload([]byte("*1\r\n$4\r\nPING\r\n"))
+	b.state.Store(stateWaiting)
+	require.NoError(t, c.send(&b.Request)) // queued behind the held write
+
+	want := append(JoinRefs(a.payload, a.refs), b.payload...)
+	got := make([]byte, len(want))
+	_, err := io.ReadFull(srv, got)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got), "the bytes the server read differ from those sent")
+	c.letGo([]*Request{&a.Request}, a.bigSeq, false) // returns: the write ended
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.GreaterOrEqual(t, c.wdone, a.bigSeq)
+	assert.NoError(t, c.err)
+}
+
+// TestHeldWriteEndsWithConnection: a write handed over ends when the
+// connection breaks, and so does the wait of a caller letting go of its
+// bytes.
+func TestHeldWriteEndsWithConnection(t *testing.T) {
+	c, _ := tcpConn(t)
+	a := refReq(patterned(64 << 20))
+	a.state.Store(stateWaiting)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.NoError(t, c.sendCtx(ctx, &a.Request))
+	c.fail(errors.New("test: broken"))
+	c.letGo([]*Request{&a.Request}, a.bigSeq, false)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.GreaterOrEqual(t, c.wdone, a.bigSeq)
+}
+
+// TestInlineWriteWhole: a large write that the server reads as it comes
+// is written by the caller itself, whole and in order, two large
+// arguments with small ones between them.
+func TestInlineWriteWhole(t *testing.T) {
+	c, srv := tcpConn(t)
+	x, y := patterned(3<<20), patterned(100<<10)
+	r := &testReq{}
+	r.Init(r)
+	head := "*4\r\n$4\r\nMSET\r\n$" + itoa(len(x)) + "\r\n"
+	mid := "\r\n$" + itoa(len(y)) + "\r\n"
+	r.SetPayload([]byte(head + mid + "\r\n"))
+	r.SetRefs([]Ref{{At: len(head), Data: x}, {At: len(head) + len(mid), Data: y}})
+	want := JoinRefs(r.payload, r.refs)
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, len(want))
+		_, _ = io.ReadFull(srv, b)
+		got <- b
+	}()
+	r.state.Store(stateWaiting)
+	require.NoError(t, c.sendCtx(context.Background(), &r.Request))
+	require.True(t, bytes.Equal(want, <-got), "the bytes the server read differ from those sent")
+	c.letGo([]*Request{&r.Request}, r.bigSeq, false)
+	assert.NoError(t, c.err)
+}
+
+// TestVectorSplitsFirstLarge: the first large payload longer than
+// 2*leadBytes is split after leadBytes, and the pieces hold every byte
+// in order.
+func TestVectorSplitsFirstLarge(t *testing.T) {
+	c := &conn{}
+	for _, tc := range []struct {
+		name    string
+		sizes   []int
+		wantCut int // bytes before the cut
+	}{
+		{"one", []int{1 << 20}, 5 + leadBytes},
+		{"small first", []int{2 * leadBytes, 1 << 20}, 5 + 2*leadBytes + 5 + leadBytes},
+		{"none long enough", []int{leadBytes, 2 * leadBytes}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf []byte
+			var big []bigSeg
+			var whole []byte
+			for _, n := range tc.sizes {
+				buf = append(buf, "head:"...)
+				whole = append(whole, "head:"...)
+				d := patterned(n)
+				big = append(big, bigSeg{at: len(buf), data: d})
+				whole = append(whole, d...)
+			}
+			buf = append(buf, "tail"...)
+			whole = append(whole, "tail"...)
+			cut := c.vector(buf, big)
+			var joined []byte
+			before := 0
+			for i, v := range c.iov {
+				if i < cut {
+					before += len(v)
+				}
+				joined = append(joined, v...)
+			}
+			assert.True(t, bytes.Equal(whole, joined))
+			if tc.wantCut < 0 {
+				assert.Equal(t, len(c.iov), cut)
+			} else {
+				assert.Equal(t, tc.wantCut, before)
+			}
+		})
+	}
 }

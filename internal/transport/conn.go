@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire-go/respire/internal/transport/resp"
 )
@@ -86,6 +88,14 @@ type conn struct {
 	wseq, wdone uint64
 	wrote       *sync.Cond
 	wv          net.Buffers // the vectored write in progress (bigwrite.go)
+	// boundable says a write's deadline can end it part way and the
+	// write can go on (TCP and Unix sockets, not TLS); held is a write
+	// with large payloads begun by a caller and handed over to the
+	// writer goroutine (bigwrite.go). Both belong to whoever holds
+	// c.writing.
+	boundable bool
+	held      heldWrite
+	rest      [][]byte // the bytes of held still to write
 }
 
 func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.WaitGroup, onBroken func(*conn)) *conn {
@@ -102,6 +112,10 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 		direct:   !cfg.Filler && cfg.OnPush == nil && cfg.Tracking == nil && !cfg.NoDirectRead,
 	}
 	c.ping.Init(pingHandler{})
+	switch nc.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		c.boundable = true
+	}
 	if c.direct {
 		if c.spin = newSpinReader(nc, cfg.ReadSpin); c.spin != nil {
 			rd.Reset(c.spin)
@@ -131,7 +145,11 @@ func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.
 // another goroutine is writing already. It fails only when the connection
 // is already broken, in which case nothing was queued. Each request's state
 // must be stateWaiting before the call.
-func (c *conn) send(rs ...*Request) error {
+func (c *conn) send(rs ...*Request) error { return c.sendCtx(nil, rs...) }
+
+// sendCtx is send for callers under ctx (nil for none): a large payload
+// is written inline only until ctx's deadline at the latest (bigwrite.go).
+func (c *conn) sendCtx(ctx context.Context, rs ...*Request) error {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -156,11 +174,15 @@ func (c *conn) send(rs ...*Request) error {
 	}
 	c.writing = true
 	if c.bigLen > 0 {
-		// Large payloads are written by the writer goroutine: a write
-		// of them may take long, and their callers wait where their
-		// contexts can end it (bigwrite.go).
-		c.mu.Unlock()
-		c.kickWriter()
+		// A large payload: written inline for a bounded time at most,
+		// the rest then handed to the writer goroutine, or handed to it
+		// at once where a write cannot be bounded (bigwrite.go).
+		if !c.boundable {
+			c.mu.Unlock()
+			c.kickWriter()
+			return nil
+		}
+		c.flush(maxInlineRounds, inlineUntil(ctx))
 		return nil
 	}
 	if len(rs) == 1 && c.inflight.Load() > 1 {
@@ -173,15 +195,17 @@ func (c *conn) send(rs ...*Request) error {
 		runtime.Gosched()
 		c.mu.Lock()
 	}
-	c.flush(maxInlineRounds)
+	c.flush(maxInlineRounds, time.Time{})
 	return nil
 }
 
 // flush writes the buffer until nothing more is queued. It is called with
 // c.mu held and c.writing set, and returns with c.mu released. After
 // maxRounds writes (maxRounds > 0) it passes the job to the writer
-// goroutine instead.
-func (c *conn) flush(maxRounds int) {
+// goroutine instead. A write with large payloads that has not ended by
+// until (when set) is left to the writer goroutine to finish
+// (bigwrite.go).
+func (c *conn) flush(maxRounds int, until time.Time) {
 	for round := 0; ; round++ {
 		if len(c.wbuf)+c.bigLen == 0 || c.err != nil {
 			c.writing = false
@@ -190,52 +214,81 @@ func (c *conn) flush(maxRounds int) {
 		}
 		if maxRounds > 0 && round == maxRounds {
 			c.mu.Unlock()
-			select {
-			case c.kick <- struct{}{}:
-			default:
-			}
+			c.kickWriter()
 			return
 		}
-		buf, big := c.wbuf, c.big
-		batch := c.unwritten
+		w := heldWrite{buf: c.wbuf, big: c.big, batch: c.unwritten}
 		c.unwritten = 0
 		c.wbuf = c.spare[:0]
 		c.spare = nil
 		c.big, c.bigSpare, c.bigLen = c.bigSpare[:0], nil, 0
 		c.wseq++
 		c.mu.Unlock()
-		n, err := c.write(buf, big)
-		c.writes.Add(1)
+		var err error
+		if len(w.big) > 0 && !until.IsZero() {
+			w.n, err = c.writeUntil(w.buf, w.big, until)
+			if err == errHandOver {
+				// The writer goroutine finishes this write and
+				// whatever is queued meanwhile.
+				c.held = w
+				c.kickWriter()
+				return
+			}
+		} else {
+			w.n, err = c.write(w.buf, w.big)
+		}
 		c.mu.Lock()
-		if err != nil && n == 0 {
-			// Not a byte left: the socket refused the write (a reset
-			// from the peer, already received), so these requests
-			// certainly did not reach the server. They sit right before
-			// the ones queued meanwhile, at the tail of pending.
-			c.unwritten += batch
-		}
-		c.wroteOne()
-		if cap(buf) <= keepBuf {
-			c.spare = buf[:0]
-		}
-		clear(big) // let the payloads go
-		c.bigSpare = big[:0]
-		if err != nil {
-			c.writing = false
-			c.mu.Unlock()
-			c.fail(err)
+		if !c.wrote1(w, err) {
 			return
 		}
 	}
+}
+
+// wrote1 does what follows a write of w that returned err: it counts the
+// write, keeps the buffers for reuse and, on an error, breaks the
+// connection. It is called with c.mu held and reports whether the
+// connection is still usable; when not, it has released c.mu.
+func (c *conn) wrote1(w heldWrite, err error) bool {
+	c.writes.Add(1)
+	if err != nil && w.n == 0 {
+		// Not a byte left: the socket refused the write (a reset from
+		// the peer, already received), so these requests certainly did
+		// not reach the server. They sit right before the ones queued
+		// meanwhile, at the tail of pending.
+		c.unwritten += w.batch
+	}
+	c.wroteOne()
+	if cap(w.buf) <= keepBuf {
+		c.spare = w.buf[:0]
+	}
+	clear(w.big) // let the payloads go
+	c.bigSpare = w.big[:0]
+	if err != nil {
+		c.writing = false
+		c.mu.Unlock()
+		c.fail(err)
+		return false
+	}
+	return true
 }
 
 func (c *conn) writeLoop() {
 	for {
 		select {
 		case <-c.kick:
-			c.mu.Lock()
-			c.flush(0)
+			if c.held.big == nil {
+				c.mu.Lock()
+			} else if !c.finishHeld() {
+				continue
+			}
+			c.flush(0, time.Time{})
 		case <-c.dead:
+			if c.held.big != nil && c.finishHeld() {
+				// A write handed over as the connection broke
+				// ended (its socket is closed), which lets go of
+				// any caller waiting for it (letGo).
+				c.mu.Unlock()
+			}
 			return
 		}
 	}

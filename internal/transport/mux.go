@@ -139,7 +139,7 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 			return false, err
 		}
 		r.state.Store(stateWaiting)
-		if err := c.send(r); err != nil {
+		if err := c.sendCtx(ctx, r); err != nil {
 			r.state.Store(stateIdle)
 			s.drop(c)
 			continue
@@ -292,7 +292,7 @@ func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request, from *int
 		for _, r := range rs {
 			r.state.Store(stateWaiting)
 		}
-		if err := c.send(rs...); err != nil {
+		if err := c.sendCtx(ctx, rs...); err != nil {
 			for _, r := range rs {
 				r.state.Store(stateIdle)
 			}
