@@ -182,7 +182,7 @@ func (s sentinelBackend) send(ctx context.Context, x *cmd) error {
 
 func (s sentinelBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
 	if err := s.sc.gate(ctx); err != nil {
-		err = s.c.wrapErr("batch", err)
+		err = s.c.wrapErr(ctx, "batch", err)
 		for i, x := range cmds {
 			futs[i].settle(nil, err)
 			x.Recycle()

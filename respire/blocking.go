@@ -20,7 +20,7 @@ func (c *Client) execBlocking(ctx context.Context, x *cmd, dec decoder) error {
 	x.seal()
 	name := x.info.name
 	if err := c.doSingle(ctx, x, true); err != nil {
-		return c.wrapErr(name, err)
+		return c.wrapErr(ctx, name, err)
 	}
 	if x.replyErr != nil {
 		err := x.replyErr

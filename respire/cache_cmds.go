@@ -105,7 +105,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	pttls := make([]int64, len(tracked))
 	t0, auxOK, err := cc.run(ctx, cc.std, x, tracked, pttls, nil, nil)
 	if err != nil {
-		return nil, v.c.wrapErr("MGET", err)
+		return nil, v.c.wrapErr(ctx, "MGET", err)
 	}
 	got, err := takeNullStrs(x, len(missing), "MGET", "one value per key")
 	if err != nil {
@@ -199,7 +199,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	var pttl [1]int64
 	t0, auxOK, err := cc.run(ctx, cc.std, x, []string{key}, pttl[:], nil, after)
 	if err != nil {
-		return nil, v.c.wrapErr("HMGET", err)
+		return nil, v.c.wrapErr(ctx, "HMGET", err)
 	}
 	var ttls []int64
 	if ttl != nil {

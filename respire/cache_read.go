@@ -160,7 +160,7 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	t, err := cc.trackerFor(ctx, key)
 	if err != nil {
 		x.Recycle()
-		return cache.Value{}, c.wrapErr(x.info.name, err)
+		return cache.Value{}, c.wrapErr(ctx, x.info.name, err)
 	}
 	var sub []byte
 	if !plain {
@@ -194,7 +194,7 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 			if t.node != nil {
 				c.cl.Suspect(t.node)
 			}
-			return cache.Value{}, c.wrapErr(name, err)
+			return cache.Value{}, c.wrapErr(ctx, name, err)
 		}
 		if t.node == nil {
 			break
@@ -210,7 +210,7 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 			// Not a MOVED (ASK, TRYAGAIN, CLUSTERDOWN, ...), or too many:
 			// the read goes the way of any command, uncached.
 			if err := c.execCluster(ctx, x); err != nil {
-				return cache.Value{}, c.wrapCluster(name, err)
+				return cache.Value{}, c.wrapCluster(ctx, name, err)
 			}
 			if x.replyErr != nil {
 				err := x.replyErr

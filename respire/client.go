@@ -91,7 +91,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if cerr := c.be.connect(ctx); cerr != nil {
 		c.Close()
-		return nil, c.wrapErr("connect", cerr)
+		return nil, c.wrapErr(ctx, "connect", cerr)
 	}
 	if err := c.connectCache(ctx); err != nil {
 		c.Close()

@@ -242,13 +242,13 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 
 // wrapCluster names the command in a transport error of execCluster; an
 // argument error is returned as it is.
-func (c *Client) wrapCluster(name string, err error) error {
+func (c *Client) wrapCluster(ctx context.Context, name string, err error) error {
 	var ae *ArgError
 	var ce *CommandError
 	if errors.As(err, &ae) || errors.As(err, &ce) {
-		return err
+		return withCtx(ctx, err)
 	}
-	return c.wrapErr(name, err)
+	return c.wrapErr(ctx, name, err)
 }
 
 // hold lends a connection for a transaction or a callback: of the blocking

@@ -51,11 +51,11 @@ func (c *Client) execBatchCluster(ctx context.Context, xs []*cmd) (errs []error,
 		x := xs[i]
 		name := x.info.name
 		if err := c.execCluster(ctx, x); err != nil {
-			return c.wrapCluster(name, err)
+			return c.wrapCluster(ctx, name, err)
 		}
 		return nil
 	}
-	errs = c.cl.ExecBatch(ctx, items, again, func(err error) error { return c.wrapErr("batch", err) })
+	errs = c.cl.ExecBatch(ctx, items, again, func(err error) error { return c.wrapErr(ctx, "batch", err) })
 	for _, err := range errs {
 		if err != nil {
 			return errs, err

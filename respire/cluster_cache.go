@@ -275,7 +275,7 @@ func (v Cached) getCluster(ctx context.Context, key string) (string, error) {
 	cc := v.c.cache
 	t, err := cc.cluster.trackerFor(ctx, key)
 	if err != nil {
-		return "", v.c.wrapErr("GET", err)
+		return "", v.c.wrapErr(ctx, "GET", err)
 	}
 	if s, tag, miss, ok := cc.store.GetStringTag(key); ok && tag == t.tag.Load() {
 		if miss {

@@ -117,7 +117,7 @@ func (c *Client) runPart(ctx context.Context, p *part) error {
 		err = c.execCluster(ctx, p.x)
 	}
 	if err != nil {
-		return c.wrapCluster(name, err)
+		return c.wrapCluster(ctx, name, err)
 	}
 	if p.x.replyErr != nil {
 		p.v = resp.Value{Type: resp.TypeSimpleError, Str: p.x.replyErr.Error()}

@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestMergeErrorNamesNothingTwice(t *testing.T) {
 	}
 	_, err := merge(x, parts, false)
 	require.Error(t, err)
-	wrapped := (&Client{}).wrapCluster("WAITAOF", err)
+	wrapped := (&Client{}).wrapCluster(context.Background(), "WAITAOF", err)
 	require.Equal(t, 1, strings.Count(wrapped.Error(), "respire:"), wrapped.Error())
 	require.Equal(t, 1, strings.Count(wrapped.Error(), "WAITAOF"), wrapped.Error())
 }

@@ -294,7 +294,7 @@ func (c *Client) execSingle(ctx context.Context, x *cmd, dec decoder) error {
 	}
 	name := x.info.name
 	if err := c.doSingle(ctx, x, false); err != nil {
-		return c.wrapErr(name, err)
+		return c.wrapErr(ctx, name, err)
 	}
 	return c.replied(ctx, x)
 }
@@ -312,7 +312,7 @@ func (c *Client) execClusterCmd(ctx context.Context, x *cmd, dec decoder) error 
 	}
 	name := x.info.name
 	if err := c.execCluster(ctx, x); err != nil {
-		return c.wrapCluster(name, err)
+		return c.wrapCluster(ctx, name, err)
 	}
 	return c.replied(ctx, x)
 }
@@ -372,11 +372,11 @@ func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Req
 		mux = c.batchMux(xs)
 	}
 	if err := mux.DoMulti(ctx, reqs); err != nil {
-		return reqs, c.wrapErr("batch", err)
+		return reqs, c.wrapErr(ctx, "batch", err)
 	}
 	if c.redir != nil {
 		if err := c.followBatch(ctx, xs, c.replicaAddr()); err != nil {
-			return reqs, c.wrapErr("batch", err)
+			return reqs, c.wrapErr(ctx, "batch", err)
 		}
 	}
 	if c.cache != nil {
@@ -391,7 +391,7 @@ func (c *Client) execBatch(ctx context.Context, xs []*cmd, reqs []*transport.Req
 func (c *Client) execBatchHeld(ctx context.Context, xs []*cmd) error {
 	h, err := c.blocking.Hold(ctx)
 	if err != nil {
-		return c.wrapErr("batch", err)
+		return c.wrapErr(ctx, "batch", err)
 	}
 	defer h.Release()
 	size := 0
@@ -404,7 +404,7 @@ func (c *Client) execBatchHeld(ctx context.Context, xs []*cmd) error {
 		payload = append(payload, x.buf[x.start:]...)
 	}
 	if err := h.Do(ctx, payload, len(xs), func(i int, m resp.Msg) { xs[i].HandleReply(m) }); err != nil {
-		return c.wrapErr("batch", err)
+		return c.wrapErr(ctx, "batch", err)
 	}
 	if c.cache != nil {
 		c.afterWrites(ctx, xs)

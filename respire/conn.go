@@ -36,7 +36,7 @@ type Conn struct {
 func (c *Client) WithConn(ctx context.Context, fn func(conn *Conn) error) error {
 	h, err := c.hold(ctx, 0, false, nil)
 	if err != nil {
-		return c.wrapErr("WithConn", err)
+		return c.wrapErr(ctx, "WithConn", err)
 	}
 	// Whatever fn did, the connection's state is its own: never pooled.
 	h.Discard()
@@ -72,7 +72,7 @@ func (conn *Conn) Send(ctx context.Context, args ...any) error {
 		return x.argErr
 	}
 	if err := conn.h.Write(ctx, x.sealed()); err != nil {
-		return conn.c.wrapErr(name, err)
+		return conn.c.wrapErr(ctx, name, err)
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (conn *Conn) Receive(ctx context.Context) (Reply, error) {
 	}
 	var r Reply
 	if err := conn.h.Read(ctx, func(m resp.Msg) { r = Reply{m.Tree()} }); err != nil {
-		return Reply{}, conn.c.wrapErr("receive", err)
+		return Reply{}, conn.c.wrapErr(ctx, "receive", err)
 	}
 	if err := r.Err(); err != nil {
 		return r, err

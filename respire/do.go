@@ -79,7 +79,7 @@ func (c *Client) doSend(ctx context.Context, x *cmd) error {
 	}
 	name := x.rawName // x is the transport's once send fails
 	if err := c.send(ctx, x); err != nil {
-		return c.wrapErr(name, err)
+		return c.wrapErr(ctx, name, err)
 	}
 	if c.cache != nil && !readonly {
 		c.afterUnknown(ctx)

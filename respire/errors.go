@@ -1,9 +1,11 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/respire-go/respire/internal/transport"
 	"github.com/respire-go/respire/internal/transport/resp"
@@ -264,6 +266,58 @@ func (e *CommandError) As(target any) bool {
 	return ok
 }
 
-func (c *Client) wrapErr(name string, err error) error {
-	return &CommandError{Command: name, Err: err}
+func (c *Client) wrapErr(ctx context.Context, name string, err error) error {
+	return &CommandError{Command: name, Err: withCtx(ctx, err)}
 }
+
+// ctxEnded returns the error of a context that ended: its Err, or
+// context.DeadlineExceeded once its deadline passed, which a socket's
+// deadline (a dial's, a read's) can report a moment before the context's
+// own timer does.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// withCtx returns err, the failure of a call under ctx, so that it says
+// the context ended when it did: errors.Is(err, ctx.Err()) then holds,
+// whatever the client was doing when it ended (dialing, waiting for a
+// connection or a failover, writing, reading), and err keeps saying what
+// it said (ErrNotSent, the connection's failure). A reply (an *Error) or
+// a refused argument (an *ArgError) is returned as it is: the context did
+// not cause it.
+func withCtx(ctx context.Context, err error) error {
+	if err == nil || ctx == nil {
+		return err
+	}
+	cerr := ctxEnded(ctx)
+	if cerr == nil || errors.Is(err, cerr) {
+		return err
+	}
+	var re *Error
+	var ae *ArgError
+	if errors.As(err, &re) || errors.As(err, &ae) {
+		return err
+	}
+	if ce, ok := err.(*CommandError); ok {
+		return &CommandError{Command: ce.Command, Err: withCtx(ctx, ce.Err)}
+	}
+	return &ctxError{err: err, ctx: cerr}
+}
+
+// ctxError is a failure that came as its call's context ended: it reads as
+// the failure, and matches both it and the context's error.
+type ctxError struct {
+	err, ctx error
+}
+
+func (e *ctxError) Error() string {
+	return e.err.Error() + " (" + e.ctx.Error() + ")"
+}
+
+func (e *ctxError) Unwrap() []error { return []error{e.err, e.ctx} }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,7 +70,7 @@ func TestWaitedOutNamesTheCommandOnce(t *testing.T) {
 // "respire: WATCH: ..." with WATCH once, and keeps the cause for errors.Is.
 func TestCommandErrorNamesItsCommandOnce(t *testing.T) {
 	cause := crossSlot("WATCH", "", "a", 15495, "b", 3300)
-	err := (&Client{}).wrapErr("WATCH", cause)
+	err := (&Client{}).wrapErr(context.Background(), "WATCH", cause)
 	msg := err.Error()
 	assert.Equal(t, 1, strings.Count(msg, "WATCH"), msg)
 	assert.True(t, strings.HasPrefix(msg, "respire: WATCH: argument key: "), msg)
@@ -77,7 +78,7 @@ func TestCommandErrorNamesItsCommandOnce(t *testing.T) {
 	assert.ErrorIs(t, err, ErrCrossSlot)
 
 	// A cause naming another command keeps both names.
-	other := (&Client{}).wrapErr("MULTI", newArgError("WATCH", "key", "bad"))
+	other := (&Client{}).wrapErr(context.Background(), "MULTI", newArgError("WATCH", "key", "bad"))
 	assert.Equal(t, "respire: MULTI: WATCH: argument key: bad", other.Error())
 }
 
@@ -97,4 +98,46 @@ func TestSelectRefusalOnACluster(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Contains(t, err.Error(), "Options.DB")
 	assert.Contains(t, err.Error(), "WithConn")
+}
+
+// passedDeadline is a context whose deadline passed while its Err is
+// still nil: the moment between a socket's deadline firing (a dial's i/o
+// timeout) and the context's own timer.
+type passedDeadline struct{ context.Context }
+
+func (passedDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestErrorSaysTheContextEnded: the failure of a call whose context ended
+// matches the context's error, whatever failed, and still says whether the
+// command was sent; replies, refused arguments and calls whose context is
+// live are left as they are.
+func TestErrorSaysTheContextEnded(t *testing.T) {
+	c := &Client{}
+	unsent := transport.NotSent(errors.New("respire: server unavailable: dial tcp: i/o timeout"))
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	err := c.wrapErr(cancelled, "GET", unsent)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, ErrNotSent)
+	assert.Contains(t, err.Error(), "i/o timeout")
+	assert.Equal(t, 1, strings.Count(err.Error(), "respire: "), err.Error())
+
+	err = c.wrapErr(passedDeadline{context.Background()}, "GET", unsent)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, ErrNotSent)
+
+	broken := &transport.ConnError{Addr: "a:1", Err: errors.New("reset")}
+	err = c.wrapCluster(cancelled, "SET", c.wrapErr(context.Background(), "SET", broken))
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, ErrNotSent)
+	var ce *CommandError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "SET", ce.Command)
+
+	reply := newError("GET", "WRONGTYPE no")
+	assert.Equal(t, error(reply), withCtx(cancelled, reply))
+	arg := newArgError("GET", "key", "bad")
+	assert.Equal(t, error(arg), withCtx(cancelled, arg))
+	assert.Same(t, unsent, withCtx(context.Background(), unsent))
 }

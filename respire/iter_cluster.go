@@ -63,7 +63,7 @@ func (c *Client) scanCluster(ctx context.Context, opts *ScanOptions) iter.Seq2[s
 	return func(yield func(string, error) bool) {
 		shards, err := c.scanShards(ctx)
 		if err != nil {
-			yield("", c.wrapCluster("SCAN", err))
+			yield("", c.wrapCluster(ctx, "SCAN", err))
 			return
 		}
 		for _, sh := range shards {
@@ -99,7 +99,7 @@ func shardPage[T any](ctx context.Context, c *Client, sh *scanShard, sc *scanCmd
 		var err error
 		if sh.node == nil {
 			if sh.node, err = c.cl.Route(ctx, sh.slot, topology.ReadPrimary); err != nil {
-				return nil, 0, c.wrapCluster(sc.info.name, err)
+				return nil, 0, c.wrapCluster(ctx, sc.info.name, err)
 			}
 		}
 		items, next, err := pageOn(ctx, c, sh.node, sc, cursor)

@@ -107,7 +107,7 @@ func (c *Client) newSubscription(ctx context.Context, kind transport.Kind, names
 	s := c.NewSubscription(nil)
 	if err := s.subscribe(ctx, kind, names); err != nil {
 		s.Close()
-		return nil, c.wrapErr(kindCommand(kind), err)
+		return nil, c.wrapErr(ctx, kindCommand(kind), err)
 	}
 	return s, nil
 }

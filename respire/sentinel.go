@@ -290,7 +290,7 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 	if err := sc.discovered(ctx); err != nil {
 		name := x.info.name
 		x.Recycle()
-		return true, c.wrapErr(name, err)
+		return true, c.wrapErr(ctx, name, err)
 	}
 	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
 		x.dec = dec
@@ -300,7 +300,7 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 		done, err := sc.reads.Exec(ctx, x, c.replicaPick())
 		switch {
 		case done && err != nil:
-			return true, c.wrapErr(name, err)
+			return true, c.wrapErr(ctx, name, err)
 		case done && x.replyErr != nil:
 			err := x.replyErr
 			x.Recycle()
@@ -313,7 +313,7 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 		if err := sc.gate(ctx); err != nil {
 			name := x.info.name
 			x.Recycle()
-			return true, c.wrapErr(name, err)
+			return true, c.wrapErr(ctx, name, err)
 		}
 	}
 	if flags&flagBlocking == 0 {
@@ -324,7 +324,7 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 	name := x.info.name
 	for {
 		if err := c.blocking.Do(ctx, &x.Request); err != nil {
-			return true, c.wrapErr(name, err)
+			return true, c.wrapErr(ctx, name, err)
 		}
 		var se *Error
 		if !errors.As(x.replyErr, &se) || se.Prefix != "UNBLOCKED" || ctx.Err() != nil {
@@ -335,11 +335,11 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 		sc.w.Poll()
 		if err := sc.gate(ctx); err != nil {
 			x.Recycle()
-			return true, c.wrapErr(name, err)
+			return true, c.wrapErr(ctx, name, err)
 		}
 		if err := c.pauseFor(ctx, 20*time.Millisecond); err != nil {
 			x.Recycle()
-			return true, c.wrapErr(name, transport.NotSent(err))
+			return true, c.wrapErr(ctx, name, transport.NotSent(err))
 		}
 	}
 	if x.replyErr != nil {

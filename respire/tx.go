@@ -157,7 +157,7 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		h := tx.held
 		if h == nil {
 			if h, err = c.hold(ctx, slot, keyed, ask); err != nil {
-				return settleAll(futs, c.wrapErr("MULTI", err))
+				return settleAll(futs, c.wrapErr(ctx, "MULTI", err))
 			}
 		}
 		// ASKING before MULTI, after an ASK redirect: the server keeps the
@@ -176,7 +176,7 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 			h.Release()
 		}
 		if err != nil {
-			return settleAll(futs, c.wrapErr("EXEC", err))
+			return settleAll(futs, c.wrapErr(ctx, "EXEC", err))
 		}
 		// Whatever EXEC replied, the server has unwatched the keys.
 		tx.watching = false

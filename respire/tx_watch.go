@@ -56,7 +56,7 @@ import (
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	h, err := c.holdWatch(ctx, keys)
 	if err != nil {
-		return c.wrapErr("WATCH", err)
+		return c.wrapErr(ctx, "WATCH", err)
 	}
 	defer h.Release()
 	return c.watchOnce(ctx, h, fn, keys)
@@ -75,7 +75,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 func (c *Client) WatchRetry(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	h, err := c.holdWatch(ctx, keys)
 	if err != nil {
-		return c.wrapErr("WATCH", err)
+		return c.wrapErr(ctx, "WATCH", err)
 	}
 	defer h.Release()
 	attempts := c.opts.WatchRetries
@@ -184,7 +184,7 @@ func (tx *Tx) Watch(ctx context.Context, keys ...string) error {
 		x.arg(k)
 	}
 	if err := tx.held.Do(ctx, x.sealed(), 1, x.handleDirect(decOK)); err != nil {
-		return tx.c.wrapErr("WATCH", err)
+		return tx.c.wrapErr(ctx, "WATCH", err)
 	}
 	tx.watching = true
 	return withCommand(x.info, x.replyErr)

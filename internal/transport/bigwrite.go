@@ -33,10 +33,13 @@ import (
 // bytes are the caller's again once Do returns, so Do (and DoMulti) return
 // only when no write reads them any more (letGo): after the write that
 // carried them returned. A caller whose context ends first does not wait
-// for its reply, but its bytes may still be queued or being written: queued,
-// they are copied and the copy is written; being written, the write cannot
-// be withdrawn part way through, so the connection is broken (its other
-// requests fail as after any break) and Do returns once the write did.
+// for its reply, but its bytes may still be queued or being written:
+// queued, they are copied and the copy is written; being written, the
+// write is cut (see Cutting a write below): what it has not written yet is
+// copied and the copy written instead, so the stream stays whole and the
+// other callers on the connection never learn of it. On a connection whose
+// writes cannot be cut part way (TLS), large arguments are copied when
+// they are queued instead.
 
 // DirectPayload is the payload length from which a request's bytes are
 // written from its own buffer rather than copied into the write buffer.
@@ -85,11 +88,6 @@ func JoinRefs(payload []byte, refs []Ref) []byte {
 // large reports whether r's payload is written from its own memory.
 func (r *Request) large() bool { return len(r.refs) > 0 || len(r.payload) >= DirectPayload }
 
-// ErrAbandonedWrite is the cause of a connection broken because a caller
-// left (its context ended) while its large argument was being written,
-// which cannot be withdrawn part way through.
-var ErrAbandonedWrite = errors.New("respire: a caller left while its large argument was being written")
-
 // bigSeg is a large payload queued for writing at offset at of wbuf; owner
 // is the request whose caller's bytes data are, nil for a command buffer.
 type bigSeg struct {
@@ -116,11 +114,22 @@ func (c *conn) queue(r *Request) {
 		c.queuePayload(r.payload)
 		return
 	}
-	r.bigSeq = c.wseq + 1
+	owner := r
+	if c.boundable {
+		r.bigSeq = c.wseq + 1
+	} else {
+		// A write that cannot be cut part way would hold the caller's
+		// bytes for as long as it runs: copy them now.
+		r.bigSeq, owner = 0, nil
+	}
 	from := 0
 	for _, f := range r.refs {
 		c.wbuf = append(c.wbuf, r.payload[from:f.At]...)
-		c.big = append(c.big, bigSeg{at: len(c.wbuf), data: f.Data, owner: r})
+		data := f.Data
+		if owner == nil {
+			data = append([]byte(nil), data...)
+		}
+		c.big = append(c.big, bigSeg{at: len(c.wbuf), data: data, owner: owner})
 		c.bigLen += len(f.Data)
 		from = f.At
 	}
@@ -142,9 +151,9 @@ func hasRefs(rs []*Request) (seq uint64, ok bool) {
 // together to be carried by write seq: at once when that write returned
 // or will never run; after copying them when it has not started; after it
 // returned otherwise. abandoned says the caller left before its reply: a
-// write in progress is then cut short by breaking the connection. The
-// requests are only compared, never read, since an abandoned one may be in
-// use elsewhere already.
+// write in progress is then cut, the rest of it copied (cutWrite), and
+// letGo returns once the copy is made. The requests are only compared,
+// never read, since an abandoned one may be in use elsewhere already.
 func (c *conn) letGo(rs []*Request, seq uint64, abandoned bool) {
 	c.mu.Lock()
 	if c.wseq < seq {
@@ -167,14 +176,12 @@ func (c *conn) letGo(rs []*Request, seq uint64, abandoned bool) {
 		return
 	}
 	if abandoned {
-		c.mu.Unlock()
-		c.fail(ErrAbandonedWrite)
-		c.mu.Lock()
+		c.cutWrite()
 	}
 	if c.wrote == nil {
 		c.wrote = sync.NewCond(&c.mu)
 	}
-	for c.wdone < seq {
+	for c.wdone < seq && c.freed < seq {
 		c.wrote.Wait()
 	}
 	c.mu.Unlock()
@@ -198,9 +205,16 @@ func (c *conn) kickWriter() {
 }
 
 // wroteOne counts a write that returned and wakes callers waiting in
-// letGo. c.mu is held.
+// letGo. A cut asked for too late to matter, and the write deadline of a
+// bounded or cut write, end with the write: nothing of one write outlives
+// it on the connection. c.mu is held.
 func (c *conn) wroteOne() {
 	c.wdone++
+	c.cutWanted = false
+	if c.wdl {
+		_ = c.nc.SetWriteDeadline(time.Time{})
+		c.wdl = false
+	}
 	if c.wrote != nil {
 		c.wrote.Broadcast()
 	}
@@ -253,25 +267,6 @@ func (c *conn) writev(v [][]byte) (int64, error) {
 	return c.wv.WriteTo(c.nc)
 }
 
-// write writes buf with the large payloads big placed at their offsets.
-// Only the goroutine holding c.writing calls it, so c.iov is its own.
-func (c *conn) write(buf []byte, big []bigSeg) (int64, error) {
-	if len(big) == 0 {
-		n, err := c.nc.Write(buf)
-		return int64(n), err
-	}
-	cut := c.vector(buf, big)
-	n, err := c.writev(c.iov[:cut])
-	if err == nil && cut < len(c.iov) {
-		var m int64
-		m, err = c.writev(c.iov[cut:])
-		n += m
-	}
-	c.wv = nil
-	clear(c.iov[:cap(c.iov)])
-	return n, err
-}
-
 // Inline writes of large payloads. A caller that sends a large payload on
 // an idle connection writes it itself, as it does small ones: handing every
 // such write to the writer goroutine cost a wake-up and a context switch
@@ -310,31 +305,135 @@ func inlineUntil(ctx context.Context) time.Time {
 	return t
 }
 
-// writeUntil is write under a deadline: when the deadline passes with
-// bytes left, it returns errHandOver and the bytes left in c.rest.
-func (c *conn) writeUntil(buf []byte, big []bigSeg, until time.Time) (int64, error) {
-	_ = c.nc.SetWriteDeadline(until)
-	cut := c.vector(buf, big)
-	n, err := c.writev(c.iov[:cut])
-	second := false
-	if err == nil && cut < len(c.iov) {
-		second = true
-		var m int64
-		m, err = c.writev(c.iov[cut:])
-		n += m
+// write writes buf with the large payloads big placed at their offsets.
+// Only the goroutine holding c.writing calls it, so c.iov is its own. A
+// write of large payloads runs under the deadline until when set: when it
+// passes with bytes left, write returns errHandOver and those bytes in
+// c.rest.
+func (c *conn) write(buf []byte, big []bigSeg, until time.Time) (int64, error) {
+	if len(big) == 0 {
+		n, err := c.nc.Write(buf)
+		return int64(n), err
 	}
-	_ = c.nc.SetWriteDeadline(time.Time{})
-	if err != nil && len(c.wv) > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-		c.rest = c.wv
-		if !second {
-			c.rest = append(c.rest, c.iov[cut:]...)
+	lead := c.vector(buf, big)
+	return c.writeVec(c.iov, lead, until)
+}
+
+// writeVec writes v, its first system call carrying v[:lead] at most
+// (leadBytes), under the deadline until when set (errHandOver, the bytes
+// left in c.rest, when it passes), and copies what is left of it when a
+// caller asks for a cut (cutWrite). v is c.iov or a part of its array.
+func (c *conn) writeVec(v [][]byte, lead int, until time.Time) (int64, error) {
+	c.armWrite(until)
+	var n int64
+	var err error
+	for len(v) > 0 {
+		part := v
+		if lead > 0 && lead < len(v) {
+			part = v[:lead]
 		}
-		c.wv = nil
-		return n, errHandOver
+		lead = 0
+		var m int64
+		m, err = c.writev(part)
+		n += m
+		// What is left: the rest of part, then what follows it. c.wv is
+		// part's tail in v's array, so this moves nothing.
+		v = append(c.wv, v[len(part):]...)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		err = nil
+		if c.takeCut() {
+			v = [][]byte{flatten(v)}
+			c.release()
+			c.armWrite(until)
+			continue
+		}
+		if !until.IsZero() && !time.Now().Before(until) {
+			c.rest = v
+			c.wv = nil
+			return n, errHandOver
+		}
+		c.armWrite(until) // a cut already made; go on
 	}
 	c.wv = nil
 	clear(c.iov[:cap(c.iov)])
 	return n, err
+}
+
+// Cutting a write. A caller that leaves while its large argument is being
+// written must get its memory back without waiting for the write, which
+// may last as long as the server takes to read, and without cutting the
+// stream short, which would break the connection for every caller on it.
+// So it asks for a cut (cutWanted) and sets a write deadline in the past,
+// which ends the system call in progress, or the next one, with
+// os.ErrDeadlineExceeded; the writer copies what is left of the write,
+// says so (freed), and writes the copy. Deadlines are set under c.mu, by
+// the writer (armWrite) and the leaving caller alike, so the writer cannot
+// set one after the caller's without seeing the cut; wroteOne clears both
+// once the write returned.
+
+// aLongTimeAgo is a write deadline that ends a write at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// cutWrite asks the write in progress to copy what it has left and let
+// go of its callers' memory. c.mu is held.
+func (c *conn) cutWrite() {
+	c.cutWanted = true
+	c.wdl = true
+	_ = c.nc.SetWriteDeadline(aLongTimeAgo)
+}
+
+// armWrite sets the write deadline of a write of large payloads: until,
+// or at once when a cut is wanted.
+func (c *conn) armWrite(until time.Time) {
+	c.mu.Lock()
+	if c.cutWanted {
+		until = aLongTimeAgo
+	}
+	if !until.IsZero() || c.wdl {
+		_ = c.nc.SetWriteDeadline(until)
+		c.wdl = !until.IsZero()
+	}
+	c.mu.Unlock()
+}
+
+// takeCut reports whether a cut is wanted, and takes it: the writer then
+// copies what is left of its write and calls release before it writes
+// again.
+func (c *conn) takeCut() bool {
+	c.mu.Lock()
+	cut := c.cutWanted
+	c.cutWanted = false
+	c.mu.Unlock()
+	return cut
+}
+
+// release marks the write in progress as holding no caller's memory any
+// more, waking the callers waiting for that in letGo.
+func (c *conn) release() {
+	c.mu.Lock()
+	c.freed = c.wseq
+	if c.wrote != nil {
+		c.wrote.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// flatten copies v into one new buffer.
+func flatten(v [][]byte) []byte {
+	n := 0
+	for _, b := range v {
+		n += len(b)
+	}
+	out := make([]byte, 0, n)
+	for _, b := range v {
+		out = append(out, b...)
+	}
+	return out
 }
 
 // finishHeld, on the writer goroutine, writes the rest of the write handed
@@ -343,10 +442,10 @@ func (c *conn) writeUntil(buf []byte, big []bigSeg, until time.Time) (int64, err
 func (c *conn) finishHeld() bool {
 	w := c.held
 	c.held = heldWrite{}
-	m, err := c.writev(c.rest)
+	rest := c.rest
+	c.rest = nil
+	m, err := c.writeVec(rest, 0, time.Time{})
 	w.n += m
-	c.wv, c.rest = nil, nil
-	clear(c.iov[:cap(c.iov)])
 	c.mu.Lock()
 	return c.wrote1(w, err)
 }

@@ -96,6 +96,11 @@ type conn struct {
 	boundable bool
 	held      heldWrite
 	rest      [][]byte // the bytes of held still to write
+	// cutWanted asks the write in progress to copy what it has left
+	// (bigwrite.go); wdl says a write deadline is set on nc; freed is
+	// the last write whose callers' memory was copied. All under mu.
+	cutWanted, wdl bool
+	freed          uint64
 }
 
 func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.WaitGroup, onBroken func(*conn)) *conn {
@@ -225,17 +230,13 @@ func (c *conn) flush(maxRounds int, until time.Time) {
 		c.wseq++
 		c.mu.Unlock()
 		var err error
-		if len(w.big) > 0 && !until.IsZero() {
-			w.n, err = c.writeUntil(w.buf, w.big, until)
-			if err == errHandOver {
-				// The writer goroutine finishes this write and
-				// whatever is queued meanwhile.
-				c.held = w
-				c.kickWriter()
-				return
-			}
-		} else {
-			w.n, err = c.write(w.buf, w.big)
+		w.n, err = c.write(w.buf, w.big, until)
+		if err == errHandOver {
+			// The writer goroutine finishes this write and whatever
+			// is queued meanwhile.
+			c.held = w
+			c.kickWriter()
+			return
 		}
 		c.mu.Lock()
 		if !c.wrote1(w, err) {

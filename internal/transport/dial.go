@@ -68,7 +68,7 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 		_ = nc.SetDeadline(dl)
 	}
 	// Unblock the handshake if ctx ends before its deadline (Close, caller).
-	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	stop := interruptOn(ctx, nc)
 	rd := resp.NewReader(nc, cfg.Limits)
 	info, err = handshake(nc, rd, cfg, info)
 	if err == nil && cfg.Credentials != nil {
@@ -90,6 +90,27 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return nc, rd, info, nil
+}
+
+// interruptOn makes I/O on nc fail at once when ctx ends, until stop is
+// called. stop reports whether it came first; when it did not, it returns
+// only once the deadline that interrupts nc is set, so that the caller can
+// clear it and know it stays cleared: a deadline set for a context that
+// ended must not outlive the step it was for (a connection handed on with
+// it would fail its next user's command with an i/o timeout).
+func interruptOn(ctx context.Context, nc net.Conn) (stop func() bool) {
+	fired := make(chan struct{})
+	after := context.AfterFunc(ctx, func() {
+		_ = nc.SetDeadline(aLongTimeAgo)
+		close(fired)
+	})
+	return func() bool {
+		if after() {
+			return true
+		}
+		<-fired
+		return false
+	}
 }
 
 // dialStream opens the byte stream of a connection: with cfg.Dialer when

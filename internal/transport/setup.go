@@ -25,6 +25,7 @@ type SetupConn struct {
 	// connection broke, or the server answered LOADING, BUSY, ...
 	transient bool
 	done      bool
+	deadline  time.Time // the handshake's, restored after a hook's context ended
 }
 
 // Info describes the connection, as negotiated by its handshake.
@@ -45,8 +46,14 @@ func (sc *SetupConn) Do(ctx context.Context, payload []byte, handle func(m resp.
 		sc.transient = true
 		return NotSent(err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = sc.nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	stop := interruptOn(ctx, sc.nc)
+	defer func() {
+		if !stop() {
+			// The hook's context ended: the handshake's own deadline
+			// bounds what the hook does next, not this one's.
+			_ = sc.nc.SetDeadline(sc.deadline)
+		}
+	}()
 	if _, err := sc.nc.Write(payload); err != nil {
 		sc.transient = true
 		return &ConnError{Addr: sc.info.Addr, Err: err}
@@ -87,6 +94,7 @@ func transientPrefix(prefix string) bool {
 // runSetup runs cfg.Setup on a connection whose handshake succeeded.
 func runSetup(ctx context.Context, nc net.Conn, rd *resp.Reader, cfg *Config, info ConnInfo) error {
 	sc := &SetupConn{nc: nc, rd: rd, cfg: cfg, info: info}
+	sc.deadline, _ = ctx.Deadline()
 	err := cfg.Setup(ctx, sc)
 	sc.done = true
 	if err == nil {

@@ -33,6 +33,7 @@ func TestHotPathAllocations(t *testing.T) {
 				c := connect(t, opts)
 				hotPathAllocs(t, c, cx.ctx)
 				leaseFormAllocs(t, c, cx.ctx)
+				largeSetAllocs(t, c, cx.ctx)
 			})
 		}
 	}
@@ -159,6 +160,17 @@ func hotPathAllocs(t *testing.T, c *respire.Client, ctx context.Context) {
 			f.Val().Release()
 		}
 	})
+}
+
+// largeSetAllocs: a large value is written from the caller's memory, by
+// the caller under its context's deadline (transport/bigwrite.go), and
+// costs no allocation. (A traced or intercepted command copies its large
+// arguments into its buffer, for Args: not checked here.)
+func largeSetAllocs(t *testing.T, c *respire.Client, ctx context.Context) {
+	big := strings.Repeat("b", 1<<20)
+	var err error
+	check := allocChecker(t, &err)
+	check("SET of 1 MiB", 0, func() { err = c.Set(ctx, "allocs:big", big, nil) })
 }
 
 // TestConcurrentAllocations: the allocation targets hold when several
