@@ -101,6 +101,9 @@ type conn struct {
 	// the last write whose callers' memory was copied. All under mu.
 	cutWanted, wdl bool
 	freed          uint64
+	// writerGone says the writer goroutine has ended (under mu): a write
+	// handed over after that is finished by whoever handed it.
+	writerGone bool
 }
 
 func newConn(cfg *Config, nc net.Conn, rd *resp.Reader, info ConnInfo, wg *sync.WaitGroup, onBroken func(*conn)) *conn {
@@ -161,10 +164,12 @@ func (c *conn) sendCtx(ctx context.Context, rs ...*Request) error {
 		c.mu.Unlock()
 		return err
 	}
+	from, bigs := len(c.wbuf), len(c.big)
 	for _, r := range rs {
 		c.queue(r)
 		c.pending.push(r)
 	}
+	c.mark(rs[len(rs)-1], len(rs), from, bigs)
 	c.unwritten += len(rs)
 	if c.inflight.Add(int64(len(rs))) == int64(len(rs)) && c.peek == nil {
 		// Nothing was in flight: lastRead, which BreakStalled reads as
@@ -233,10 +238,22 @@ func (c *conn) flush(maxRounds int, until time.Time) {
 		w.n, err = c.write(w.buf, w.big, until)
 		if err == errHandOver {
 			// The writer goroutine finishes this write and whatever
-			// is queued meanwhile.
+			// is queued meanwhile; when it has ended (the connection
+			// broke), this goroutine does, the write failing at once,
+			// so that no caller waits in letGo for a write that never
+			// returns.
+			c.mu.Lock()
 			c.held = w
-			c.kickWriter()
-			return
+			if !c.writerGone {
+				c.mu.Unlock()
+				c.kickWriter()
+				return
+			}
+			c.mu.Unlock()
+			if !c.finishHeld() {
+				return
+			}
+			continue
 		}
 		c.mu.Lock()
 		if !c.wrote1(w, err) {
@@ -284,7 +301,11 @@ func (c *conn) writeLoop() {
 			}
 			c.flush(0, time.Time{})
 		case <-c.dead:
-			if c.held.big != nil && c.finishHeld() {
+			c.mu.Lock()
+			c.writerGone = true
+			held := c.held.big != nil
+			c.mu.Unlock()
+			if held && c.finishHeld() {
 				// A write handed over as the connection broke
 				// ended (its socket is closed), which lets go of
 				// any caller waiting for it (letGo).

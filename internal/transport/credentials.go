@@ -264,7 +264,7 @@ func (c *conn) reauth(ctx context.Context, payload []byte) error {
 	if c.direct {
 		abandoned, err = c.waitDirect(ctx, r, 1)
 	} else {
-		abandoned, err = wait(ctx, r)
+		abandoned, err = c.wait(ctx, r)
 	}
 	switch {
 	case abandoned:

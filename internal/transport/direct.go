@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -127,8 +126,8 @@ func (c *conn) waitRole(ctx context.Context, r *Request) (role, abandoned bool, 
 	case <-ctx.Done():
 		c.roleWaiters.Add(-1)
 		c.ensureReader()
-		if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
-			return false, true, fmt.Errorf("waiting for reply: %w", ctx.Err())
+		if left, withdrawn := c.leave(r); left {
+			return false, true, leftErr(ctx, withdrawn)
 		}
 		<-r.done
 		r.state.Store(stateIdle)
@@ -218,7 +217,7 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 		ok, lone := c.takeReadRole(own)
 		if !ok {
 			if own == 1 {
-				return wait(ctx, r)
+				return c.wait(ctx, r)
 			}
 			role, abandoned, err := c.waitRole(ctx, r)
 			if role {
@@ -250,13 +249,13 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 		}
 		c.releaseReadRole()
 		if err != nil {
-			if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
-				return true, fmt.Errorf("waiting for reply: %w", err)
+			if left, withdrawn := c.leave(r); left {
+				return true, leftErr(ctx, withdrawn)
 			}
 			break // answered meanwhile
 		}
 	}
-	return wait(ctx, r)
+	return c.wait(ctx, r)
 }
 
 // cancelCheck is how often a caller reading its own reply looks at its

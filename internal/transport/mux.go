@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -148,7 +147,7 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 		if c.direct {
 			abandoned, err = c.waitDirect(ctx, r, 1)
 		} else {
-			abandoned, err = wait(ctx, r)
+			abandoned, err = c.wait(ctx, r)
 		}
 		if big {
 			c.letGo([]*Request{r}, seq, abandoned)
@@ -310,7 +309,7 @@ func (m *Mux) doMultiOnce(ctx context.Context, s *slot, rs []*Request, from *int
 	if c.direct {
 		abandoned, err = c.waitDirect(ctx, last, len(rs))
 	} else {
-		abandoned, err = wait(ctx, last)
+		abandoned, err = c.wait(ctx, last)
 	}
 	if big {
 		c.letGo(rs, seq, abandoned)
@@ -422,15 +421,15 @@ func abandon(r *Request) {
 // returns r's error, the request back in the caller's hands (idle, not
 // recycled); or, abandoned, the context's error, the request then left to
 // whoever finishes it, which recycles it.
-func wait(ctx context.Context, r *Request) (abandoned bool, err error) {
+func (c *conn) wait(ctx context.Context, r *Request) (abandoned bool, err error) {
 	select {
 	case <-r.done:
 	default:
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			if r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
-				return true, fmt.Errorf("waiting for reply: %w", ctx.Err())
+			if left, withdrawn := c.leave(r); left {
+				return true, leftErr(ctx, withdrawn)
 			}
 			<-r.done
 		}

@@ -57,6 +57,9 @@ type Request struct {
 	state atomic.Uint32
 	done  chan struct{}
 	err   error
+	// sent is where the send this request ends lies in the write buffer
+	// (withdraw.go), under its connection's mutex.
+	sent span
 }
 
 // Init binds the request to its handler. Call it once, when the pooled

@@ -350,6 +350,50 @@ func TestCancelledLargeSet(t *testing.T) {
 		assert.True(t, bytes.Equal(orig, got), "b as it was at the call: %d bytes, %d differ", len(got), countDiff(orig, got))
 	})
 
+	t.Run("small command withdrawn", func(t *testing.T) {
+		// Cancelled while its bytes wait behind another caller's write,
+		// a command is withdrawn: it never runs, its error says it was
+		// not sent, and the connection stays in step.
+		ka, kb := t.Name()+":a", t.Name()+":b"
+		aval := string(binaryValue(size, 8))
+		g := arm(t)
+		adone := make(chan error, 1)
+		go func() { adone <- c.Set(ctx, ka, aval, nil) }()
+		<-g.blocked
+		sends := c.Stats().Sends
+		cctx, cancel := context.WithCancel(ctx)
+		bdone := make(chan error, 1)
+		go func() {
+			b := c.NewBatch()
+			b.Incr(kb)
+			b.Incr(kb)
+			bdone <- b.Exec(cctx)
+		}()
+		for c.Stats().Sends == sends {
+			runtime.Gosched()
+		}
+		cancel()
+		err := <-bdone
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorIs(t, err, respire.ErrNotSent)
+		other := make(chan error, 1)
+		go func() {
+			n, err := c.Incr(ctx, kb+":other")
+			if err == nil && n != 1 {
+				err = fmt.Errorf("INCR gave %d", n)
+			}
+			other <- err
+		}()
+		cur.Store(nil)
+		close(g.released)
+		require.NoError(t, <-adone)
+		require.NoError(t, <-other, "a command sent after the withdrawn ones")
+		v, err := c.Exists(ctx, kb)
+		require.NoError(t, err)
+		assert.Zero(t, v, "the withdrawn INCRs ran")
+		assert.Equal(t, 1, p.Accepted(), "the connection was replaced")
+	})
+
 	t.Run("queued behind another write", func(t *testing.T) {
 		ka, kb := t.Name()+":a", t.Name()+":b"
 		aval := string(binaryValue(size, 2))
