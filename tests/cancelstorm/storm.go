@@ -25,10 +25,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -123,7 +125,15 @@ type Config struct {
 	LiveOneIn int
 	// BlockTimeout is BLPOP's server-side timeout; default 20ms.
 	BlockTimeout time.Duration
+	// StuckAfter: once the storm ended, a call that has been running
+	// this long is stuck, and Run returns ErrStuck without waiting for
+	// it; default 10s.
+	StuckAfter time.Duration
 }
+
+// ErrStuck is wrapped by Run's error when calls did not return (Result's
+// Stuck and StuckReport say which).
+var ErrStuck = errors.New("cancelstorm: calls did not return")
 
 const (
 	smallValue = 1 << 10
@@ -152,6 +162,14 @@ type Result struct {
 	// them all.
 	Wrong  map[string][]string
 	NWrong map[string]int
+	// MaxLate is, by kind of call, the longest a call took to return
+	// after its context ended.
+	MaxLate [NumOps]time.Duration
+	// Stuck counts the calls found running for longer than StuckAfter
+	// once the storm ended; StuckReport names them and shows their
+	// goroutines.
+	Stuck       int
+	StuckReport string
 }
 
 // Total sums a per-kind count.
@@ -172,16 +190,20 @@ func (r *Result) WrongTotal() (n int) {
 
 // Summary is one line of the totals.
 func (r *Result) Summary() string {
-	return fmt.Sprintf("%d calls, %d ok, %d failed with their context live, %d failed after it ended (%d not matching errors.Is(err, ctx.Err()), %d said not sent), %d wrong results",
-		Total(r.Calls), Total(r.OK), Total(r.Live), Total(r.Ended)+Total(r.Mismatch), Total(r.Mismatch), r.NotSent, r.WrongTotal())
+	var late time.Duration
+	for _, d := range r.MaxLate {
+		late = max(late, d)
+	}
+	return fmt.Sprintf("%d calls, %d ok, %d failed with their context live, %d failed after it ended (%d not matching errors.Is(err, ctx.Err()), %d said not sent), %d wrong results, %d stuck; the latest return %v after its context ended",
+		Total(r.Calls), Total(r.OK), Total(r.Live), Total(r.Ended)+Total(r.Mismatch), Total(r.Mismatch), r.NotSent, r.WrongTotal(), r.Stuck, late.Round(time.Microsecond))
 }
 
 // PerOp is a table of the counts by kind of call, a line each.
 func (r *Result) PerOp() string {
 	var b strings.Builder
 	for op := range NumOps {
-		fmt.Fprintf(&b, "%-10s calls %6d ok %6d live-failed %5d ended %6d not-matching %5d\n",
-			OpNames[op], r.Calls[op], r.OK[op], r.Live[op], r.Ended[op], r.Mismatch[op])
+		fmt.Fprintf(&b, "%-10s calls %6d ok %6d live-failed %5d ended %6d not-matching %5d latest return %v\n",
+			OpNames[op], r.Calls[op], r.OK[op], r.Live[op], r.Ended[op], r.Mismatch[op], r.MaxLate[op].Round(time.Microsecond))
 	}
 	return b.String()
 }
@@ -384,6 +406,9 @@ type worker struct {
 	incrAck int64 // acknowledged INCRs
 	incrUnk int64 // INCRs of unknown outcome
 	lastCtr int64 // the last counter value an INCR returned
+	// busy is the call running (its Op plus one; 0 between calls), since
+	// when (UnixNano), for finding stuck calls.
+	busy, since atomic.Int64
 }
 
 func (w *worker) incr(c Client, r *Result, v int64, err error) {
@@ -418,6 +443,9 @@ func Run(parent context.Context, c Client, cfg Config) (*Result, error) {
 	}
 	if cfg.BlockTimeout == 0 {
 		cfg.BlockTimeout = 20 * time.Millisecond
+	}
+	if cfg.StuckAfter == 0 {
+		cfg.StuckAfter = 10 * time.Second
 	}
 	r := &Result{LiveErrs: map[string]int{}, MismatchErrs: map[string]int{}, Wrong: map[string][]string{}, NWrong: map[string]int{}}
 	workers := make([]*worker, cfg.Workers)
@@ -461,13 +489,35 @@ func Run(parent context.Context, c Client, cfg Config) (*Result, error) {
 				for ; n >= weights[op]; op++ {
 					n -= weights[op]
 				}
-				ctx, cancel := callCtx(parent, rnd, cfg)
+				ctx, cancel, end := callCtx(parent, rnd, cfg)
+				w.since.Store(time.Now().UnixNano())
+				w.busy.Store(int64(op) + 1)
 				call(ctx, c, r, w, rnd, op, cfg)
+				w.busy.Store(0)
+				if late := time.Since(end); !end.IsZero() && late > 0 {
+					r.mu.Lock()
+					r.MaxLate[op] = max(r.MaxLate[op], late)
+					r.mu.Unlock()
+				}
 				cancel()
 			}
 		}()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(cfg.StuckAfter / 4)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-tick.C:
+			if time.Now().After(stop) && r.stuck(workers, cfg.StuckAfter) {
+				return r, fmt.Errorf("%w: %d calls had not returned after %v", ErrStuck, r.Stuck, cfg.StuckAfter)
+			}
+		}
+	}
 
 	// The final state, read under parent.
 	for _, w := range workers {
@@ -496,17 +546,49 @@ func Run(parent context.Context, c Client, cfg Config) (*Result, error) {
 // callCtx returns a context for one call: a cancel at a random moment of
 // 0 to MaxDelay, a deadline as far, or (one call in LiveOneIn) parent
 // alone.
-func callCtx(parent context.Context, rnd *rand.Rand, cfg Config) (context.Context, func()) {
+// end is when the context ends (zero for parent alone).
+func callCtx(parent context.Context, rnd *rand.Rand, cfg Config) (ctx context.Context, cancel func(), end time.Time) {
 	if rnd.IntN(cfg.LiveOneIn) == 0 {
-		return context.WithValue(parent, ctxKindKey{}, "live"), func() {}
+		return context.WithValue(parent, ctxKindKey{}, "live"), func() {}, time.Time{}
 	}
 	d := time.Duration(rnd.Int64N(int64(cfg.MaxDelay) + 1))
+	end = time.Now().Add(d)
 	if rnd.IntN(2) == 0 {
-		return context.WithTimeout(context.WithValue(parent, ctxKindKey{}, "deadline"), d)
+		ctx, cancel = context.WithDeadline(context.WithValue(parent, ctxKindKey{}, "deadline"), end)
+		return ctx, cancel, end
 	}
-	ctx, cancel := context.WithCancel(context.WithValue(parent, ctxKindKey{}, "cancel"))
-	t := time.AfterFunc(d, cancel)
-	return ctx, func() { t.Stop(); cancel() }
+	ctx, stop := context.WithCancel(context.WithValue(parent, ctxKindKey{}, "cancel"))
+	t := time.AfterFunc(d, stop)
+	return ctx, func() { t.Stop(); stop() }, end
+}
+
+// stuck records the calls that have been running for longer than after,
+// and the goroutines that run them; it reports whether there are any.
+func (r *Result) stuck(workers []*worker, after time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for g, w := range workers {
+		since := time.Since(time.Unix(0, w.since.Load()))
+		if op := w.busy.Load(); op != 0 && since > after {
+			r.Stuck++
+			fmt.Fprintf(&b, "goroutine %d: %s, running for %v\n", g, OpNames[op-1], since.Round(time.Millisecond))
+		}
+	}
+	if r.Stuck == 0 {
+		return false
+	}
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	shown := 0
+	for _, st := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(st, "cancelstorm.call(") && shown < 3 {
+			b.WriteString(st + "\n\n")
+			shown++
+		}
+	}
+	r.StuckReport = b.String()
+	return true
 }
 
 // call runs one call of kind op under ctx and accounts for it.
