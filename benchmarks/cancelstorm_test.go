@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/respire-go/respire/benchmarks/internal/server"
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/cancelstorm"
 	"github.com/respire-go/respire/tests/harness"
@@ -22,7 +23,9 @@ import (
 // 128 KiB, INCR, MGET, batches of ten, MULTI/EXEC, RPUSH and BLPOP, each
 // call's context cancelled or timed out at a random 0-2 ms, one in five
 // left alone) against Respire, go-redis and rueidis with their default
-// options, on one server and on a 3-primary cluster, and prints a table:
+// options, on one server and on a 3-primary cluster (both of the
+// benchmarks' flavor, RESPIRE_BENCH_FLAVOR, Redis 8.0 by default), and
+// prints a table:
 // calls, calls ok, calls that failed while their own context was live,
 // errors of ended contexts that do not match errors.Is(err, ctx.Err()),
 // wrong results (late writes: a write of unknown outcome that ran after a
@@ -63,7 +66,7 @@ func TestCancelStormCompare(t *testing.T) {
 		case "single":
 			addrs = []string{benchServer(t).Addr}
 		case "cluster":
-			hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: stormClusterFlavor(), Replicas: -1})
+			hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: server.FlavorFromEnv(), Replicas: -1})
 			addrs = hc.Seeds()
 		default:
 			t.Fatalf("unknown setup %q (single, cluster)", setup)
@@ -105,15 +108,6 @@ func TestCancelStormCompare(t *testing.T) {
 
 // stormWorkers is the storm's goroutines, as in the measurement.
 const stormWorkers = 64
-
-// stormClusterFlavor is the cluster's flavor: the benchmarks' flavor when
-// RESPIRE_BENCH_FLAVOR names one, Redis 7.0 otherwise.
-func stormClusterFlavor() harness.Flavor {
-	if f := os.Getenv("RESPIRE_BENCH_FLAVOR"); f != "" {
-		return harness.Flavor(f)
-	}
-	return harness.Redis70
-}
 
 // stormKinds is the two most frequent error kinds of calls that failed
 // with their context live, then of ended-context errors not matching it.
