@@ -219,8 +219,10 @@ type Options struct {
 	// behind those; writes never do. They are dialed one at a time, in the
 	// background, when needed, and closed after a minute unused. A
 	// goroutine's commands keep their order whichever connection carries
-	// them. Zero means DefaultBatchConnections; NoBatchConnections turns
-	// them off.
+	// them, each call returning after its reply; a command whose call
+	// ended with its outcome unknown (its context ended after it was
+	// written) may still run after the goroutine's next ones. Zero means
+	// DefaultBatchConnections; NoBatchConnections turns them off.
 	BatchConnections int
 	// NoBatchConnections turns off the batch connections
 	// (BatchConnections): every batch and command shares the multiplexed

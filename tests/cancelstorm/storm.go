@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,10 +210,12 @@ func (r *Result) PerOp() string {
 }
 
 // WrongReport lists the wrong results by category, "" when there are none.
-func (r *Result) WrongReport() string {
+func (r *Result) WrongReport(except ...string) string {
 	cats := make([]string, 0, len(r.NWrong))
 	for c := range r.NWrong {
-		cats = append(cats, c)
+		if !slices.Contains(except, c) {
+			cats = append(cats, c)
+		}
 	}
 	sort.Strings(cats)
 	var b strings.Builder

@@ -22,7 +22,8 @@ import (
 // was live, any error of an ended context's call not matching
 // errors.Is(err, ctx.Err()), and any wrong result (values and counters
 // checked against what was acknowledged, what said ErrNotSent, and what
-// had an unknown outcome), and on calls that had not returned 10 s after
+// had an unknown outcome; a write of unknown outcome that ran late is
+// logged, not failed), and on calls that had not returned 10 s after
 // the storm ended.
 func runCancelStorm(t *testing.T, c *respire.Client, prefix string, d time.Duration) {
 	t.Helper()
@@ -42,7 +43,15 @@ func runCancelStorm(t *testing.T, c *respire.Client, prefix string, d time.Durat
 	if n := cancelstorm.Total(r.Mismatch); n > 0 {
 		t.Errorf("%d errors of calls whose context ended do not match errors.Is(err, ctx.Err()); by kind:\n%s", n, strings.Join(cancelstorm.Top(r.MismatchErrs, 12), "\n"))
 	}
-	if s := r.WrongReport(); s != "" {
+	// A write whose outcome was unknown may still run after the same
+	// goroutine's next write when that went by another connection (a
+	// batch connection, a transaction's): "outcome unknown" allows it
+	// (docs/reliability.md). Writes withdrawn before they were written
+	// never run (NotSentRan fails).
+	if n := r.NWrong[cancelstorm.LateWrite]; n > 0 {
+		t.Logf("%d writes of unknown outcome ran after a later acknowledged write of their goroutine", n)
+	}
+	if s := r.WrongReport(cancelstorm.LateWrite); s != "" {
 		t.Error(s)
 	}
 	require.NotZero(t, cancelstorm.Total(r.OK), "no call succeeded")
