@@ -139,6 +139,28 @@ func (r *Reader) Reset(rd io.Reader) {
 	}
 }
 
+// Shrink gives back the memory r grew to for large values (a read buffer
+// past its initial size, a long node list, a spare buffer for large bulk
+// strings), for a connection about to sit idle. It does nothing while r
+// holds unread bytes or a value in progress. The last Msg returned, and
+// its Data, are invalid afterwards, except payloads taken with Msg.Take.
+func (r *Reader) Shrink() {
+	if r.inMsg || r.end != r.pos || r.err != nil {
+		return
+	}
+	r.base += int64(r.end)
+	r.start, r.pos, r.end, r.scanned = 0, 0, 0, 0
+	r.lastBytes, r.lastNodes, r.filled, r.lastLarge = 0, 0, false, false
+	r.nodes, r.spans = r.nodes[:0], r.spans[:0]
+	r.resetSides()
+	if len(r.buf) > initialBufSize {
+		r.buf = make([]byte, initialBufSize)
+	}
+	if cap(r.nodes) > smallMsgNodes {
+		r.nodes, r.spans = nil, nil
+	}
+}
+
 // Buffered returns the number of bytes read from the stream and not yet
 // returned as part of a value.
 func (r *Reader) Buffered() int { return r.end - r.pos }
