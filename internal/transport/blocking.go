@@ -68,6 +68,11 @@ const (
 	// minDefaultPoolSize is the smallest default bound (the former fixed
 	// default).
 	minDefaultPoolSize = 32
+	// dedicatedBuf is the read buffer a dedicated connection starts with,
+	// and the nodes it keeps after its handshake; poolKeepBuf what a
+	// connection going idle keeps of both (the reader's initial size).
+	dedicatedBuf = 1 << 10
+	poolKeepBuf  = 16 << 10
 )
 
 // defaultPoolSize is DefaultBlockingPoolSize, or a quarter of the
@@ -160,7 +165,7 @@ func (p *BlockingPool) putUsed(d *Dedicated, used time.Time) {
 	healthy := !d.Broken() && !p.stale(d)
 	if healthy {
 		// An idle connection keeps no memory a large reply made it grow.
-		d.rd.Shrink()
+		d.rd.Shrink(poolKeepBuf)
 	}
 	p.mu.Lock()
 	delete(p.busy, d)
@@ -300,6 +305,9 @@ func DialDedicated(ctx context.Context, cfg Config) (*Dedicated, error) {
 	if cfg.OnConnect != nil {
 		cfg.OnConnect(info)
 	}
+	// A blocked caller's reply is most often small: the buffer starts
+	// small, and grows for a larger one (to poolKeepBuf at once).
+	rd.Shrink(dedicatedBuf)
 	return &Dedicated{cfg: &cfg, nc: nc, rd: rd, info: info}, nil
 }
 

@@ -117,6 +117,13 @@ func (p *BlockingPool) obtain(ctx, cctx context.Context) (*Dedicated, error) {
 			p.mu.Unlock()
 			return d, nil
 		}
+		if cctx.Err() != nil && lastErr != nil {
+			// The dial the context cut short says less than the one
+			// before it.
+			p.claims--
+			p.mu.Unlock()
+			return nil, p.endErr(ctx, cctx, cctx.Err(), lastErr)
+		}
 		lastErr = err
 		if !p.retryable(cctx, err) {
 			p.claims--

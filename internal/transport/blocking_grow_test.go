@@ -94,11 +94,14 @@ func callAll(ctx context.Context, pool *BlockingPool, n int, cmd string) <-chan 
 // TestBlockingPoolGrowsAndShrinks: with the default bound, 300 calls
 // blocked at once each get a connection; once they are done the pool
 // keeps them idle for PoolIdle, then closes all but PoolKeepIdle, the
-// ones used last, and works on.
+// ones used last, and works on. (The default PoolIdle, a minute, is
+// shortened here; the mechanism is the same.)
 func TestBlockingPoolGrowsAndShrinks(t *testing.T) {
 	const n = 300
 	g := newGatedPeer(t, true)
-	pool := NewBlockingPool(Config{Addr: g.Addr(), PoolIdle: 50 * time.Millisecond}, 0)
+	// An idle time no caller reaches while the others finish; shortened
+	// once they are all idle.
+	pool := NewBlockingPool(Config{Addr: g.Addr(), PoolIdle: time.Hour}, 0)
 	defer pool.Close()
 	require.GreaterOrEqual(t, pool.Size(), minDefaultPoolSize)
 
@@ -112,6 +115,13 @@ func TestBlockingPoolGrowsAndShrinks(t *testing.T) {
 	all := append([]*Dedicated(nil), pool.idle...)
 	pool.mu.Unlock()
 	require.Len(t, all, n)
+	pool.mu.Lock()
+	require.True(t, pool.reaping, "the reaper is armed")
+	pool.cfg.PoolIdle = 20 * time.Millisecond
+	pool.reaper.Stop()
+	pool.reaping = false
+	pool.armReaperLocked()
+	pool.mu.Unlock()
 
 	require.Eventually(t, func() bool { return pool.Stats().Idle == PoolKeepIdle }, 10*time.Second, time.Millisecond)
 	claims, _, _ := pool.counts()

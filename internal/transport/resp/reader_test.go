@@ -401,8 +401,9 @@ func (c *msgReader) Read(p []byte) (int, error) {
 
 // TestShrinkForIdle: Shrink gives back what large replies grew (a read
 // buffer below the size Next releases by itself, the nodes, a spare side
-// buffer) once nothing is unread, and reading goes on; with bytes unread
-// it does nothing.
+// buffer) once nothing is unread, even below the initial size, and
+// reading goes on, growing again as needed; with bytes unread it does
+// nothing.
 func TestShrinkForIdle(t *testing.T) {
 	elems := make([]Value, 8_000)
 	for i := range elems {
@@ -410,7 +411,8 @@ func TestShrinkForIdle(t *testing.T) {
 	}
 	large := AppendValue(nil, arr(elems...))
 	side := AppendValue(nil, bulk(strings.Repeat("s", 2*SideBulk)))
-	r := NewReader(&msgReader{chunks: [][]byte{large, side, []byte("+a\r\n+b\r\n")}}, Limits{})
+	tail := []byte("+" + strings.Repeat("t", 100) + "\r\n+a\r\n+b\r\n")
+	r := NewReader(&msgReader{chunks: [][]byte{large, side, tail}}, Limits{})
 	m, err := r.Next()
 	require.NoError(t, err)
 	require.Len(t, m, 8_001)
@@ -421,18 +423,23 @@ func TestShrinkForIdle(t *testing.T) {
 	require.Len(t, m[0].Data, 2*SideBulk)
 	require.Zero(t, r.Buffered())
 
-	r.Shrink()
+	r.Shrink(initialBufSize)
 	assert.Equal(t, initialBufSize, len(r.buf))
-	assert.LessOrEqual(t, cap(r.nodes), smallMsgNodes)
+	assert.Nil(t, r.nodes)
 	assert.Nil(t, r.spare)
 	assert.Empty(t, r.sides)
+	r.Shrink(16)
+	assert.Equal(t, 16, len(r.buf))
 
+	m, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("t", 100), string(m[0].Data), "the buffer grew for a longer value")
 	m, err = r.Next()
 	require.NoError(t, err)
 	assert.Equal(t, "a", string(m[0].Data))
 	require.Equal(t, 4, r.Buffered())
 	buf := r.buf
-	r.Shrink()
+	r.Shrink(0)
 	assert.Equal(t, 4, r.Buffered(), "unread bytes: nothing changes")
 	assert.Equal(t, &buf[0], &r.buf[0])
 	m, err = r.Next()
