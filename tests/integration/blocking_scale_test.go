@@ -297,3 +297,63 @@ func TestBlockingPoolBound(t *testing.T) {
 	_, err = c.BLPop(bg, 10*time.Millisecond, "bound:2")
 	require.ErrorIs(t, err, respire.Nil)
 }
+
+// infoField reads a numeric field of INFO through c, a client already
+// connected (a new connection may be refused on a full server).
+func infoField(t *testing.T, c *respire.Client, section, field string) int {
+	t.Helper()
+	v, err := c.Info(ctxT(t), section)
+	require.NoError(t, err)
+	for _, line := range strings.Split(v, "\n") {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			k, err := strconv.Atoi(n)
+			require.NoError(t, err)
+			return k
+		}
+	}
+	t.Fatalf("INFO %s has no %s", section, field)
+	return 0
+}
+
+// TestBlockingScaleServerFull: more callers block at once than the
+// server's maxclients lets connect. The dials it refuses ("max number of
+// clients reached") fail no caller: they are tried again, and the callers
+// take the connections others give back, so that every caller gets its
+// item once a producer pushes them.
+func TestBlockingScaleServerFull(t *testing.T) {
+	const maxClients, n = 40, 100
+	srv := harness.Start(t, harness.Config{Args: []string{"maxclients " + strconv.Itoa(maxClients)}})
+	producer := connect(t, respire.Options{Addr: srv.Addr})
+	c := connect(t, respire.Options{Addr: srv.Addr})
+	bg := ctxT(t)
+	errs := make(chan error, n)
+	got := make(chan string, n)
+	for range n {
+		go func() {
+			v, err := c.BLPop(bg, 0, "full:list")
+			got <- v.Element
+			errs <- err
+		}()
+	}
+	// Every place the server has is taken by a blocked caller (less the
+	// two clients' multiplexed connections), and it refused more.
+	require.Eventually(t, func() bool {
+		return infoField(t, producer, "clients", "blocked_clients") == maxClients-2 &&
+			infoField(t, producer, "stats", "rejected_connections") > 0
+	}, 30*time.Second, 5*time.Millisecond)
+	items := make([]string, n)
+	for i := range items {
+		items[i] = strconv.Itoa(i)
+	}
+	_, err := producer.RPush(bg, "full:list", items...)
+	require.NoError(t, err)
+	vals := make([]string, n)
+	for i := range n {
+		require.NoError(t, <-errs)
+		vals[i] = <-got
+	}
+	requireEach(t, vals)
+	st := c.PoolStats()
+	assert.LessOrEqual(t, st.BlockingIdle+st.BlockingBusy, maxClients-2)
+	t.Logf("refused dials: %d", infoField(t, producer, "stats", "rejected_connections"))
+}
