@@ -7,9 +7,10 @@ import (
 )
 
 // ErrPoolExhausted is wrapped by the error of a blocking command (BLPOP,
-// XREAD BLOCK, WAIT, ...) that found all Options.BlockingPoolSize
-// connections busy until its context ended. The error also wraps the
-// context's error and names the pool size.
+// XREAD BLOCK, WAIT, ...), a transaction, a Watch or a WithConn that found
+// the blocking pool at its bound, Options.BlockingPoolSize connections to
+// the server all busy. It comes at once, not after a wait, and the error
+// names the bound.
 var ErrPoolExhausted = transport.ErrPoolExhausted
 
 // execBlocking is exec for commands the spec flags as blocking: they run on
@@ -40,10 +41,10 @@ var cmdDoBlocking = cmdInfo{name: "", flags: flagBlocking}
 // XRead with Block, ...) use the pool by themselves. A null reply, such as
 // the server's timeout reply of BLPOP, gives Nil.
 //
-// When every connection of the pool is busy, DoBlocking waits for one until
-// ctx ends, then fails with an error wrapping ErrPoolExhausted. When ctx
-// ends while the command blocks, DoBlocking returns at once and the
-// connection is closed, not reused.
+// The pool opens a connection per caller blocked at once, up to its
+// bound; past it DoBlocking fails at once with an error wrapping
+// ErrPoolExhausted. When ctx ends while the command blocks, DoBlocking
+// returns at once and the connection is closed, not reused.
 func (c *Client) DoBlocking(ctx context.Context, args ...any) (Reply, error) {
 	return c.do(ctx, &cmdDoBlocking, args)
 }

@@ -22,8 +22,9 @@ type Conn struct {
 // WithConn dials a connection (with the client's address, credentials,
 // protocol and database), calls fn with it, and closes it when fn returns;
 // it returns fn's error, or the error that kept it from calling fn. The
-// connection counts against Options.BlockingPoolSize while it is held, and
-// WithConn waits for a free place until ctx ends. On a cluster it is a
+// connection counts against Options.BlockingPoolSize while it is held;
+// past that bound WithConn fails at once with an error wrapping
+// ErrPoolExhausted. On a cluster it is a
 // connection to one of the primaries, chosen at random.
 //
 //	err := c.WithConn(ctx, func(conn *respire.Conn) error {

@@ -259,11 +259,18 @@ type Options struct {
 	// Limits bound what a broken or hostile server can make the client
 	// hold; zero fields take their defaults (see Limits).
 	Limits Limits
-	// BlockingPoolSize bounds the dedicated connections on which blocking
-	// commands (BLPOP, XREAD BLOCK, WAIT, ...) run, one at a time each, so
-	// they never hold up other commands. They are dialed when needed and
-	// kept while idle. A blocking command that finds them all busy waits
-	// for one until its context ends. Default 32.
+	// BlockingPoolSize bounds the dedicated connections per server on
+	// which blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) run, one at
+	// a time each, so they never hold up other commands; transactions,
+	// Watch and WithConn take theirs from the same pool. The pool grows
+	// on demand, one connection per caller blocked at once, up to this
+	// bound, and shrinks when idle: connections unused for a minute are
+	// closed, but for the 4 used last. A caller that finds the bound
+	// reached (every connection busy) fails at once with an error
+	// wrapping ErrPoolExhausted that names the bound. Zero means
+	// DefaultBlockingPoolSize, or a quarter of the process's limit on
+	// open files (RLIMIT_NOFILE) when that is lower, but not below 32.
+	// See docs/reliability.md, "Blocking commands at scale".
 	BlockingPoolSize int
 	// PubSubBuffer, when set, bounds the number of messages a
 	// Subscription holds for its reader, besides PubSubBufferBytes; when
@@ -380,6 +387,13 @@ func (o *Options) transportConfig() transport.Config {
 	}
 	return cfg
 }
+
+// DefaultBlockingPoolSize is the most connections of the blocking pool a
+// client opens to one server when Options.BlockingPoolSize is 0 (a quarter
+// of the process's limit on open files when that is lower): room for
+// thousands of callers blocked at once, half of a server's default
+// maxclients.
+const DefaultBlockingPoolSize = transport.DefaultBlockingPoolSize
 
 // DefaultBatchConnections is the number of batch connections a client
 // opens at most when Options.BatchConnections is 0.

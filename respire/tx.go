@@ -91,9 +91,9 @@ const (
 //     error;
 //   - an *ArgError when a command has an invalid argument; nothing is sent;
 //   - the context's or the connection's error, as a *CommandError. An
-//     error wrapping ErrPoolExhausted means that all the connections of the
-//     blocking pool (Options.BlockingPoolSize), which transactions share
-//     with blocking commands, stayed busy until ctx ended.
+//     error wrapping ErrPoolExhausted means that the blocking pool, which
+//     transactions share with blocking commands, was at its bound
+//     (Options.BlockingPoolSize): every connection busy.
 //
 // A Tx with no command sends nothing (outside Watch).
 func (tx *Tx) Exec(ctx context.Context) error {

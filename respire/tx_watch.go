@@ -52,7 +52,8 @@ import (
 // Watch returns (they hold ErrNotExecuted if nothing was executed).
 //
 // Watch holds a connection of the blocking pool (Options.BlockingPoolSize)
-// until it returns: keep fn short. The errors of Tx.Exec apply.
+// until it returns: keep fn short. The errors of Tx.Exec apply, an error
+// wrapping ErrPoolExhausted at once when the pool is at its bound.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	h, err := c.holdWatch(ctx, keys)
 	if err != nil {

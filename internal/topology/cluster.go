@@ -20,7 +20,8 @@ type Options struct {
 	// Node is the template of every node's connections (credentials, TLS,
 	// protocol, timeouts); Addr and NodeID are set per node.
 	Node transport.Config
-	// PoolSize bounds each node's blocking pool.
+	// PoolSize bounds each node's blocking pool; 0 means the transport's
+	// default.
 	PoolSize int
 	// Replicas opens connections to replicas too (with READONLY), for
 	// replica reads.

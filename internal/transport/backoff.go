@@ -19,10 +19,16 @@ func newRetryDelay(cfg *Config) *retryDelay {
 // reset starts over from the smallest delay, after a success.
 func (r *retryDelay) reset() { r.next = r.min }
 
-// wait sleeps for the next delay; it returns false when done closes first.
-func (r *retryDelay) wait(done <-chan struct{}) bool {
+// advance returns the next delay and doubles the one after, up to max.
+func (r *retryDelay) advance() time.Duration {
 	d := r.next/2 + rand.N(r.next/2+1)
 	r.next = min(2*r.next, r.max)
+	return d
+}
+
+// wait sleeps for the next delay; it returns false when done closes first.
+func (r *retryDelay) wait(done <-chan struct{}) bool {
+	d := r.advance()
 	if r.timer == nil {
 		r.timer = time.NewTimer(d)
 	} else {

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/respire-go/respire/internal/transport/resp"
 )
 
-// ErrPoolExhausted is wrapped by the error of a blocking command that
-// found every connection of the blocking pool busy until its context ended.
-// The error names the pool size.
+// ErrPoolExhausted is wrapped by the error of a blocking command, a
+// transaction or a held connection that found the blocking pool at its
+// bound: every connection it may open busy. The error names the bound.
 var ErrPoolExhausted = errors.New("respire: blocking pool exhausted")
 
 // BlockingPool runs commands that may block on the server (BLPOP, XREAD
@@ -20,43 +21,87 @@ var ErrPoolExhausted = errors.New("respire: blocking pool exhausted")
 // a time, so that they never hold up the multiplexed connections and no
 // stall detector mistakes a long wait for a dead peer.
 //
-// At most Size connections exist. They are dialed on demand with the same
-// Config (address, TLS, credentials, protocol, database) as the Mux and kept
-// for reuse while idle. A call whose context ends while its command is in
-// flight returns at once; its connection, which still owes a reply, is
-// closed rather than reused.
+// The pool grows on demand and shrinks when idle (blocking_grow.go): a
+// call takes an idle connection, or dials one with the same Config
+// (address, TLS, credentials, protocol, database) as the Mux, as long as
+// fewer than Size connections are busy, idle or being dialed; past that it
+// fails at once with ErrPoolExhausted, as a blocking command may hold its
+// connection for as long as it blocks. Connections idle for
+// Config.PoolIdle are closed, but for the PoolKeepIdle used last. A call
+// whose context ends while its command is in flight returns at once; its
+// connection, which still owes a reply, is closed rather than reused.
 type BlockingPool struct {
 	cfg    Config
 	size   int
-	tokens chan struct{} // one per call holding or dialing a connection
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu     sync.Mutex
-	idle   []*Dedicated
-	busy   map[*Dedicated]struct{}
-	closed bool
+	mu   sync.Mutex
+	idle []*Dedicated // the least recently used first
+	busy map[*Dedicated]struct{}
+	// claims counts the connections the pool answers for, against size:
+	// the idle ones, and one per call that took one, dials one or waits
+	// for one.
+	claims  int
+	dialing int           // dials in flight, at most maxPoolDials
+	waiters []*poolWaiter // calls waiting for a dial or a connection, in order
+	busyMax int           // the most busy connections since busy was made
+	reaper  *time.Timer   // closes connections idle for too long
+	reaping bool          // reaper is armed
+	everUp  bool          // a dial succeeded once
+	closed  bool
 }
 
-// DefaultBlockingPoolSize is the pool size used when NewBlockingPool is
-// given a size of zero or less.
-const DefaultBlockingPoolSize = 32
+// Pool sizing. The bound is DefaultBlockingPoolSize unless the process may
+// open few files (defaultPoolSize); PoolKeepIdle connections stay open
+// however long they are idle.
+const (
+	// DefaultBlockingPoolSize is the bound of a pool given a size of zero
+	// or less, unless a quarter of the process's limit on open files is
+	// lower (but not below 32).
+	DefaultBlockingPoolSize = 5000
+	// PoolKeepIdle is how many idle connections a pool keeps open
+	// whatever their idle time.
+	PoolKeepIdle = 4
+	// DefaultPoolIdle is Config.PoolIdle's default.
+	DefaultPoolIdle = time.Minute
+	// minDefaultPoolSize is the smallest default bound (the former fixed
+	// default).
+	minDefaultPoolSize = 32
+	// dedicatedBuf is the read buffer a dedicated connection starts with,
+	// and the nodes it keeps after its handshake; poolKeepBuf what a
+	// connection going idle keeps of both (the reader's initial size).
+	dedicatedBuf = 1 << 10
+	poolKeepBuf  = 16 << 10
+)
 
-// NewBlockingPool returns a pool of at most size connections for cfg. It
-// dials nothing until the first call.
+// defaultPoolSize is DefaultBlockingPoolSize, or a quarter of the
+// process's soft limit on open files when that is lower, so that blocked
+// callers alone cannot use up the descriptors the process has (Go raises
+// its soft limit to the hard one at start on most systems).
+func defaultPoolSize() int {
+	n := DefaultBlockingPoolSize
+	if lim := openFileLimit(); lim > 0 {
+		n = min(n, max(lim/4, minDefaultPoolSize))
+	}
+	return n
+}
+
+// NewBlockingPool returns a pool of at most size connections for cfg, or
+// of defaultPoolSize when size is zero or less. It dials nothing until the
+// first call.
 func NewBlockingPool(cfg Config, size int) *BlockingPool {
 	if size <= 0 {
-		size = DefaultBlockingPoolSize
+		size = defaultPoolSize()
 	}
 	cfg = cfg.withDefaults()
 	// The pool's connections read no cached keys: no tracking, so their
 	// handshake also works on RESP2.
 	cfg.Tracking = nil
 	p := &BlockingPool{
-		cfg:    cfg,
-		size:   size,
-		tokens: make(chan struct{}, size),
-		busy:   make(map[*Dedicated]struct{}),
+		cfg:  cfg,
+		size: size,
+		busy: make(map[*Dedicated]struct{}),
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	cfg.Credentials.addPool(p)
@@ -69,11 +114,11 @@ func (p *BlockingPool) Size() int { return p.size }
 // Do sends r on a connection of the pool and waits for its reply, which the
 // request's Handler has received by the time Do returns nil. The contract
 // is that of Mux.Do: on any error the Handler's Recycle has been called and
-// the caller must not touch r again. Errors wrap ErrPoolExhausted (and the
-// context's error) when no connection became free in time, the context's
-// error when it ended during the call, ErrClosed after Close, ErrUnavailable
-// when no connection could be dialed, and a *ConnError when the connection
-// broke.
+// the caller must not touch r again. Errors wrap ErrPoolExhausted at once
+// when Size connections are taken, the context's error when it ended
+// during the call (waiting for a connection included), ErrClosed after
+// Close, ErrUnavailable when no connection could be dialed, and a
+// *ConnError when the connection broke.
 func (p *BlockingPool) Do(ctx context.Context, r *Request) error {
 	err := p.do(ctx, r)
 	if err != nil {
@@ -92,16 +137,8 @@ func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 	stop := context.AfterFunc(p.ctx, func() { cancel(ErrClosed) })
 	defer stop()
 
-	if err := p.acquire(ctx, cctx); err != nil {
-		return NotSent(err)
-	}
-	defer func() { <-p.tokens }()
-
-	d, err := p.get(cctx)
+	d, err := p.get(ctx, cctx)
 	if err != nil {
-		if context.Cause(cctx) == ErrClosed {
-			return NotSent(ErrClosed)
-		}
 		return NotSent(err)
 	}
 	err = d.Do(cctx, r.flat(), r.handler.HandleReply)
@@ -112,84 +149,37 @@ func (p *BlockingPool) do(ctx context.Context, r *Request) error {
 	return err
 }
 
-// acquire takes one of the pool's tokens, waiting until cctx ends: ctx is
-// the caller's context, cctx the one that Close also cancels.
-func (p *BlockingPool) acquire(ctx, cctx context.Context) error {
-	select {
-	case p.tokens <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case p.tokens <- struct{}{}:
-		return nil
-	case <-cctx.Done():
-		if context.Cause(cctx) == ErrClosed {
-			return ErrClosed
-		}
-		return fmt.Errorf("%w: all %d connections busy: %w", ErrPoolExhausted, p.size, ctx.Err())
-	}
+// exhausted is the error of a call that found Size connections taken.
+func (p *BlockingPool) exhausted() error {
+	return fmt.Errorf("%w: all %d connections to %s busy (the bound, Options.BlockingPoolSize)",
+		ErrPoolExhausted, p.size, p.cfg.Addr)
 }
 
-// get returns an idle connection that is still open, or dials one.
-func (p *BlockingPool) get(ctx context.Context) (*Dedicated, error) {
-	for {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, ErrClosed
-		}
-		n := len(p.idle)
-		if n == 0 {
-			p.mu.Unlock()
-			break
-		}
-		d := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-		p.busy[d] = struct{}{}
-		p.mu.Unlock()
-		// A connection the server closed while it was idle (a restart, a
-		// client timeout) would fail the command for nothing; a blocking
-		// command is usually not safe to repeat, so check before sending.
-		if alive(d.nc) && !p.stale(d) && p.upToDate(ctx, d) {
-			return d, nil
-		}
-		p.discard(d)
-	}
-	d, err := DialDedicated(ctx, p.cfg)
-	if err != nil {
-		switch {
-		case permanent(err):
-			return nil, NotSent(err)
-		case ctx.Err() != nil:
-			return nil, unavailable(p.cfg.Addr, err, ctx.Err())
-		}
-		return nil, unavailable(p.cfg.Addr, err, nil)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		d.Close()
-		return nil, ErrClosed
-	}
-	p.busy[d] = struct{}{}
-	return d, nil
-}
+// put takes a connection back after a call: idle, or to a waiting call, if
+// it is healthy; closed otherwise.
+func (p *BlockingPool) put(d *Dedicated) { p.putUsed(d, time.Time{}) }
 
-// put takes a connection back after a call: idle if it is healthy, closed
-// otherwise.
-func (p *BlockingPool) put(d *Dedicated) {
+// putUsed is put for a connection last used at used, or now when used is
+// zero: read under the lock, so that the idle list is in that order.
+func (p *BlockingPool) putUsed(d *Dedicated, used time.Time) {
+	healthy := !d.Broken() && !p.stale(d)
+	if healthy {
+		// An idle connection keeps no memory a large reply made it grow.
+		d.rd.Shrink(poolKeepBuf)
+	}
 	p.mu.Lock()
 	delete(p.busy, d)
-	if p.closed || d.Broken() || p.stale(d) || len(p.idle) >= p.size {
-		// len(p.idle) reaches size only while reauthIdle holds idle
-		// connections and callers dialed others meanwhile.
+	if !healthy {
+		p.claims--
 		p.mu.Unlock()
 		d.Close()
 		return
 	}
-	p.idle = append(p.idle, d)
+	if used.IsZero() {
+		used = time.Now()
+	}
+	d.lastUsed = used
+	p.giveLocked(d)
 	p.mu.Unlock()
 }
 
@@ -241,14 +231,16 @@ func (p *BlockingPool) reauthIdle(ctx context.Context) error {
 			p.discard(d)
 			continue
 		}
-		p.put(d)
+		p.putUsed(d, d.lastUsed)
 	}
 	return errors.Join(errs...)
 }
 
+// discard closes a connection a call took, giving up its claim.
 func (p *BlockingPool) discard(d *Dedicated) {
 	p.mu.Lock()
 	delete(p.busy, d)
+	p.claims--
 	p.mu.Unlock()
 	d.Close()
 }
@@ -265,8 +257,13 @@ func (p *BlockingPool) Close() error {
 	p.cfg.Credentials.removePool(p)
 	idle := p.idle
 	p.idle = nil
+	p.claims -= len(idle)
+	if p.reaper != nil {
+		p.reaper.Stop()
+	}
 	p.mu.Unlock()
-	// Busy connections are closed by their callers, which the cancel wakes.
+	// Busy connections are closed by their callers, and waiting calls
+	// give up, which the cancel wakes.
 	p.cancel()
 	for _, d := range idle {
 		d.Close()
@@ -274,7 +271,7 @@ func (p *BlockingPool) Close() error {
 	return nil
 }
 
-// Stats describes the pool's connections.
+// BlockingStats describes the pool's connections.
 type BlockingStats struct {
 	Size, Idle, Busy int
 }
@@ -290,11 +287,12 @@ func (p *BlockingPool) Stats() BlockingStats {
 // synchronously, on the caller's goroutine. It is not safe for concurrent
 // use, except for Close.
 type Dedicated struct {
-	cfg    *Config
-	nc     net.Conn
-	rd     *resp.Reader
-	info   ConnInfo
-	broken bool
+	cfg      *Config
+	nc       net.Conn
+	rd       *resp.Reader
+	info     ConnInfo
+	broken   bool
+	lastUsed time.Time // when a call last gave it back to its pool
 }
 
 // DialDedicated dials and handshakes a connection described by cfg.
@@ -307,6 +305,9 @@ func DialDedicated(ctx context.Context, cfg Config) (*Dedicated, error) {
 	if cfg.OnConnect != nil {
 		cfg.OnConnect(info)
 	}
+	// A blocked caller's reply is most often small: the buffer starts
+	// small, and grows for a larger one (to poolKeepBuf at once).
+	rd.Shrink(dedicatedBuf)
 	return &Dedicated{cfg: &cfg, nc: nc, rd: rd, info: info}, nil
 }
 

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,37 +51,6 @@ func TestBlockingCancelDiscardsConnection(t *testing.T) {
 	assert.Equal(t, BlockingStats{Size: 2, Idle: 1}, pool.Stats())
 }
 
-func TestBlockingPoolExhausted(t *testing.T) {
-	release := make(chan struct{})
-	p := blockingPeer(t, release)
-	pool := NewBlockingPool(Config{Addr: p.Addr()}, 2)
-	defer pool.Close()
-
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := newTestReq("WAKE")
-			assert.NoError(t, pool.Do(context.Background(), &r.Request))
-		}()
-	}
-	require.Eventually(t, func() bool { return pool.Stats().Busy == 2 }, 5*time.Second, time.Millisecond)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	r := newTestReq("ECHO")
-	err := pool.Do(ctx, &r.Request)
-	require.ErrorIs(t, err, ErrPoolExhausted)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), "all 2 connections busy")
-	assert.Equal(t, 1, r.recycled)
-
-	close(release)
-	wg.Wait()
-	assert.Equal(t, BlockingStats{Size: 2, Idle: 2}, pool.Stats())
-}
-
 func TestBlockingCloseUnblocksCallers(t *testing.T) {
 	p := blockingPeer(t, nil)
 	pool := NewBlockingPool(Config{Addr: p.Addr()}, 1)
@@ -90,12 +58,8 @@ func TestBlockingCloseUnblocksCallers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- pool.Do(context.Background(), &r.Request) }()
 	require.Eventually(t, func() bool { return pool.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
-	// A second caller waits for the only connection.
-	waiting := make(chan error, 1)
-	go func() { waiting <- pool.Do(context.Background(), &newTestReq("ECHO").Request) }()
 	require.NoError(t, pool.Close())
 	require.ErrorIs(t, <-done, ErrClosed)
-	require.ErrorIs(t, <-waiting, ErrClosed)
 	require.ErrorIs(t, pool.Do(context.Background(), &newTestReq("ECHO").Request), ErrClosed)
 }
 

@@ -63,6 +63,10 @@ type Config struct {
 	// LaneIdle is how long a batch lane may go unused before the Mux
 	// closes it; default 1 minute.
 	LaneIdle time.Duration
+	// PoolIdle is how long a connection of the BlockingPool may stay
+	// idle before the pool closes it, beyond the PoolKeepIdle it keeps;
+	// default DefaultPoolIdle.
+	PoolIdle time.Duration
 	// Filler starts a goroutine per connection that keeps reading from the
 	// socket while replies are parsed.
 	Filler bool
@@ -168,6 +172,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LaneIdle <= 0 {
 		c.LaneIdle = time.Minute
+	}
+	if c.PoolIdle <= 0 {
+		c.PoolIdle = DefaultPoolIdle
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = 5 * time.Second

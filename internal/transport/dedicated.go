@@ -15,7 +15,7 @@ import (
 // (WATCH, then the caller's reads, then MULTI ... EXEC), during which no
 // other caller may use it: the connection carries state (the watched keys).
 // Hold lends a connection of the blocking pool for that; it counts against
-// the pool's size like a blocking command does.
+// the pool's bound like a blocking command does.
 
 // Held is a connection of a BlockingPool lent to one caller until Release.
 // It is not safe for concurrent use.
@@ -26,9 +26,10 @@ type Held struct {
 }
 
 // Hold takes a connection of the pool for the caller's exclusive use, for
-// any number of round trips, until Release. It waits for a free connection
-// until ctx ends (the error then wraps ErrPoolExhausted and the context's
-// error), and fails with ErrClosed after Close.
+// any number of round trips, until Release. It fails at once with an error
+// wrapping ErrPoolExhausted when Size connections are taken, waits for a
+// dial as BlockingPool.Do does (its errors then match the context's once
+// it ends), and fails with ErrClosed after Close.
 func (p *BlockingPool) Hold(ctx context.Context) (*Held, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, NotSent(err)
@@ -38,15 +39,8 @@ func (p *BlockingPool) Hold(ctx context.Context) (*Held, error) {
 	stop := context.AfterFunc(p.ctx, func() { cancel(ErrClosed) })
 	defer stop()
 
-	if err := p.acquire(ctx, cctx); err != nil {
-		return nil, NotSent(err)
-	}
-	d, err := p.get(cctx)
+	d, err := p.get(ctx, cctx)
 	if err != nil {
-		<-p.tokens
-		if context.Cause(cctx) == ErrClosed {
-			return nil, NotSent(ErrClosed)
-		}
 		return nil, NotSent(err)
 	}
 	return &Held{p: p, d: d}, nil
@@ -81,7 +75,6 @@ func (h *Held) Release() {
 		h.p.put(h.d)
 	}
 	h.d = nil
-	<-h.p.tokens
 }
 
 // DoN writes payload (n encoded commands) and passes their n replies, in

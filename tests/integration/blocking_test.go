@@ -161,44 +161,6 @@ func TestBlockingCancel(t *testing.T) {
 	})
 }
 
-// TestBlockingPoolExhausted: with every pooled connection blocked, a call
-// waits for its context and then fails with an error naming the pool size.
-func TestBlockingPoolExhausted(t *testing.T) {
-	srv := harness.Start(t, harness.Config{})
-	c := connect(t, respire.Options{Addr: srv.Addr, BlockingPoolSize: 2})
-	bg := ctxT(t)
-	errs := make(chan error, 2)
-	for i := range 2 {
-		go func() {
-			_, err := c.BLPop(bg, 0, fmt.Sprint("exh:", i))
-			errs <- err
-		}()
-	}
-	waitBlocked(t, srv, 2)
-
-	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := c.BLPop(ctx, time.Second, "exh:2")
-	took := time.Since(start)
-	require.ErrorIs(t, err, respire.ErrPoolExhausted)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), "all 2 connections busy")
-	assert.GreaterOrEqual(t, took, 90*time.Millisecond)
-	assert.Less(t, took, time.Second)
-
-	// Other commands are unaffected, and the pool recovers.
-	require.NoError(t, c.Set(bg, "exh:k", "v", nil))
-	for i := range 2 {
-		_, err := c.Do(bg, "RPUSH", fmt.Sprint("exh:", i), "v")
-		require.NoError(t, err)
-	}
-	require.NoError(t, <-errs)
-	require.NoError(t, <-errs)
-	_, err = c.BLPop(bg, 10*time.Millisecond, "exh:2")
-	require.ErrorIs(t, err, respire.Nil)
-}
-
 // TestBlockingTimeoutIsNil: the server's timeout reply of each blocking
 // command is Nil, not an error of the pool, in both protocols.
 func TestBlockingTimeoutIsNil(t *testing.T) {

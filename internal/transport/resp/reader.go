@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unsafe"
 )
 
 // Buffer sizing. The read buffer starts at initialBufSize and doubles while a
@@ -135,6 +136,30 @@ func (r *Reader) Reset(rd io.Reader) {
 		r.buf = make([]byte, initialBufSize)
 	}
 	if cap(r.nodes) > maxRetainNodes {
+		r.nodes, r.spans = nil, nil
+	}
+}
+
+// Shrink gives back what r holds beyond keep bytes of read buffer and
+// keep bytes of nodes, and any spare buffer for large bulk strings, for a
+// connection about to sit idle or blocked; a buffer that must grow later
+// grows as usual. It does nothing while r holds unread bytes or a value in
+// progress. The last Msg returned, and its Data, are invalid afterwards,
+// except payloads taken with Msg.Take.
+func (r *Reader) Shrink(keep int) {
+	if r.inMsg || r.end != r.pos || r.err != nil {
+		return
+	}
+	r.base += int64(r.end)
+	r.start, r.pos, r.end, r.scanned = 0, 0, 0, 0
+	r.lastBytes, r.lastNodes, r.filled, r.lastLarge = 0, 0, false, false
+	r.nodes, r.spans = r.nodes[:0], r.spans[:0]
+	r.resetSides()
+	keep = max(keep, 0)
+	if len(r.buf) > keep {
+		r.buf = make([]byte, keep)
+	}
+	if cap(r.nodes)*int(unsafe.Sizeof(Node{}))+cap(r.spans)*int(unsafe.Sizeof(span{})) > keep {
 		r.nodes, r.spans = nil, nil
 	}
 }

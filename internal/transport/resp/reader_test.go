@@ -383,3 +383,68 @@ func TestZeroAllocSteadyState(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// msgReader returns its chunks one after the other, never two in one
+// read.
+type msgReader struct{ chunks [][]byte }
+
+func (c *msgReader) Read(p []byte) (int, error) {
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.chunks[0])
+	if c.chunks[0] = c.chunks[0][n:]; len(c.chunks[0]) == 0 {
+		c.chunks = c.chunks[1:]
+	}
+	return n, nil
+}
+
+// TestShrinkForIdle: Shrink gives back what large replies grew (a read
+// buffer below the size Next releases by itself, the nodes, a spare side
+// buffer) once nothing is unread, even below the initial size, and
+// reading goes on, growing again as needed; with bytes unread it does
+// nothing.
+func TestShrinkForIdle(t *testing.T) {
+	elems := make([]Value, 8_000)
+	for i := range elems {
+		elems[i] = bulk(strings.Repeat("e", 30))
+	}
+	large := AppendValue(nil, arr(elems...))
+	side := AppendValue(nil, bulk(strings.Repeat("s", 2*SideBulk)))
+	tail := []byte("+" + strings.Repeat("t", 100) + "\r\n+a\r\n+b\r\n")
+	r := NewReader(&msgReader{chunks: [][]byte{large, side, tail}}, Limits{})
+	m, err := r.Next()
+	require.NoError(t, err)
+	require.Len(t, m, 8_001)
+	require.Greater(t, len(r.buf), initialBufSize)
+	require.LessOrEqual(t, len(r.buf), maxRetainBuf, "a buffer Next would keep")
+	m, err = r.Next()
+	require.NoError(t, err)
+	require.Len(t, m[0].Data, 2*SideBulk)
+	require.Zero(t, r.Buffered())
+
+	r.Shrink(initialBufSize)
+	assert.Equal(t, initialBufSize, len(r.buf))
+	assert.Nil(t, r.nodes)
+	assert.Nil(t, r.spare)
+	assert.Empty(t, r.sides)
+	r.Shrink(16)
+	assert.Equal(t, 16, len(r.buf))
+
+	m, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("t", 100), string(m[0].Data), "the buffer grew for a longer value")
+	m, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(m[0].Data))
+	require.Equal(t, 4, r.Buffered())
+	buf := r.buf
+	r.Shrink(0)
+	assert.Equal(t, 4, r.Buffered(), "unread bytes: nothing changes")
+	assert.Equal(t, &buf[0], &r.buf[0])
+	m, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "b", string(m[0].Data))
+	_, err = r.Next()
+	require.ErrorIs(t, err, io.EOF)
+}
