@@ -139,7 +139,8 @@ func (e *HandshakeError) Unwrap() error { return e.Err }
 // Permanent reports a failure that trying again will not fix until the
 // configuration or the server changes: a wrong password or user, a
 // refused SELECT, RESP3 required but refused, a TLS certificate that does
-// not verify, an error of the OnConnect hook (unless the connection broke,
+// not verify, a client certificate the server refuses or requires and
+// does not get, an error of the OnConnect hook (unless the connection broke,
 // the context ended, or the server was loading or busy). Commands get such
 // an error at once instead of waiting for a reconnect, while the client
 // keeps trying in the background.

@@ -204,6 +204,17 @@ type Options struct {
 	// so the server's certificate is verified. With Sentinel it applies
 	// to the sentinels too, unless SentinelOptions.TLSConfig or NoTLS say
 	// otherwise.
+	//
+	// For mutual TLS (a server with tls-auth-clients yes) give the client
+	// certificate in Certificates, or in GetClientCertificate, which
+	// every new connection calls: ClientCertFromFiles returns one that
+	// reads a certificate rotated on disk without a restart. A server with
+	// tls-auth-clients-user CN (Redis 8.6, Valkey 9.1) authenticates the
+	// connection as the ACL user named by the certificate's common name;
+	// leave Username and Password empty then. A server that refuses the
+	// certificate, or requires one the client lacks, fails the
+	// connection with a permanent *HandshakeError of Step "TLS". See
+	// docs/security.md.
 	TLSConfig *tls.Config
 	// Connections is the number of multiplexed connections. Commands on the
 	// same key always use the same connection, unless a batch takes a batch

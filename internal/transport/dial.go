@@ -60,7 +60,7 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 		tc := tls.Client(nc, tcfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return nil, nil, info, &HandshakeError{Step: "TLS", Err: err}
+			return nil, nil, info, explainTLS(cfg, nil, &HandshakeError{Step: "TLS", Err: err})
 		}
 		nc = tc
 	}
@@ -82,6 +82,7 @@ func dial(ctx context.Context, cfg *Config) (net.Conn, *resp.Reader, ConnInfo, e
 	}
 	stop()
 	if err != nil {
+		err = explainTLS(cfg, nc, err)
 		nc.Close()
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = errors.Join(ctx.Err(), err)

@@ -147,13 +147,13 @@ func (e *HandshakeError) As(target any) bool { return publicAs(e, target) }
 // until the configuration or the server changes: a wrong password or user
 // (WRONGPASS, NOAUTH, NOPERM, a refused AUTH), a database SELECT refused,
 // RESP3 required but refused, tracking refused or impossible, a TLS
-// certificate that does not verify, an error returned by the Config.Setup
-// hook unless the connection broke, the context ended or the server
-// answered LOADING, BUSY, TRYAGAIN, MASTERDOWN or CLUSTERDOWN during it.
-// Callers get such an error at once,
-// instead of waiting for a reconnect, while the client keeps trying in the
-// background. Transient failures (a full server, a server still loading)
-// are not permanent.
+// certificate that does not verify, a client certificate the server
+// refuses or lacks (a TLS alert that says so), an error returned by the
+// Config.Setup hook unless the connection broke, the context ended or the
+// server answered LOADING, BUSY, TRYAGAIN, MASTERDOWN or CLUSTERDOWN during
+// it. Callers get such an error at once, instead of waiting for a
+// reconnect, while the client keeps trying in the background. Transient
+// failures (a full server, a server still loading) are not permanent.
 func (e *HandshakeError) Permanent() bool {
 	if e.Step == StepSetup {
 		return !e.transient
@@ -186,7 +186,8 @@ func (e *HandshakeError) Permanent() bool {
 		var uerr x509.UnknownAuthorityError
 		var herr x509.HostnameError
 		var cerr x509.CertificateInvalidError
-		return errors.As(e.Err, &verr) || errors.As(e.Err, &uerr) || errors.As(e.Err, &herr) || errors.As(e.Err, &cerr)
+		return errors.As(e.Err, &verr) || errors.As(e.Err, &uerr) || errors.As(e.Err, &herr) || errors.As(e.Err, &cerr) ||
+			certRefused(e.Err)
 	}
 	return false
 }

@@ -25,8 +25,13 @@ type Config struct {
 	// TLS serves TLS only: the plain port is disabled and Server.Addr is the
 	// TLS port. The certificate, signed by a CA generated for the test run,
 	// is valid for 127.0.0.1 and "localhost"; Server.TLSConfig trusts it.
-	// Clients are not asked for certificates.
+	// Clients are not asked for certificates unless ClientAuth is set.
 	TLS bool
+	// ClientAuth, with TLS, makes the server require a client certificate
+	// signed by the test CA (tls-auth-clients yes). Server.TLSConfig then
+	// presents one whose common name is "default"; ClientCert makes
+	// others.
+	ClientAuth bool
 	// Password is the default user's password (requirepass).
 	Password string
 	// Users are ACL users created at startup.
@@ -73,7 +78,8 @@ type Server struct {
 	// UnixSocket is the unix socket path when Config.Unix is set.
 	UnixSocket string
 	// TLSConfig is a client configuration for Addr when Config.TLS is set:
-	// it trusts the test CA and expects the server name "localhost". Clone
+	// it trusts the test CA and expects the server name "localhost"; with
+	// Config.ClientAuth it presents the harness's client certificate. Clone
 	// it before changing it.
 	TLSConfig *tls.Config
 	// CAFile is the PEM file of the test CA when Config.TLS is set.
@@ -148,7 +154,7 @@ func Start(t testing.TB, cfg Config) *Server {
 		if err != nil {
 			t.Fatalf("harness: %v", err)
 		}
-		s.TLSConfig, s.CAFile = p.clientConfig(), files.ca
+		s.TLSConfig, s.CAFile = p.clientConfig(cfg.ClientAuth), files.ca
 	}
 	if cfg.Unix {
 		s.UnixSocket = socketPath(t, s.Dir)
@@ -338,13 +344,17 @@ func (s *Server) args(port int) []string {
 	}
 	a = append(a, s.run.extraArgs()...)
 	if cfg.TLS {
+		clientAuth := "no"
+		if cfg.ClientAuth {
+			clientAuth = "yes"
+		}
 		a = append(a,
 			"--port", "0",
 			"--tls-port", strconv.Itoa(port),
 			"--tls-cert-file", filepath.Join(s.Dir, "server.crt"),
 			"--tls-key-file", filepath.Join(s.Dir, "server.key"),
 			"--tls-ca-cert-file", filepath.Join(s.Dir, "ca.crt"),
-			"--tls-auth-clients", "no")
+			"--tls-auth-clients", clientAuth)
 	} else {
 		a = append(a, "--port", strconv.Itoa(port))
 	}
