@@ -103,11 +103,15 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	}()
 	x.dec = cacheDecNullStrs
 	pttls := make([]int64, len(tracked))
+	ctx, tr := v.c.traceCachedStart(ctx, x)
 	t0, auxOK, err := cc.run(ctx, cc.std, x, tracked, pttls, nil, nil)
 	if err != nil {
-		return nil, v.c.wrapErr(ctx, "MGET", err)
+		err = v.c.wrapErr(ctx, "MGET", err)
+		v.c.traceCachedEnd(ctx, tr, err)
+		return nil, err
 	}
 	got, err := takeNullStrs(x, len(missing), "MGET", "one value per key")
+	v.c.traceCachedEnd(ctx, tr, err)
 	if err != nil {
 		return nil, err
 	}
@@ -197,9 +201,12 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 		after = []*cmd{ttl}
 	}
 	var pttl [1]int64
+	ctx, tr := v.c.traceCachedStart(ctx, x)
 	t0, auxOK, err := cc.run(ctx, cc.std, x, []string{key}, pttl[:], nil, after)
 	if err != nil {
-		return nil, v.c.wrapErr(ctx, "HMGET", err)
+		err = v.c.wrapErr(ctx, "HMGET", err)
+		v.c.traceCachedEnd(ctx, tr, err)
+		return nil, err
 	}
 	var ttls []int64
 	if ttl != nil {
@@ -209,6 +216,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 		}
 	}
 	got, err := takeNullStrs(x, len(missing), "HMGET", "one value per field")
+	v.c.traceCachedEnd(ctx, tr, err)
 	if err != nil {
 		return nil, err
 	}

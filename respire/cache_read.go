@@ -174,6 +174,19 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 			return val, nil
 		}
 	}
+	ctx, tr := c.traceCachedStart(ctx, x)
+	val, err := v.readThrough(ctx, t, x, key, sub)
+	c.traceCachedEnd(ctx, tr, err)
+	return val, err
+}
+
+// readThrough is the part of cachedRead that goes to the server: it sends
+// x on t's connection with what tracking needs, follows a cluster's
+// redirects and caches the reply under key and sub (x's encoded form, or
+// nil for GET).
+func (v Cached) readThrough(ctx context.Context, t *tracker, x *cmd, key string, sub []byte) (cache.Value, error) {
+	c := v.c
+	cc := c.cache
 	subKey := string(sub)
 	fill := cc.store.Begin(key)
 	defer fill.Done()
@@ -183,6 +196,7 @@ func (v Cached) cachedRead(ctx context.Context, x *cmd, dec decoder, key string,
 	var tag uint64
 	var t0 int64
 	var auxOK bool
+	var err error
 	for redirects := 0; ; redirects++ {
 		// The tag is taken before the read is sent: if the node stops
 		// vouching for it meanwhile, the value is stored under a tag that

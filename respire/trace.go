@@ -30,8 +30,9 @@ type Tracer struct {
 	// and every typed method (Get, Set, HGetAll, ...), on every kind of
 	// deployment; the context it returns is used for the rest of the call
 	// and passed to CommandEnd. Commands queued in a Batch or a Tx are
-	// traced as their batch instead; reads that Client.Cached serves from
-	// memory are not traced.
+	// traced as their batch instead. Reads that Client.Cached serves from
+	// memory are not traced; those it sends to the server after a miss are,
+	// with TraceCommandStartData.CacheMiss set.
 	CommandStart func(ctx context.Context, c *Client, data TraceCommandStartData) context.Context
 	// CommandEnd runs once the command's reply was decoded or the command
 	// failed.
@@ -75,6 +76,11 @@ type TraceCommandStartData struct {
 	// ReadOnly and Blocking are the spec's flags of the command (both
 	// false for a command the spec does not know).
 	ReadOnly, Blocking bool
+	// CacheMiss is set for a read of Client.Cached that the client-side
+	// cache could not serve: it goes to the server, with the commands
+	// tracking needs in the same write (CLIENT CACHING, PTTL), and its
+	// reply fills the cache. Args are then the read's words alone.
+	CacheMiss bool
 }
 
 // TraceCommandEndData describes how a command ended.
@@ -90,6 +96,10 @@ type TraceBatchStartData struct {
 	Len int
 	// Tx is true for a transaction (MULTI/EXEC).
 	Tx bool
+	// Command is the name of the batch's commands when they are all the
+	// same command ("SET"), as TraceCommandStartData.Name gives it, and
+	// empty when they differ or the batch is empty.
+	Command string
 }
 
 // TraceBatchEndData describes how a batch ended.

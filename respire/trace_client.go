@@ -159,14 +159,49 @@ func commandStart(x *cmd, name string) TraceCommandStartData {
 	}
 }
 
-// traceBatchStart tells the Tracer's batch functions, if any, that a batch of n
-// commands starts; it returns the tracer, for traceBatchEnd.
-func (c *Client) traceBatchStart(ctx context.Context, n int, tx bool) (context.Context, *Tracer) {
+// traceBatchStart tells the Tracer's batch functions, if any, that a batch of
+// cmds starts; it returns the tracer, for traceBatchEnd.
+func (c *Client) traceBatchStart(ctx context.Context, cmds []*cmd, tx bool) (context.Context, *Tracer) {
 	if c.trace == nil || c.trace.batch == nil {
 		return ctx, nil
 	}
 	t := c.trace.batch
-	return t.BatchStart(ctx, c, TraceBatchStartData{Len: n, Tx: tx}), t
+	return t.BatchStart(ctx, c, TraceBatchStartData{Len: len(cmds), Tx: tx, Command: sameCommand(cmds)}), t
+}
+
+// sameCommand returns the name of cmds when they are all the same command,
+// else "".
+func sameCommand(cmds []*cmd) string {
+	if len(cmds) == 0 {
+		return ""
+	}
+	info := cmds[0].info
+	for _, x := range cmds[1:] {
+		if x.info != info {
+			return ""
+		}
+	}
+	return info.name
+}
+
+// traceCachedStart tells the Tracer's command functions, if any, that x, a
+// read of Client.Cached that the cache could not serve, goes to the server;
+// it returns the tracer, for traceCachedEnd.
+func (c *Client) traceCachedStart(ctx context.Context, x *cmd) (context.Context, *Tracer) {
+	if c.trace == nil || c.trace.cmd == nil {
+		return ctx, nil
+	}
+	t := c.trace.cmd
+	d := commandStart(x, x.info.name)
+	d.CacheMiss = true
+	return t.CommandStart(ctx, c, d), t
+}
+
+// traceCachedEnd ends what traceCachedStart began.
+func (c *Client) traceCachedEnd(ctx context.Context, t *Tracer, err error) {
+	if t != nil {
+		t.CommandEnd(ctx, c, TraceCommandEndData{Err: err})
+	}
 }
 
 // traceBatchEnd ends what traceBatchStart began.
@@ -179,7 +214,7 @@ func (c *Client) traceBatchEnd(ctx context.Context, t *Tracer, err error) {
 // execTraced is Batch.Exec with the Tracer's batch functions told before and after.
 func (b *Batch) execTraced(ctx context.Context) error {
 	c := b.c
-	ctx, t := c.traceBatchStart(ctx, len(b.cmds), false)
+	ctx, t := c.traceBatchStart(ctx, b.cmds, false)
 	err := b.execNow(ctx)
 	c.traceBatchEnd(ctx, t, err)
 	return err
@@ -246,6 +281,12 @@ func (c *Client) onGap(g transport.Gap, opened bool) {
 // its default applied); for a cluster, the first seed. Tracers use it to
 // name the server.
 func (c *Client) Addr() string { return c.be.addr() }
+
+// DB is the database index that every connection of the client selects
+// (Options.DB). Tracers report it as the database (OpenTelemetry's
+// db.namespace): commands that the tracer sees run on connections the
+// client set up, whose database no caller can change.
+func (c *Client) DB() int { return c.opts.DB }
 
 // singleAddr is Addr on one server.
 func (c *Client) singleAddr() string {

@@ -115,7 +115,7 @@ func (tx *Tx) execNow(ctx context.Context) error {
 	b.done = true
 	cmds, futs := b.cmds, b.futs
 	b.cmds, b.futs = nil, nil
-	ctx, bt := tx.c.traceBatchStart(ctx, len(cmds), true)
+	ctx, bt := tx.c.traceBatchStart(ctx, cmds, true)
 	tx.err = tx.exec(ctx, cmds, futs)
 	tx.c.traceBatchEnd(ctx, bt, tx.err)
 	for _, x := range cmds {

@@ -166,7 +166,7 @@ func (t *Tracer) instruments() error {
 // server holds the attributes naming a client's server, computed once,
 // and those of each operation seen on it.
 type server struct {
-	attrs []attribute.KeyValue // db.system.name, server.*, the user's
+	attrs []attribute.KeyValue // db.system.name, the user's, db.namespace, server.*
 	set   attribute.Set
 	ops   sync.Map // operation name -> *opAttrs
 	nops  atomic.Int32
@@ -224,7 +224,9 @@ func (t *Tracer) server(c *respire.Client) *server {
 	if s, ok := t.servers.Load(c); ok {
 		return s.(*server)
 	}
-	attrs := append([]attribute.KeyValue(nil), t.attrs...)
+	// The database index is the one Options.DB set on every connection:
+	// no traced command can change it.
+	attrs := append(append([]attribute.KeyValue(nil), t.attrs...), semconv.DBNamespace(strconv.Itoa(c.DB())))
 	addr := c.Addr()
 	if host, port, err := net.SplitHostPort(addr); err == nil {
 		attrs = append(attrs, semconv.ServerAddress(host))
@@ -328,11 +330,20 @@ func errorType(err error) (kind, status string) {
 	return semconv.ErrorType(err).Value.AsString(), ""
 }
 
+// cacheMiss marks the span of a read of respire.Client.Cached that went to
+// the server.
+var cacheMiss = trace.WithAttributes(attribute.Bool("respire.cache.miss", true))
+
 // traceCommandStart is the respire.Tracer's CommandStart.
 func (t *Tracer) traceCommandStart(ctx context.Context, c *respire.Client, d respire.TraceCommandStartData) context.Context {
 	op := t.server(c).op(d.Name)
-	if t.queryText {
+	switch {
+	case t.queryText && d.CacheMiss:
+		return t.start(ctx, c, op, trace.WithAttributes(semconv.DBQueryText(d.Args.String())), cacheMiss)
+	case t.queryText:
 		return t.start(ctx, c, op, trace.WithAttributes(semconv.DBQueryText(d.Args.String())))
+	case d.CacheMiss:
+		return t.start(ctx, c, op, cacheMiss)
 	}
 	return t.start(ctx, c, op)
 }
@@ -343,11 +354,16 @@ func (t *Tracer) traceCommandEnd(ctx context.Context, _ *respire.Client, d respi
 }
 
 // traceBatchStart is the respire.Tracer's BatchStart: the operation is
-// PIPELINE for a Batch, MULTI for a Tx.
+// PIPELINE for a Batch, MULTI for a Tx, followed by the command's name
+// when all the batch's commands are the same ("PIPELINE SET"), as the
+// conventions for Redis say.
 func (t *Tracer) traceBatchStart(ctx context.Context, c *respire.Client, d respire.TraceBatchStartData) context.Context {
 	name := "PIPELINE"
 	if d.Tx {
 		name = "MULTI"
+	}
+	if d.Command != "" {
+		name += " " + d.Command
 	}
 	return t.start(ctx, c, t.server(c).op(name, semconv.DBOperationBatchSize(d.Len)))
 }

@@ -111,6 +111,7 @@ func TestSpansFollowSemanticConventions(t *testing.T) {
 	assert.Equal(t, parent.SpanContext().SpanID(), s.Parent().SpanID(), "the caller's span is the parent")
 	a := attrsOf(s.Attributes())
 	assert.Equal(t, "redis", a["db.system.name"])
+	assert.Equal(t, "0", a["db.namespace"], "the database index, as a string")
 	assert.Equal(t, "SET", a["db.operation.name"])
 	assert.Equal(t, host, a["server.address"])
 	assert.Equal(t, port, a["server.port"])
@@ -164,14 +165,114 @@ func TestBatchSpans(t *testing.T) {
 	tx.Incr("otel:t")
 	tx.Incr("otel:t")
 	require.NoError(t, tx.Exec(ctx))
+	b = f.c.NewBatch()
+	b.Set("otel:b1", "1", nil)
+	b.Set("otel:b2", "2", nil)
+	require.NoError(t, b.Exec(ctx))
+	tx = f.c.NewTx()
+	tx.Incr("otel:t")
+	tx.Get("otel:t")
+	require.NoError(t, tx.Exec(ctx))
 
 	p := f.ended("PIPELINE")
 	require.Len(t, p, 1)
-	assert.Equal(t, "3", attrsOf(p[0].Attributes())["db.operation.batch.size"])
+	a := attrsOf(p[0].Attributes())
+	assert.Equal(t, "3", a["db.operation.batch.size"])
+	assert.Equal(t, "PIPELINE", a["db.operation.name"])
 	m := f.ended("MULTI")
 	require.Len(t, m, 1)
 	assert.Equal(t, "2", attrsOf(m[0].Attributes())["db.operation.batch.size"])
+	// A batch of one command is named after it, as the conventions for
+	// Redis ask.
+	p = f.ended("PIPELINE SET")
+	require.Len(t, p, 1)
+	assert.Equal(t, "PIPELINE SET", attrsOf(p[0].Attributes())["db.operation.name"])
+	m = f.ended("MULTI INCR")
+	require.Len(t, m, 1)
+	assert.Equal(t, "2", attrsOf(m[0].Attributes())["db.operation.batch.size"])
 	assert.Empty(t, f.ended("INCR"), "commands of a batch are not traced one by one")
+}
+
+// TestNamespace: db.namespace is the database index of Options.DB, on
+// spans and on the operation duration.
+func TestNamespace(t *testing.T) {
+	f := newFixture(t, respire.Options{DB: 3})
+	require.NoError(t, f.c.Set(context.Background(), "otel:db", "v", nil))
+	set := f.ended("SET")
+	require.Len(t, set, 1)
+	assert.Equal(t, "3", attrsOf(set[0].Attributes())["db.namespace"])
+	dur, ok := f.collect(t)["db.client.operation.duration"].Data.(metricdata.Histogram[float64])
+	require.True(t, ok)
+	require.NotEmpty(t, dur.DataPoints)
+	for _, dp := range dur.DataPoints {
+		ns, _ := dp.Attributes.Value("db.namespace")
+		assert.Equal(t, "3", ns.AsString())
+	}
+}
+
+// TestCachedReadSpans: a read of Client.Cached that misses the client-side
+// cache goes to the server under a span of its command, marked
+// respire.cache.miss, and is measured; a hit makes no span. For MGET and
+// HMGET, the span's query text holds the keys and fields that were sent.
+func TestCachedReadSpans(t *testing.T) {
+	f := newFixture(t, respire.Options{ClientCache: &respire.CacheOptions{}}, respireotel.WithQueryText())
+	ctx := context.Background()
+	require.NoError(t, f.c.Set(ctx, "otel:c1", "v1", nil))
+	require.NoError(t, f.c.Set(ctx, "otel:c2", "v2", nil))
+	_, err := f.c.HSet(ctx, "otel:h", respire.FieldValue{Field: "f1", Value: "a"}, respire.FieldValue{Field: "f2", Value: "b"})
+	require.NoError(t, err)
+	cached := f.c.Cached(time.Minute)
+	for range 2 {
+		v, err := cached.Get(ctx, "otel:c1")
+		require.NoError(t, err)
+		require.Equal(t, "v1", v)
+		_, err = cached.Get(ctx, "otel:nothing")
+		require.ErrorIs(t, err, respire.Nil)
+		v, err = cached.HGet(ctx, "otel:h", "f1")
+		require.NoError(t, err)
+		require.Equal(t, "a", v)
+	}
+	got, err := cached.MGet(ctx, "otel:c1", "otel:c2")
+	require.NoError(t, err)
+	require.Equal(t, "v2", got[1].V)
+	hm, err := cached.HMGet(ctx, "otel:h", "f1", "f2")
+	require.NoError(t, err)
+	require.Equal(t, "b", hm[1].V)
+
+	get := f.ended("GET")
+	require.Len(t, get, 2, "one miss per key; the hits make no span")
+	for _, s := range get {
+		a := attrsOf(s.Attributes())
+		assert.Equal(t, "true", a["respire.cache.miss"])
+		assert.Equal(t, "GET", a["db.operation.name"])
+		assert.Equal(t, "0", a["db.namespace"])
+		assert.Equal(t, codes.Unset, s.Status().Code, "a missing key is no error")
+	}
+	assert.Equal(t, "GET otel:c1", attrsOf(get[0].Attributes())["db.query.text"])
+	hget := f.ended("HGET")
+	require.Len(t, hget, 1)
+	assert.Equal(t, "true", attrsOf(hget[0].Attributes())["respire.cache.miss"])
+	mget := f.ended("MGET")
+	require.Len(t, mget, 1)
+	assert.Equal(t, "MGET otel:c2", attrsOf(mget[0].Attributes())["db.query.text"], "only the key the cache lacked")
+	hmget := f.ended("HMGET")
+	require.Len(t, hmget, 1)
+	assert.Equal(t, "HMGET otel:h f2", attrsOf(hmget[0].Attributes())["db.query.text"])
+	set := f.ended("SET")
+	require.NotEmpty(t, set)
+	assert.NotContains(t, attrsOf(set[0].Attributes()), "respire.cache.miss")
+
+	dur, ok := f.collect(t)["db.client.operation.duration"].Data.(metricdata.Histogram[float64])
+	require.True(t, ok)
+	counts := map[string]uint64{}
+	for _, dp := range dur.DataPoints {
+		op, _ := dp.Attributes.Value("db.operation.name")
+		counts[op.AsString()] += dp.Count
+	}
+	assert.Equal(t, uint64(2), counts["GET"])
+	assert.Equal(t, uint64(1), counts["HGET"])
+	assert.Equal(t, uint64(1), counts["MGET"])
+	assert.Equal(t, uint64(1), counts["HMGET"])
 }
 
 // TestMetrics: operation durations by command, the connections of each
