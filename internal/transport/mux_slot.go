@@ -83,6 +83,8 @@ type slot struct {
 	restored func(attempts int, err error)
 	// used is when a batch lane was last chosen (unix nanoseconds).
 	used atomic.Int64
+	// win admits large writes to the connection (window.go).
+	win window
 }
 
 // get returns the live connection, waiting for a dial when there is none.
