@@ -133,20 +133,25 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, NotSent(err)
 	}
-	s := m.slots[0]
+	route := m.slots[0]
 	if m.routed > 1 {
-		s = m.slots[r.Route%uint32(m.routed)]
+		route = m.slots[r.Route%uint32(m.routed)]
 	}
-	if r.ReadOnly {
-		s = m.largeLane(s)
-	} else if bytes := largeWrite(r); bytes > 0 {
-		if err := s.win.acquire(ctx, m.ctx, 1, bytes); err != nil {
+	if bytes := largeWrite(r); bytes > 0 {
+		if err := route.win.acquire(ctx, m.ctx, 1, bytes); err != nil {
 			return false, err
 		}
-		defer s.win.release(1, bytes)
+		defer route.win.release(1, bytes)
 	}
 	resends, retries := maxResends, r.Retries
 	for {
+		// A read picks its connection anew for each attempt: the lane
+		// of the one before may be redialing, waiting out a backoff,
+		// while the routed connection is up again.
+		s := route
+		if r.ReadOnly {
+			s = m.largeLane(route)
+		}
 		c, err := s.get(ctx, m.cfg.FailFast)
 		if err != nil {
 			return false, err
