@@ -303,10 +303,10 @@ type Options struct {
 	// as its context allows.
 	//
 	// Large writes (commands that are not read-only, of 64 KiB and more)
-	// are never resent after they were written, so the client keeps few of
-	// them written and unanswered on a connection at a time (two, or 2 MiB
-	// of them): the others wait unwritten, within their contexts, and a
-	// break leaves only those few with an unknown outcome.
+	// are never resent after they were written, so the client keeps at
+	// most two of them written and unanswered on a connection at a time:
+	// the others wait unwritten, in order, within their contexts, and a
+	// break leaves at most those two with an unknown outcome.
 	RetryReads int
 	// NoRetryReads turns off the resending of read-only commands whose
 	// outcome is unknown (RetryReads): their callers get the connection

@@ -137,11 +137,11 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	if m.routed > 1 {
 		route = m.slots[r.Route%uint32(m.routed)]
 	}
-	if bytes := largeWrite(r); bytes > 0 {
-		if err := route.win.acquire(ctx, m.ctx, 1, bytes); err != nil {
+	if largeWrite(r) {
+		if err := route.win.acquire(ctx, m.ctx, 1); err != nil {
 			return false, err
 		}
-		defer route.win.release(1, bytes)
+		defer route.win.release(1)
 	}
 	resends, retries := maxResends, r.Retries
 	for {
@@ -260,14 +260,14 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		return NotSent(err)
 	}
-	if n, bytes := largeWrites(rs); n > 0 {
-		if err := s.win.acquire(ctx, m.ctx, n, bytes); err != nil {
+	if n := largeWrites(rs); n > 0 {
+		if err := s.win.acquire(ctx, m.ctx, n); err != nil {
 			for _, r := range rs {
 				r.handler.Recycle()
 			}
 			return err
 		}
-		defer s.win.release(n, bytes)
+		defer s.win.release(n)
 	}
 	all := rs
 	resends, retries := maxResends, -1

@@ -78,7 +78,7 @@ func TestReadRetryCountedAfterProtocolError(t *testing.T) {
 	assert.Equal(t, int32(3), gets.Load(), "once, and Retries (2) times again")
 }
 
-// At most windowMin large writes of 1 MiB are written and unanswered on a
+// At most windowMax large writes of 1 MiB are written and unanswered on a
 // connection; the others wait unwritten. When the connection breaks, the
 // ones written fail with their outcome unknown and the others are sent on
 // the next connection.
@@ -120,7 +120,7 @@ func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
 		defer w.mu.Unlock()
 		return len(w.queue)
 	}
-	require.Eventually(t, func() bool { return queued() == callers-windowMin && read.Load() == windowMin },
+	require.Eventually(t, func() bool { return queued() == callers-windowMax && read.Load() == windowMax },
 		10*time.Second, time.Millisecond, "two written, the others waiting")
 	held.Store(false)
 	p.CloseConns()
@@ -135,42 +135,49 @@ func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
 		assert.ErrorAs(t, err, &ce)
 		assert.NotErrorIs(t, err, ErrNotSent)
 	}
-	assert.Equal(t, windowMin, unknown, "the writes caught by the break: %v", errs)
+	assert.Equal(t, windowMax, unknown, "the writes caught by the break: %v", errs)
 }
 
-// The window admits waiting callers in order, and one whose context ends
-// while waiting leaves without taking room.
+// The window admits waiting callers in order, a batch of more than
+// windowMax alone, and one whose context ends while waiting leaves without
+// taking room.
 func TestWindowOrderAndCancel(t *testing.T) {
 	var w window
 	bg := context.Background()
-	const mib = 1 << 20
-	require.NoError(t, w.acquire(bg, bg, 1, mib))
-	require.NoError(t, w.acquire(bg, bg, 1, mib))
+	require.NoError(t, w.acquire(bg, bg, 1))
+	require.NoError(t, w.acquire(bg, bg, 1))
 
 	ctx, cancel := context.WithCancel(bg)
 	gave := make(chan error, 1)
-	go func() { gave <- w.acquire(ctx, bg, 1, mib) }()
-	next := make(chan error, 1)
+	go func() { gave <- w.acquire(ctx, bg, 1) }()
 	waiting := func(n int) func() bool {
 		return func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.queue) == n }
 	}
 	require.Eventually(t, waiting(1), 5*time.Second, time.Millisecond)
-	go func() { next <- w.acquire(bg, bg, 1, 100) }()
+	batch := make(chan error, 1)
+	go func() { batch <- w.acquire(bg, bg, 5) }()
 	require.Eventually(t, waiting(2), 5*time.Second, time.Millisecond)
+	single := make(chan error, 1)
+	go func() { single <- w.acquire(bg, bg, 1) }()
+	require.Eventually(t, waiting(3), 5*time.Second, time.Millisecond)
 
 	cancel()
 	err := <-gave
 	assert.ErrorIs(t, err, ErrNotSent)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+	w.release(1)
 	select {
-	case <-next:
-		t.Fatal("admitted while the window is full")
+	case <-batch:
+		t.Fatal("a batch of 5 admitted beside another large write")
+	case <-single:
+		t.Fatal("a later caller admitted before the batch waiting")
 	default:
 	}
-	w.release(1, mib)
-	require.NoError(t, <-next)
-	w.release(1, mib)
-	w.release(1, 100)
+	w.release(1)
+	require.NoError(t, <-batch, "alone")
+	w.release(5)
+	require.NoError(t, <-single)
+	w.release(1)
 	assert.Zero(t, w.n)
-	assert.Zero(t, w.bytes)
+	assert.Empty(t, w.queue)
 }
