@@ -19,10 +19,16 @@ func newRetryDelay(cfg *Config) *retryDelay {
 // reset starts over from the smallest delay, after a success.
 func (r *retryDelay) reset() { r.next = r.min }
 
-// wait sleeps for the next delay; it returns false when done closes first.
-func (r *retryDelay) wait(done <-chan struct{}) bool {
+// wait sleeps for the next delay, and doubles the one after; it returns
+// false when done closes first.
+func (r *retryDelay) wait(done <-chan struct{}) bool { return r.waitThen(done, true) }
+
+// waitThen is wait, the delay after doubled only when grow is set.
+func (r *retryDelay) waitThen(done <-chan struct{}, grow bool) bool {
 	d := r.next/2 + rand.N(r.next/2+1)
-	r.next = min(2*r.next, r.max)
+	if grow {
+		r.next = min(2*r.next, r.max)
+	}
 	if r.timer == nil {
 		r.timer = time.NewTimer(d)
 	} else {

@@ -3,9 +3,13 @@ package transport
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,4 +184,53 @@ func TestWindowOrderAndCancel(t *testing.T) {
 	w.release(1)
 	assert.Zero(t, w.n)
 	assert.Empty(t, w.queue)
+}
+
+// A handshake that the network breaks is dialed again at once: with a
+// backoff of an hour, the caller still gets its reply after the first
+// connection was closed in the middle of its HELLO.
+func TestHandshakeCutRedialedAtOnce(t *testing.T) {
+	var hellos atomic.Int32
+	var p *peer
+	p = newPeer(t, func(args []string) string {
+		switch args[0] {
+		case "HELLO":
+			if hellos.Add(1) == 1 {
+				p.CloseConns()
+				return ""
+			}
+			return helloReply
+		case "GET":
+			return "+" + args[1] + "\r\n"
+		}
+		return "+OK\r\n"
+	})
+	m := NewMux(Config{Addr: p.Addr(), MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := newTestReq("GET", "a")
+	require.NoError(t, m.Do(ctx, &r.Request))
+	assert.Equal(t, "a", r.got)
+	assert.Equal(t, int32(2), hellos.Load())
+}
+
+// Which dial failures hold the redial delay: handshakes the network broke,
+// not refused dials, timeouts or the server's error replies.
+func TestCutShort(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&HandshakeError{Step: "HELLO", Err: reset}, true},
+		{&HandshakeError{Step: "HELLO", Err: io.EOF}, true},
+		{&HandshakeError{Step: "CLIENT SETINFO", Err: io.ErrUnexpectedEOF}, true},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, false},
+		{&HandshakeError{Step: "HELLO", Err: os.ErrDeadlineExceeded}, false},
+		{&HandshakeError{Step: "HELLO", Err: NewServerError("LOADING Redis is loading")}, false},
+		{&HandshakeError{Step: "AUTH", Err: NewServerError("WRONGPASS invalid password")}, false},
+	} {
+		assert.Equal(t, c.want, cutShort(c.err), "%v", c.err)
+	}
 }
