@@ -22,15 +22,16 @@ import (
 // TestFaultCompare measures how many calls fail when connections are reset
 // in the middle of large replies and requests, for Respire and its peers
 // in one run. Each shape runs each client, with its defaults, through the
-// fault proxy, which resets every connection at the shape's interval: with values
-// of 128 KiB or 1 MiB in flight all the time, nearly every cut lands in the
-// middle of a reply or of a SET's value. Every call has a deadline
-// (faultTimeout); every value read is checked against the key's own. It
-// counts the calls that failed, per operation and cause. It is a
-// measurement, not a check: set RESPIRE_FAULTCMP=1 to run it,
+// fault proxy, which resets every connection at the shape's interval:
+// with values of 128 KiB or 1 MiB in flight all the time, nearly every
+// reset lands in the middle of a reply or of a SET's value. Every call has
+// a deadline (faultTimeout); every value read is checked against the
+// key's own. It counts the calls that failed, per operation and cause. It
+// is a measurement, not a check: set RESPIRE_FAULTCMP=1 to run it,
 // RESPIRE_FAULTCMP_DURATION (a Go duration, default 3s) for how long each
-// client runs a shape, RESPIRE_FAULTCMP_SHAPES (a comma-separated list of
-// shape names) to run only some.
+// client starts calls at each shape (longer runs vary less on a busy
+// machine), RESPIRE_FAULTCMP_SHAPES (a comma-separated list of shape names) to run
+// only some.
 //
 //	cd benchmarks && RESPIRE_FAULTCMP=1 go test -run TestFaultCompare -v .
 func TestFaultCompare(t *testing.T) {
@@ -191,6 +192,8 @@ func short(err error) string {
 
 var addrs = regexp.MustCompile(`tcp [0-9.:]+->[0-9.:]+: `)
 
+// runFaultShape runs client name through shape sh for dur and counts its
+// calls.
 func runFaultShape(t *testing.T, sh faultShape, name, addr string, dur time.Duration) *faultResult {
 	p, err := faultproxy.New(addr)
 	if err != nil {
@@ -264,14 +267,24 @@ func runFaultShape(t *testing.T, sh faultShape, name, addr string, dur time.Dura
 			}
 		}()
 	}
+	// Calls start for dur; the resets go on until the last call ended,
+	// so that every call runs under them to its end or its deadline.
 	end := time.Now().Add(dur)
 	tick := time.NewTicker(sh.every)
+	defer tick.Stop()
 	for time.Now().Before(end) {
 		<-tick.C
 		p.CutRST()
 	}
-	tick.Stop()
 	close(stop)
-	wg.Wait()
-	return r
+	idle := make(chan struct{})
+	go func() { wg.Wait(); close(idle) }()
+	for {
+		select {
+		case <-idle:
+			return r
+		case <-tick.C:
+			p.CutRST()
+		}
+	}
 }
