@@ -102,9 +102,12 @@ func (o *Options) readSpin() time.Duration {
 const DefaultWatchRetries = 100
 
 // DefaultRetryReads is the RetryReads used when Options.RetryReads is zero:
-// a read whose connection broke under it is sent again on a new
-// connection, up to three times, within its context: enough for a read
-// of a large value while connections are reset every 50 ms.
+// a read whose connection broke under it for a cause it may have brought
+// about itself (a reply the client could not read, a stall), or under a
+// context without a deadline, is sent again up to three times. One whose
+// connection the network broke (a reset, an end of stream) within a
+// deadline is sent again for as long as the deadline allows, whatever
+// RetryReads says.
 const DefaultRetryReads = 3
 
 // retryReads is RetryReads with its default applied.
@@ -299,17 +302,31 @@ type Options struct {
 	// for reads made through Client.Cached; see CacheOptions. It needs
 	// RESP3.
 	ClientCache *CacheOptions
-	// RetryReads is how many times a command that the spec marks read-only
-	// is sent again when its connection broke after it was written, so
-	// that its outcome is unknown (a write is never resent then), each
-	// time on a new connection and within the command's context. Zero
-	// means DefaultRetryReads; NoRetryReads turns such retries off. A
-	// batch is resent this way when every command of it that was left
-	// unanswered is read-only. Tx, Watch, WithConn and blocking commands
-	// are never resent after a write. Whatever this says, a command that
-	// certainly never reached the server (its connection broke before its
-	// bytes were written) is sent again on the new connection, read or
-	// write, as long as its context allows.
+	// RetryReads bounds how many times a command that the spec marks
+	// read-only is sent again when its connection broke after it was
+	// written, so that its outcome is unknown (a write is never resent
+	// then), each time on a new connection and within the command's
+	// context. The bound counts the breaks the command may have caused
+	// itself (a reply the client could not read: ErrProtocol; ErrStalled),
+	// and every break under a context without a deadline; a command whose
+	// connection the network broke (a reset, an end of stream, a failed
+	// write) under a context with a deadline is sent again for as long as
+	// that deadline allows, as rueidis does, without counting: under
+	// connections reset every 30 ms, a read of 1 MiB behind others may be
+	// cut many times before one attempt gets its whole reply. Zero means
+	// DefaultRetryReads; NoRetryReads turns all such retries off. A batch
+	// is resent this way when every command of it that was left unanswered
+	// is read-only. Tx, Watch, WithConn and blocking commands are never
+	// resent after a write. Whatever this says, a command that certainly
+	// never reached the server (its connection broke before its bytes were
+	// written) is sent again on the new connection, read or write, as long
+	// as its context allows.
+	//
+	// Large writes (commands that are not read-only, of 64 KiB and more)
+	// are never resent after they were written, so the client keeps at
+	// most two of them written and unanswered on a connection at a time:
+	// the others wait unwritten, in order, within their contexts, and a
+	// break leaves at most those two with an unknown outcome.
 	RetryReads int
 	// NoRetryReads turns off the resending of read-only commands whose
 	// outcome is unknown (RetryReads): their callers get the connection

@@ -20,15 +20,25 @@ func newRetryDelay(cfg *Config) *retryDelay {
 func (r *retryDelay) reset() { r.next = r.min }
 
 // advance returns the next delay and doubles the one after, up to max.
-func (r *retryDelay) advance() time.Duration {
+func (r *retryDelay) advance() time.Duration { return r.delay(true) }
+
+// delay returns the next delay, the one after doubled (up to max) when
+// grow is set.
+func (r *retryDelay) delay(grow bool) time.Duration {
 	d := r.next/2 + rand.N(r.next/2+1)
-	r.next = min(2*r.next, r.max)
+	if grow {
+		r.next = min(2*r.next, r.max)
+	}
 	return d
 }
 
-// wait sleeps for the next delay; it returns false when done closes first.
-func (r *retryDelay) wait(done <-chan struct{}) bool {
-	d := r.advance()
+// wait sleeps for the next delay, and doubles the one after; it returns
+// false when done closes first.
+func (r *retryDelay) wait(done <-chan struct{}) bool { return r.waitThen(done, true) }
+
+// waitThen is wait, the delay after doubled only when grow is set.
+func (r *retryDelay) waitThen(done <-chan struct{}, grow bool) bool {
+	d := r.delay(grow)
 	if r.timer == nil {
 		r.timer = time.NewTimer(d)
 	} else {

@@ -3,10 +3,14 @@ package transport
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/respire-go/respire/internal/transport/resp"
 )
 
 // Mux multiplexes requests over Config.Connections connections to one
@@ -104,8 +108,12 @@ func (m *Mux) Connect(ctx context.Context) error {
 // ErrNotSent.
 //
 // A request whose connection broke before its bytes were written is sent
-// again on the next connection (a few times at most, within ctx). One whose
-// connection broke after that is sent again only while r.Retries allows.
+// again on the next connection, within ctx. One whose connection broke
+// after that is sent again only if r.Retries is not zero: as long as ctx
+// allows when the network broke it (a reset, an end of stream) and ctx has
+// a deadline; else at most r.Retries times (see free). A large write (not
+// read-only, a payload of DirectPayload or more) may first wait, unwritten,
+// for room in its connection's write window (window.go).
 func (m *Mux) Do(ctx context.Context, r *Request) error {
 	abandoned, err := m.Try(ctx, r)
 	if err != nil && !abandoned {
@@ -124,15 +132,25 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, NotSent(err)
 	}
-	s := m.slots[0]
+	route := m.slots[0]
 	if m.routed > 1 {
-		s = m.slots[r.Route%uint32(m.routed)]
+		route = m.slots[r.Route%uint32(m.routed)]
 	}
-	if r.ReadOnly {
-		s = m.largeLane(s)
+	if largeWrite(r) {
+		if err := route.win.acquire(ctx, m.ctx, 1); err != nil {
+			return false, err
+		}
+		defer route.win.release(1)
 	}
 	resends, retries := maxResends, r.Retries
 	for {
+		// A read picks its connection anew for each attempt: the lane
+		// of the one before may be redialing, waiting out a backoff,
+		// while the routed connection is up again.
+		s := route
+		if r.ReadOnly {
+			s = m.largeLane(route)
+		}
 		c, err := s.get(ctx, m.cfg.FailFast)
 		if err != nil {
 			return false, err
@@ -164,11 +182,13 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 }
 
 // maxResends bounds how often a request whose connection broke before it
-// was written is sent again.
+// was written is sent again, when that is counted (see free).
 const maxResends = 3
 
 // again reports whether a request that failed with err, its reply not
-// handled, should be sent again, and counts the attempt.
+// handled, should be sent again, and counts the attempt unless it is free.
+// A request never written is sent again (resends bounding the attempts);
+// one written is only while retries, its Retries, allows.
 func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
 	if ctx.Err() != nil || errors.Is(err, ErrClosed) || NotHere(err) {
 		return false
@@ -176,15 +196,43 @@ func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
 	var ce *ConnError
 	switch {
 	case errors.Is(err, ErrNotSent):
+		if free(ctx, err) {
+			return true
+		}
 		if *resends > 0 {
 			*resends--
 			return true
 		}
 	case errors.As(err, &ce) && *retries > 0:
-		*retries--
+		if !free(ctx, err) {
+			*retries--
+		}
 		return true
 	}
 	return false
+}
+
+// free reports whether sending again a request that failed with err, a
+// broken connection's error, costs none of its attempts: when ctx has a
+// deadline, which bounds the attempts by itself, and the request cannot
+// have broken the connection itself. A reset, an end of stream or a failed
+// write comes from the network or the server, and a request caught in it
+// (a read of a large value, cut in the middle of its reply as often as
+// the connection is) is sent again for as long as its context allows. A
+// reply the client could not read (ErrProtocol: malformed, or beyond
+// Limits) or one that made no progress (ErrStalled) may be the request's
+// own doing, and would be again: those retries are counted, as every
+// retry is under a context without a deadline.
+func free(ctx context.Context, err error) bool {
+	if _, ok := ctx.Deadline(); !ok {
+		return false
+	}
+	var ce *ConnError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	return !errors.Is(ce.Err, resp.ErrProtocol) && !errors.Is(ce.Err, ErrStalled) &&
+		!errors.Is(ce.Err, os.ErrDeadlineExceeded) && !errors.Is(ce.Err, io.ErrNoProgress)
 }
 
 // DoMulti sends rs in one write on one connection (chosen by rs[0].Route,
@@ -194,8 +242,9 @@ func again(ctx context.Context, err error, resends *int, retries *uint8) bool {
 // again, as Do does. When it broke after, the requests left unanswered (a
 // tail of the batch, replies coming in order) are sent again on the next
 // connection if every one of them either was never written or allows a
-// retry (Retries, the smallest of theirs bounding the attempts); those
-// answered before keep their replies.
+// retry (Retries, the smallest of theirs bounding the attempts that count,
+// as for Do); those answered before keep their replies. A batch with large
+// writes waits for room in the write window for all of them at once.
 func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 	if len(rs) == 0 {
 		return nil
@@ -210,6 +259,15 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		return NotSent(err)
 	}
+	if n := largeWrites(rs); n > 0 {
+		if err := s.win.acquire(ctx, m.ctx, n); err != nil {
+			for _, r := range rs {
+				r.handler.Recycle()
+			}
+			return err
+		}
+		defer s.win.release(n)
+	}
 	all := rs
 	resends, retries := maxResends, -1
 	for {
@@ -220,14 +278,17 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		var none uint8
 		switch {
-		case err == errResend && again(ctx, NotSent(err), &resends, &none):
+		case err == errResend && again(ctx, rs[len(rs)-1].err, &resends, &none):
 			continue
 		case err == errRetry:
 			if retries < 0 {
 				retries = int(minRetries(rs[from:]))
 			}
-			if retries > 0 && ctx.Err() == nil && !m.closed.Load() {
-				retries--
+			cause := rs[len(rs)-1].err
+			if retries > 0 && ctx.Err() == nil && !m.closed.Load() && !NotHere(cause) {
+				if !free(ctx, cause) {
+					retries--
+				}
 				rs = rs[from:]
 				continue
 			}
