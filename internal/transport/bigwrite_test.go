@@ -231,6 +231,13 @@ func TestFlatJoinsRefs(t *testing.T) {
 // which reads nothing until the test does.
 func tcpConn(t *testing.T) (*conn, net.Conn) {
 	t.Helper()
+	return tcpConnRead(t, false)
+}
+
+// tcpConnRead is tcpConn, the replies read by callers (direct) or by the
+// background reader, which then reads at all times.
+func tcpConnRead(t *testing.T, direct bool) (*conn, net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -238,7 +245,7 @@ func tcpConn(t *testing.T) (*conn, net.Conn) {
 	require.NoError(t, err)
 	srv, err := ln.Accept()
 	require.NoError(t, err)
-	cfg := Config{Addr: ln.Addr().String(), NoDirectRead: true}.withDefaults()
+	cfg := Config{Addr: ln.Addr().String(), NoDirectRead: !direct}.withDefaults()
 	var wg sync.WaitGroup
 	c := newConn(&cfg, cli, resp.NewReader(cli, cfg.Limits), ConnInfo{}, &wg, nil)
 	require.True(t, c.boundable)
@@ -384,4 +391,36 @@ func TestVectorSplitsFirstLarge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCutShortWriteNotSent: when a write fails part way (the writer sees
+// the reset; nothing reads here, as when callers read their own replies),
+// the requests whose bytes were handed to the socket in full may have run
+// (outcome unknown), and those cut short or never reached certainly did
+// not: their errors match ErrNotSent.
+func TestCutShortWriteNotSent(t *testing.T) {
+	c, srv := tcpConnRead(t, true)
+	a := newTestReq("INCR", "a")
+	b := refReq(patterned(64 << 20))
+	d := newTestReq("INCR", "d")
+	for _, r := range []*Request{&a.Request, &b.Request, &d.Request} {
+		r.state.Store(stateWaiting)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- c.sendCtx(context.Background(), &a.Request, &b.Request, &d.Request) }()
+	// Read a's bytes and some of b's, then reset: b's write cannot have
+	// gone out whole.
+	head := make([]byte, len(a.payload)+100)
+	_, err := io.ReadFull(srv, head)
+	require.NoError(t, err)
+	require.NoError(t, srv.(*net.TCPConn).SetLinger(0))
+	require.NoError(t, srv.Close())
+	require.NoError(t, <-sent)
+	for _, r := range []*Request{&a.Request, &b.Request, &d.Request} {
+		<-r.done
+	}
+	assert.NotErrorIs(t, a.err, ErrNotSent, "a was written whole: its outcome is unknown")
+	assert.ErrorIs(t, b.err, ErrNotSent, "b was cut short")
+	assert.ErrorIs(t, d.err, ErrNotSent, "d never left")
+	c.letGo([]*Request{&b.Request}, b.bigSeq, false)
 }

@@ -268,12 +268,13 @@ func (c *conn) flush(maxRounds int, until time.Time) {
 // connection is still usable; when not, it has released c.mu.
 func (c *conn) wrote1(w heldWrite, err error) bool {
 	c.writes.Add(1)
-	if err != nil && w.n == 0 {
-		// Not a byte left: the socket refused the write (a reset from
-		// the peer, already received), so these requests certainly did
-		// not reach the server. They sit right before the ones queued
-		// meanwhile, at the tail of pending.
-		c.unwritten += w.batch
+	if err != nil {
+		// The requests whose bytes the write did not all hand to the
+		// socket (every one when the socket refused it: a reset from
+		// the peer, already received) certainly did not run: the server
+		// drops a command cut short with its connection. They sit right
+		// before the ones queued meanwhile, at the tail of pending.
+		c.unwritten += c.cutShortOf(w)
 	}
 	c.wroteOne()
 	if cap(w.buf) <= keepBuf {
@@ -288,6 +289,26 @@ func (c *conn) wrote1(w heldWrite, err error) bool {
 		return false
 	}
 	return true
+}
+
+// cutShortOf counts the requests of w, a write that failed, whose bytes
+// it did not hand to the socket in full: walking back from the last, each
+// whose frame ends past the w.n bytes written. (When the reader sees the
+// break first, the requests of the write in progress fail before it
+// returns, as written: their outcome stays unknown.) c.mu is held.
+func (c *conn) cutShortOf(w heldWrite) int {
+	end := int64(len(w.buf))
+	for _, s := range w.big {
+		end += int64(len(s.data))
+	}
+	written := c.pending.size - c.unwritten // w's requests end these
+	k := 0
+	for k < w.batch && k < written && end > w.n {
+		r := c.pending.at(written - 1 - k)
+		end -= int64(r.size())
+		k++
+	}
+	return k
 }
 
 func (c *conn) writeLoop() {

@@ -34,3 +34,8 @@ func (q *fifo) pop() *Request {
 	q.size--
 	return r
 }
+
+// at returns the request i places from the head (0 <= i < size).
+func (q *fifo) at(i int) *Request {
+	return q.buf[(q.head+i)&(len(q.buf)-1)]
+}

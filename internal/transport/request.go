@@ -75,6 +75,16 @@ func (r *Request) Init(h Handler) {
 // which must then not be written to again (drop it instead).
 func (r *Request) SetPayload(b []byte) { r.payload, r.refs = b, nil }
 
+// size is how many bytes r puts in a write: its payload and its large
+// arguments.
+func (r *Request) size() int {
+	n := len(r.payload)
+	for _, f := range r.refs {
+		n += len(f.Data)
+	}
+	return n
+}
+
 // deliver hands the reply to the handler unless the caller left.
 func (r *Request) deliver(m resp.Msg) {
 	if r.state.Load() == stateAbandoned {
