@@ -65,7 +65,7 @@ func (conn *SetupConn) Do(ctx context.Context, args ...any) (Reply, error) {
 		if e, ok := err.(*Error); ok {
 			e.Command = name
 		}
-		return r, err
+		return r, hideInError(err, args)
 	}
 	return r, nil
 }
