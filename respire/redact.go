@@ -42,17 +42,19 @@ const RedactedText = "xxxxx"
 // masteruser and primaryuser are user names, kept as AUTH's is.
 var secretConfigs = []string{"requirepass", "masterauth", "primaryauth", "tls-key-file-pass", "tls-client-key-file-pass"}
 
-// redactions holds the reviewed forms, by command name (a container's
-// name with its subcommand, upper case). Each function rewrites the words
-// of one command in place.
-var redactions = map[string]func(w []string){
-	"AUTH":            redactAuth,
-	"HELLO":           redactHello,
-	"MIGRATE":         redactMigrate,
-	"CONFIG SET":      func(w []string) { redactPairs(w, 2, secretConfigs) },
-	"ACL SETUSER":     redactACLRules,
-	"SENTINEL SET":    func(w []string) { redactPairs(w, 3, []string{"auth-pass"}) },
-	"SENTINEL CONFIG": redactSentinelConfig,
+// redactions holds the reviewed forms: a command (and its subcommand, or
+// "") and the function that rewrites its words in place.
+var redactions = []struct {
+	cmd, sub string
+	fn       func(w []string)
+}{
+	{"AUTH", "", redactAuth},
+	{"HELLO", "", redactHello},
+	{"MIGRATE", "", redactMigrate},
+	{"CONFIG", "SET", func(w []string) { redactPairs(w, 2, secretConfigs) }},
+	{"ACL", "SETUSER", redactACLRules},
+	{"SENTINEL", "SET", func(w []string) { redactPairs(w, 3, []string{"auth-pass"}) }},
+	{"SENTINEL", "CONFIG", redactSentinelConfig},
 }
 
 // redactWords replaces, in place, the words of a command (its name
@@ -75,28 +77,31 @@ func redactWords(w []string) bool {
 }
 
 // redactionOf returns the function that redacts a command given as words,
-// or nil for a command that carries no credential.
+// or nil for a command that carries no credential. It allocates nothing,
+// since a tracer renders every command.
 func redactionOf(w []string) func([]string) {
 	if len(w) == 0 {
 		return nil
 	}
-	name := strings.ToUpper(w[0])
-	if len(w) > 1 {
-		if f := redactions[name+" "+strings.ToUpper(w[1])]; f != nil {
-			return f
+	for _, r := range redactions {
+		if strings.EqualFold(w[0], r.cmd) && (r.sub == "" || len(w) > 1 && strings.EqualFold(w[1], r.sub)) {
+			return r.fn
 		}
 	}
-	return redactions[name]
+	return nil
 }
 
 // redactsName reports whether a command of this name (as cmd.name gives
-// it: "CONFIG SET", "ACL SETUSER", or a raw command's first word) may
-// carry a credential; a cheap test before looking at the words.
+// it, upper case: "CONFIG SET", "ACL SETUSER", or a raw command's first
+// word) may carry a credential; a cheap test before looking at the words.
 func redactsName(name string) bool {
-	if _, ok := redactions[name]; ok {
-		return true
+	first, _, _ := strings.Cut(name, " ")
+	for _, r := range redactions {
+		if first == r.cmd {
+			return true
+		}
 	}
-	return name == "SENTINEL" || name == "CONFIG" || name == "ACL"
+	return false
 }
 
 // redactAuth: AUTH password, AUTH username password. Anything longer is
