@@ -48,10 +48,15 @@ type flight struct {
 }
 
 // New returns a Cache over c, which must have Options.ClientCache, or an
-// error wrapping ErrInvalidOption.
+// error wrapping ErrInvalidOption: one that also wraps
+// respire.ErrCacheDisabled when c has no client-side cache.
 func New(c *respire.Client, o Options) (*Cache, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: nil client", ErrInvalidOption)
+	}
+	if c.Options().ClientCache == nil {
+		return nil, fmt.Errorf("%w: the client has no client-side cache: set respire.Options.ClientCache "+
+			"(&respire.CacheOptions{}) when creating it: %w", ErrInvalidOption, respire.ErrCacheDisabled)
 	}
 	if o.TTL < time.Millisecond {
 		return nil, fmt.Errorf("%w: TTL %v is under a millisecond", ErrInvalidOption, o.TTL)

@@ -43,6 +43,6 @@
 //   - Values are strings: encode other types yourself (package codec/typed
 //     has codecs). An absent value must be encoded too (an empty string, a
 //     marker) if it should be cached; a loader error is never cached.
-//   - The client needs Options.ClientCache; without it Get returns an error
-//     wrapping respire.ErrCacheDisabled.
+//   - The client needs Options.ClientCache; without it New fails with an
+//     error wrapping ErrInvalidOption and respire.ErrCacheDisabled.
 package aside

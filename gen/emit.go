@@ -89,6 +89,16 @@ func (g *generator) emitInfos(f *jen.File) {
 		}
 	}))
 
+	f.Comment("connSetupCommands are the commands of connStateCommands that Options.OnConnect may send:")
+	f.Comment("they set an attribute every connection of a client may carry alike (\"NAME: - [setup] reason\").")
+	f.Var().Id("connSetupCommands").Op("=").Map(jen.String()).Bool().Values(jen.DictFunc(func(d jen.Dict) {
+		for _, e := range g.excluded {
+			if e.setup && !e.container {
+				d[jen.Lit(e.name)] = jen.True()
+			}
+		}
+	}))
+
 	// A lookup by name, for Do: a command sent by name gets the same
 	// routing (blocking pool, cache, server check) as its typed method.
 	f.Comment("commandsByName finds a command's description by its upper-case name (\"GET\", \"CLIENT KILL\").")

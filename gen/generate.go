@@ -25,6 +25,11 @@ type Config struct {
 	Package string
 	// Supplement adds to what the servers' COMMAND DOCS say; nil for none.
 	Supplement *Supplement
+	// SharedSafe are the commands the spec marks as dealing with
+	// connections that were reviewed as safe on a shared connection, with
+	// why (see connstate.go); nil means the reviewed list of the
+	// repository. For tests with specs of their own.
+	SharedSafe map[string]string
 }
 
 // Output is the generated files, by base name, and what was left out.
@@ -73,13 +78,16 @@ type generator struct {
 	rep      *replies
 	methods  []*method
 	excluded []excludedCmd
-	infos    []*spec.Command
-	skipped  []string
-	emitted  map[string]bool
-	lacks    map[string]map[string][]string          // from the supplement: command, server, arguments
-	zero     map[string]map[string]string            // from the supplement: command, argument, what 0 means
-	without  map[string]map[string]map[string]string // from the supplement: TypesWithout by command
-	units    map[string]map[string]string            // from the supplement: command, argument, unit
+	// sharedListed are the generated commands of Config.SharedSafe, for
+	// zz_excluded.md.
+	sharedListed []string
+	infos        []*spec.Command
+	skipped      []string
+	emitted      map[string]bool
+	lacks        map[string]map[string][]string          // from the supplement: command, server, arguments
+	zero         map[string]map[string]string            // from the supplement: command, argument, what 0 means
+	without      map[string]map[string]map[string]string // from the supplement: TypesWithout by command
+	units        map[string]map[string]string            // from the supplement: command, argument, unit
 }
 
 type excludedCmd struct {
@@ -87,6 +95,7 @@ type excludedCmd struct {
 	servers      []string
 	group        string
 	container    bool // a container command (CLIENT, CONFIG): not callable on its own
+	setup        bool // Options.OnConnect may send it ("NAME: - [setup] reason")
 }
 
 // Generate builds the generated files.
@@ -134,6 +143,7 @@ func (g *generator) build() error {
 	var missing []string
 	var errs []error
 	known := map[string]bool{}
+	generated := map[string]bool{}
 	for i := range s.Commands {
 		cmd := &s.Commands[i]
 		known[cmd.Name] = true
@@ -148,9 +158,10 @@ func (g *generator) build() error {
 			missing = append(missing, cmd.Name)
 			continue
 		case e.Reply == nil:
-			g.excluded = append(g.excluded, excludedCmd{cmd.Name, e.Excluded, cmd.Servers, cmd.Group, containers[cmd.Name]})
+			g.excluded = append(g.excluded, excludedCmd{cmd.Name, e.Excluded, cmd.Servers, cmd.Group, containers[cmd.Name], e.Setup})
 			continue
 		}
+		generated[cmd.Name] = true
 		if err := g.buildCommand(cmd, e); err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: %s: %w", g.cfg.Replies.File, e.Line, cmd.Name, err))
 		}
@@ -164,6 +175,13 @@ func (g *generator) build() error {
 			errs = append(errs, fmt.Errorf("%s:%d: %s is not a command of the spec", g.cfg.Replies.File, e.Line, name))
 		}
 	}
+	excluded := map[string]bool{}
+	for _, e := range g.excluded {
+		excluded[e.name] = true
+	}
+	listed, connErrs := checkConnState(s, generated, excluded, g.sharedSafe(), g.cfg.Replies.File)
+	g.sharedListed = listed
+	errs = append(errs, connErrs...)
 	if err := g.checkNames(); err != nil {
 		errs = append(errs, err)
 	}
@@ -362,12 +380,21 @@ func (g *generator) excludedDoc() []byte {
 	b.WriteString("`Client.DoBlocking`, `Batch.Do` and `Tx.Do` refuse every one of them but the\n")
 	b.WriteString("container commands with an `*ArgError` that names the safe way; `Client.WithConn`\n")
 	b.WriteString("runs them on a connection of the caller's own, closed afterwards.\n\n")
+	b.WriteString("Those marked *setup* set an attribute that every connection of a client may carry\n")
+	b.WriteString("alike: `Options.OnConnect` may send them on each new connection (`SetupConn.Do`).\n\n")
 	b.WriteString("| Command | Group | Reason |\n|---|---|---|\n")
 	ex := slices.Clone(g.excluded)
 	sort.Slice(ex, func(i, j int) bool { return ex[i].name < ex[j].name })
 	for _, e := range ex {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.name, e.group, strings.ReplaceAll(e.reason, "|", "\\|"))
+		reason := strings.ReplaceAll(e.reason, "|", "\\|")
+		if e.setup {
+			reason = "*setup*: " + reason
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e.name, e.group, reason)
 	}
+	var safe strings.Builder
+	sharedSafeDoc(&safe, g.sharedListed, g.sharedSafe())
+	b.WriteString(safe.String())
 	return b.Bytes()
 }
 

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,48 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// testSharedSafe is the reviewed list, plus CLIENT NO-EVICT, which the
+// test spec keeps as a method for its ON|OFF argument.
+var testSharedSafe = func() map[string]string {
+	m := maps.Clone(reviewedSharedSafe)
+	m["CLIENT NO-EVICT"] = "kept in the test spec for its ON|OFF argument"
+	return m
+}()
+
+// TestConnStateDecided: a command the spec marks as dealing with
+// connections gets no method unless it is refused or reviewed, and a
+// reviewed entry must name such a command.
+func TestConnStateDecided(t *testing.T) {
+	s, r := loadTestdata(t)
+	_, err := Generate(Config{Spec: s, Replies: r})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "CLIENT NO-EVICT: the spec marks it as dealing with connections (ACL category @connection)")
+	assert.Contains(t, err.Error(), "reviewedSharedSafe in gen/connstate.go")
+
+	stale := maps.Clone(testSharedSafe)
+	stale["GET"] = "not a connection command"
+	_, err = Generate(Config{SharedSafe: stale, Spec: s, Replies: r})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lists GET, which is excluded or not marked by the spec as dealing with connections")
+
+	// An exclusion decides it too; a setup one is listed as such.
+	full, err := ParseReplies("r", strings.Replace(mustRead(t, "testdata/replies.txt"),
+		"CLIENT NO-EVICT: ok", "CLIENT NO-EVICT: - [setup] exempts the connection from eviction", 1))
+	require.NoError(t, err)
+	out, err := Generate(Config{Spec: s, Replies: full})
+	require.NoError(t, err)
+	assert.Contains(t, string(out.Files["zz_excluded.md"]), "| `CLIENT NO-EVICT` | connection | *setup*: exempts the connection from eviction |")
+	assert.Contains(t, string(out.Files["zz_commands.go"]), `"CLIENT NO-EVICT": true`)
+	assert.Contains(t, string(out.Files["zz_excluded.md"]), "| `CLIENT KILL` | closes other connections")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
 
 func loadTestdata(t *testing.T) (*spec.Spec, *Replies) {
 	t.Helper()
@@ -37,7 +80,7 @@ func loadTestSupplement(t *testing.T) *Supplement {
 // change and review the diff.
 func TestGolden(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
+	out, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
 	require.NoError(t, err)
 	dir := filepath.Join("testdata", "golden")
 	if *update {
@@ -70,10 +113,10 @@ func TestGolden(t *testing.T) {
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	s, r := loadTestdata(t)
-	a, err := Generate(Config{Spec: s, Replies: r})
+	a, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r})
 	require.NoError(t, err)
 	for range 3 {
-		b, err := Generate(Config{Spec: s, Replies: r})
+		b, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r})
 		require.NoError(t, err)
 		assert.Equal(t, a.Files, b.Files)
 	}
@@ -83,7 +126,7 @@ func TestGenerateRefusesMissingReplies(t *testing.T) {
 	s, r := loadTestdata(t)
 	delete(r.Entries, "GET")
 	delete(r.Entries, "CLIENT LIST")
-	_, err := Generate(Config{Spec: s, Replies: r})
+	_, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r})
 	var missing *MissingError
 	require.ErrorAs(t, err, &missing)
 	assert.Equal(t, []string{"CLIENT LIST", "GET"}, missing.Commands)
@@ -92,7 +135,7 @@ func TestGenerateRefusesMissingReplies(t *testing.T) {
 	// The container CLIENT needs no entry: it is not callable alone.
 	assert.NotContains(t, missing.Commands, "CLIENT")
 
-	out, err := Generate(Config{Spec: s, Replies: r, AllowMissing: true})
+	out, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r, AllowMissing: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"CLIENT LIST", "GET"}, out.Skipped)
 	assert.NotContains(t, string(out.Files["zz_commands.go"]), ") Get(")
@@ -111,7 +154,7 @@ func TestGenerateRejectsBadEntries(t *testing.T) {
 		for k, v := range r.Entries {
 			full.Entries[k] = v
 		}
-		_, err = Generate(Config{Spec: s, Replies: full})
+		_, err = Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: full})
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -119,14 +162,14 @@ func TestGenerateRejectsBadEntries(t *testing.T) {
 	full, err := LoadReplies("testdata/replies.txt")
 	require.NoError(t, err)
 	full.Entries["ZRANGE"].Variants[0].Selectors = []string{"WITHSCOREZ"}
-	_, err = Generate(Config{Spec: s, Replies: full})
+	_, err = Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: full})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `ZRANGE: variant WITHSCOREZ: no argument has the token or name "WITHSCOREZ"`)
 }
 
 func TestVariantShapes(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
+	out, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r, Supplement: loadTestSupplement(t)})
 	require.NoError(t, err)
 	src := string(out.Files["zz_commands.go"])
 	for _, sig := range []string{
@@ -166,7 +209,7 @@ func TestOptionalTupleKinds(t *testing.T) {
 		r, err := ParseReplies("replies.txt", c.reply)
 		require.NoError(t, err)
 		full.Entries["GEOSEARCH"] = r.Entries["GEOSEARCH"]
-		out, err := Generate(Config{Spec: s, Replies: full})
+		out, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: full})
 		if c.want != "" {
 			assert.ErrorContains(t, err, c.want)
 			continue

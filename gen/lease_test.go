@@ -12,7 +12,7 @@ import (
 // Append form; status replies, aggregates and keyless commands do not.
 func TestLeaseForms(t *testing.T) {
 	s, r := loadTestdata(t)
-	out, err := Generate(Config{Spec: s, Replies: r})
+	out, err := Generate(Config{SharedSafe: testSharedSafe, Spec: s, Replies: r})
 	require.NoError(t, err)
 	src := string(out.Files["zz_commands.go"])
 	for _, sig := range []string{

@@ -136,8 +136,13 @@ func (t *Type) write(b *strings.Builder) {
 type Entry struct {
 	Command  string
 	Line     int
-	Reply    *Type     // nil when excluded
-	Excluded string    // the reason, for "NAME: - reason"
+	Reply    *Type  // nil when excluded
+	Excluded string // the reason, for "NAME: - reason"
+	// Setup marks an exclusion written "NAME: - [setup] reason": the
+	// command sets an attribute of its connection that every connection
+	// of a client may carry alike (its name, eviction), so that
+	// Options.OnConnect may send it while a connection is set up.
+	Setup    bool
 	Variants []Variant // "; SEL => TYPE" parts
 }
 

@@ -70,7 +70,11 @@ func formatReplies(r *Replies) string {
 	for _, name := range sortedKeys(r.Entries) {
 		e := r.Entries[name]
 		if e.Reply == nil {
-			fmt.Fprintf(&b, "%s: - %s\n", name, e.Excluded)
+			tag := ""
+			if e.Setup {
+				tag = setupTag + " "
+			}
+			fmt.Fprintf(&b, "%s: - %s%s\n", name, tag, e.Excluded)
 			continue
 		}
 		fmt.Fprintf(&b, "%s: %s", name, e.Reply)

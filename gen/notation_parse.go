@@ -142,7 +142,12 @@ type notationError struct {
 
 func (e *notationError) Error() string { return e.msg }
 
-// parseEntry parses "NAME: TYPE [; SEL => TYPE]..." and "NAME: - reason".
+// setupTag starts the reason of an exclusion that Options.OnConnect may
+// still send: "NAME: - [setup] reason".
+const setupTag = "[setup]"
+
+// parseEntry parses "NAME: TYPE [; SEL => TYPE]...", "NAME: - reason" and
+// "NAME: - [setup] reason".
 func parseEntry(s string, line int) (*Entry, *notationError) {
 	head, body, ok := strings.Cut(s, ":")
 	if !ok {
@@ -160,6 +165,10 @@ func parseEntry(s string, line int) (*Entry, *notationError) {
 	e := &Entry{Command: name, Line: line}
 	body = strings.TrimSpace(body)
 	if reason, ok := strings.CutPrefix(body, "-"); ok {
+		reason = strings.TrimSpace(reason)
+		if r, ok := strings.CutPrefix(reason, setupTag); ok {
+			e.Setup, reason = true, r
+		}
 		e.Excluded = strings.TrimSpace(reason)
 		if e.Excluded == "" {
 			return nil, &notationError{line, name + ": an exclusion needs a reason: NAME: - reason"}

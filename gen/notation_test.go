@@ -24,6 +24,7 @@ X: (int | str)?
 Y: int | str
 Z: [{str:[int?]}]?
 SUBSCRIBE: - puts the connection in subscriber mode (use Subscribe)
+CLIENT SETNAME: - [setup] names the connection (use Options.ClientName)
 INFO: <
   a:int,
   b:str,
@@ -56,7 +57,12 @@ INFO: <
 	sub := r.Entries["SUBSCRIBE"]
 	assert.Nil(t, sub.Reply)
 	assert.Equal(t, "puts the connection in subscriber mode (use Subscribe)", sub.Excluded)
-	assert.Equal(t, 16, r.Entries["INFO"].Line)
+	assert.False(t, sub.Setup)
+	setName := r.Entries["CLIENT SETNAME"]
+	assert.Nil(t, setName.Reply)
+	assert.True(t, setName.Setup, "[setup]: Options.OnConnect may send it")
+	assert.Equal(t, "names the connection (use Options.ClientName)", setName.Excluded)
+	assert.Equal(t, 17, r.Entries["INFO"].Line)
 }
 
 func TestParseRepliesRoundTrip(t *testing.T) {
@@ -80,6 +86,7 @@ func TestParseRepliesErrors(t *testing.T) {
 		{"GET: Foo", "f:1: unknown type Foo"},
 		{"GET: str\nGET: int", "f:2: GET has a second entry (the first is at line 1)"},
 		{"GET: -", "f:1: GET: an exclusion needs a reason"},
+		{"GET: - [setup]", "f:1: GET: an exclusion needs a reason"},
 		{"GET: str ; WITHX", `f:1: GET: variant "WITHX": want SEL => TYPE`},
 		{"GET: str ; A as lower => int", `f:1: GET: variant: "lower" after as is not an exported Go name`},
 		{"type A = (x:A)", "f:1: type A refers to itself"},

@@ -50,11 +50,15 @@
 // Respire's Subscribe and Watch). Conn returns a go-redis Conn whose
 // commands run on Respire's shared connections like any other, not on a
 // connection of their own: commands that would change a connection's state
-// (SELECT, CLIENT SETNAME, CLIENT REPLY, ...) are refused by Respire's Do
-// with an *respire.ArgError, there as everywhere (use Respire's Options.DB
-// or WithConn). go-redis's own options (timeouts, retries, pool sizes) do
-// not apply: Respire's Options do. As in go-redis, a generic Cmd holds a
-// RESP3 big number as a *big.Int and a map as a map[interface{}]interface{}.
+// (SELECT, CLIENT SETNAME, CLIENT NO-EVICT, CLIENT REPLY, ...) are refused by
+// Respire's Do with an *respire.ArgError, there as everywhere (use
+// Respire's Options.DB, Options.ClientName, Options.OnConnect or
+// WithConn). go-redis's own options (timeouts, retries, pool sizes) do not
+// apply: Respire's Options do. As in go-redis, a generic Cmd holds a RESP3
+// big number as a *big.Int and a map as a map[interface{}]interface{}.
+// Credentials show as xxxxx wherever Respire renders a command (its
+// tracer, interceptors and errors); go-redis's own Cmd.String shows the
+// arguments as given.
 //
 // docs/ecosystem.md in the repository has the tested versions and details.
 package goredis

@@ -45,8 +45,8 @@ type Options struct {
 	Prefix string
 	// Notifier, when set, wakes waiters on the server's invalidations of
 	// the lock key (see the package documentation); the client must have
-	// Options.ClientCache and Options.Tracer from Notifier.Tracer. When nil,
-	// waiters are woken by messages on Channel.
+	// Options.ClientCache and Options.Tracer from Notifier.Tracer, which
+	// New checks. When nil, waiters are woken by messages on Channel.
 	Notifier *Notifier
 	// Channel is the pub/sub channel releases publish to and waiters
 	// listen on when Notifier is nil; "" means Prefix+"released".
@@ -66,7 +66,11 @@ type Locker struct {
 	closed bool
 }
 
-// New returns a Locker over c, or an error wrapping ErrInvalidOption.
+// New returns a Locker over c, or an error wrapping ErrInvalidOption that
+// says what is wrong: a bad TTL or Prefix, or a Notifier that the client
+// is not set up for (no Options.ClientCache, or an Options.Tracer that is
+// not the Notifier's), with which waiters would only wake when the
+// holder's TTL ran out.
 func New(c *respire.Client, o Options) (*Locker, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: nil client", ErrInvalidOption)
@@ -85,6 +89,9 @@ func New(c *respire.Client, o Options) (*Locker, error) {
 	}
 	l := &Locker{c: c, o: o}
 	if o.Notifier != nil {
+		if err := o.Notifier.check(c); err != nil {
+			return nil, err
+		}
 		l.wait = &o.Notifier.w
 	} else {
 		if l.o.Channel == "" {

@@ -35,6 +35,38 @@ func TestNewValidates(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// TestNewChecksNotifier: a Notifier the client is not set up for (no
+// client-side cache, or a Tracer that is not the Notifier's) is refused at
+// construction, naming what is missing; waiters would otherwise only wake
+// when the holder's TTL ran out.
+func TestNewChecksNotifier(t *testing.T) {
+	n := NewNotifier()
+	client := func(o respire.Options) *respire.Client {
+		o.Addr = "127.0.0.1:1"
+		c, err := respire.NewClient(o)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	for _, c := range []struct {
+		name string
+		opts respire.Options
+		want string
+	}{
+		{"no cache", respire.Options{Tracer: n.Tracer(nil)}, "Options.ClientCache"},
+		{"no tracer", respire.Options{ClientCache: &respire.CacheOptions{}}, "n.Tracer(opts.Tracer)"},
+		{"another tracer", respire.Options{ClientCache: &respire.CacheOptions{}, Tracer: &respire.Tracer{}}, "Options.Tracer"},
+		{"another Notifier's", respire.Options{ClientCache: &respire.CacheOptions{}, Tracer: NewNotifier().Tracer(nil)}, "Options.Tracer"},
+	} {
+		_, err := New(client(c.opts), Options{Notifier: n})
+		require.ErrorIs(t, err, ErrInvalidOption, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+	l, err := New(client(respire.Options{ClientCache: &respire.CacheOptions{}, Tracer: n.Tracer(&respire.Tracer{})}), Options{Notifier: n})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+}
+
 func TestWaiters(t *testing.T) {
 	var w waiters
 	a, b := w.add("k"), w.add("k")

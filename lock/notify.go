@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/respire-go/respire/respire"
@@ -17,11 +18,18 @@ import (
 //	opts.ClientCache = &respire.CacheOptions{}
 //	opts.Tracer = n.Tracer(opts.Tracer)
 //
+// New checks both: a Locker with a Notifier over a client without
+// Options.ClientCache, or whose Options.Tracer is not one this Notifier's
+// Tracer returned (as the outermost layer), fails with ErrInvalidOption.
+//
 // A Notifier may serve several clients and Lockers; a wake-up it sends in
 // error (another client's key of the same name) only costs the waiter one
 // more attempt. Its methods are safe for concurrent use.
 type Notifier struct {
 	w waiters
+
+	mu   sync.Mutex
+	made map[*respire.Tracer]bool // the Tracers Tracer returned, for New's check
 }
 
 // NewNotifier returns a Notifier with no waiters.
@@ -46,7 +54,34 @@ func (n *Notifier) Tracer(next *respire.Tracer) *respire.Tracer {
 		}
 		n.w.wake(string(d.Key))
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.made == nil {
+		n.made = make(map[*respire.Tracer]bool)
+	}
+	n.made[&t] = true
 	return &t
+}
+
+// check returns what keeps c from waking n's waiters: the client-side
+// cache, which has the server track the lock keys, and n's Tracer, which
+// receives the invalidations; nil when c has both.
+func (n *Notifier) check(c *respire.Client) error {
+	o := c.Options()
+	if o.ClientCache == nil {
+		return fmt.Errorf("%w: Notifier is set but the client has no Options.ClientCache, so the server would not "+
+			"report changes of lock keys and waiters would wait out the holder's TTL: set respire.Options.ClientCache "+
+			"(&respire.CacheOptions{}), or leave Notifier nil to be woken through a pub/sub channel", ErrInvalidOption)
+	}
+	n.mu.Lock()
+	made := n.made[o.Tracer]
+	n.mu.Unlock()
+	if !made {
+		return fmt.Errorf("%w: Notifier is set but the client's Options.Tracer was not made by this Notifier's Tracer "+
+			"method, so invalidations would not reach its waiters, which would wait out the holder's TTL: set "+
+			"opts.Tracer = n.Tracer(opts.Tracer) before creating the client", ErrInvalidOption)
+	}
+	return nil
 }
 
 // waiters are the channels of goroutines waiting for a key to change, by

@@ -80,6 +80,18 @@ func NewClient(opts Options) (*Client, error) {
 	return c, nil
 }
 
+// Options returns a copy of the Options the client was created with, for
+// helpers built on a client (package lock, package aside) to check that it
+// has what they need. Changing the copy changes nothing; what its pointers
+// lead to (ClientCache, TLSConfig, Tracer, Cluster, ...) is shared with
+// the client and must not be changed. Like the Options given, it holds the
+// password: keep it out of logs.
+func (c *Client) Options() Options {
+	o := c.opts
+	o.creds = nil
+	return o
+}
+
 // Connect returns a client whose connections are established and
 // handshaken, or the error that prevented it (an unreachable address, a
 // TLS failure, a wrong password: a *HandshakeError wrapping the server's

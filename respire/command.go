@@ -108,10 +108,23 @@ var cmdPool = sync.Pool{New: func() any {
 func (x *cmd) HandleReply(m resp.Msg) {
 	n := &m[m.Value(0)]
 	if n.IsError() {
-		x.replyErr = newServerError(x.name(), n)
+		x.replyErr = x.serverError(n)
 		return
 	}
 	x.replyErr = x.dec(m, &x.res)
+}
+
+// serverError is the *Error of x's error reply n. For a command that may
+// carry a credential, an argument the server quotes in its message is
+// shown as CommandArgs.String renders it (redact.go).
+func (x *cmd) serverError(n *resp.Node) error {
+	name := x.name()
+	e := newError(name, string(n.Data))
+	if redactsName(name) && len(x.buf) > hdrRoom {
+		e.Message = hideSecrets(e.Message, CommandArgs{enc: x.buf[hdrRoom:], n: x.nargs}.Strings())
+		e.Prefix, _, _ = strings.Cut(e.Message, " ")
+	}
+	return e
 }
 
 // Recycle implements transport.Handler.

@@ -59,7 +59,8 @@ func (conn *Conn) Do(ctx context.Context, args ...any) (Reply, error) {
 	if err := conn.Send(ctx, args...); err != nil {
 		return Reply{}, err
 	}
-	return conn.Receive(ctx)
+	r, err := conn.Receive(ctx)
+	return r, hideInError(err, args)
 }
 
 // Send writes a command, given as for Do, and reads nothing.

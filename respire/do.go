@@ -12,12 +12,17 @@ import (
 //
 // A command given as words is checked against the spec before it is
 // encoded: one that would change the state of the connection it runs on
-// (SUBSCRIBE, SELECT, CLIENT REPLY, MULTI, MONITOR, ...) is refused with an
-// *ArgError, because the connection is shared by every caller of the client
-// and its replies are matched to requests in order. The list of such
-// commands is generated from spec/replies.txt (connStateCommands), with the
-// safe way to get the same effect; WithConn runs any of them on a
-// connection of the caller's own.
+// (SUBSCRIBE, SELECT, CLIENT REPLY, MULTI, MONITOR, CLIENT SETNAME, ...) is
+// refused with an *ArgError, because the connection is shared by every
+// caller of the client: some would put its replies out of step with the
+// requests, the others would change it for every caller (its name, its
+// eviction). The list of such commands is generated from spec/replies.txt
+// (connStateCommands), with the safe way to get the same effect; respgen
+// checks that every command the spec marks as dealing with connections is
+// either in it or reviewed as safe (gen/connstate.go). WithConn runs any of
+// them on a connection of the caller's own; Options.OnConnect may send the
+// attributes every connection of the client may carry alike
+// (connSetupCommands).
 
 var cmdDo = cmdInfo{name: ""}
 
@@ -29,10 +34,11 @@ var cmdDo = cmdInfo{name: ""}
 //	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")
 //
 // A command that would change the state of the shared connection
-// (SUBSCRIBE, SELECT, CLIENT REPLY, MULTI, MONITOR, HELLO, ...; the list is
-// respire/zz_excluded.md) is refused before anything is sent with an
-// *ArgError that names the safe way: Subscribe, Options.DB, NewTx, Watch,
-// or WithConn for a connection of the caller's own.
+// (SUBSCRIBE, SELECT, CLIENT REPLY, MULTI, MONITOR, HELLO, CLIENT SETNAME,
+// CLIENT NO-EVICT, ...; the list is respire/zz_excluded.md) is refused
+// before anything is sent with an *ArgError that names the safe way:
+// Subscribe, Options.DB, Options.ClientName, Options.OnConnect, NewTx,
+// Watch, or WithConn for a connection of the caller's own.
 func (c *Client) Do(ctx context.Context, args ...any) (Reply, error) {
 	return c.do(ctx, &cmdDo, args)
 }
@@ -125,7 +131,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		name = fmt.Sprint(args[0])
 	}
 	if refuse {
-		if err := refuseConnState(args, c.be.sharded()); err != nil {
+		if err := refuseConnState(args, c.be.sharded(), false); err != nil {
 			x.fail(err)
 			return x, name
 		}
@@ -164,8 +170,10 @@ const clusterSelect = "switches the database of connections shared by every call
 
 // refuseConnState returns the *ArgError for a command that would change
 // the state of the connection it runs on, or nil. cluster says whether the
-// client serves a cluster.
-func refuseConnState(args []any, cluster bool) error {
+// client serves a cluster; setup that the command is sent by
+// Options.OnConnect, which may set the attributes of connSetupCommands
+// (every connection of the client gets them alike).
+func refuseConnState(args []any, cluster, setup bool) error {
 	var buf [72]byte
 	name, ok := upperWord(buf[:0], args[0])
 	if !ok {
@@ -180,7 +188,7 @@ func refuseConnState(args []any, cluster bool) error {
 			}
 		}
 	}
-	if !found {
+	if !found || setup && connSetupCommands[string(full)] {
 		return nil
 	}
 	if cluster && string(full) == "SELECT" {

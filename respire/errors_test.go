@@ -86,7 +86,7 @@ func TestCommandErrorNamesItsCommandOnce(t *testing.T) {
 // Options.DB and says which clusters allow it, not Client.WithConn, whose
 // connection is one node's; elsewhere it suggests both.
 func TestSelectRefusalOnACluster(t *testing.T) {
-	err := refuseConnState([]any{"select", 1}, true)
+	err := refuseConnState([]any{"select", 1}, true, false)
 	var ae *ArgError
 	require.ErrorAs(t, err, &ae)
 	assert.ErrorIs(t, err, ErrNotSent)
@@ -94,10 +94,39 @@ func TestSelectRefusalOnACluster(t *testing.T) {
 	assert.Contains(t, err.Error(), "cluster-databases")
 	assert.NotContains(t, err.Error(), "WithConn")
 
-	err = refuseConnState([]any{"SELECT", 1}, false)
+	err = refuseConnState([]any{"SELECT", 1}, false, false)
 	require.ErrorAs(t, err, &ae)
 	assert.Contains(t, err.Error(), "Options.DB")
 	assert.Contains(t, err.Error(), "WithConn")
+}
+
+// TestConnAttributesRefused: the CLIENT subcommands that set an attribute
+// of the connection are refused on shared connections, naming the
+// options that set them for every connection; Options.OnConnect may send
+// them, and not the commands that break the reply order.
+func TestConnAttributesRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"client", "setname", "x"}, "Options.ClientName"},
+		{[]any{"CLIENT", []byte("SetInfo"), "LIB-NAME", "x"}, "Options.OnConnect"},
+		{[]any{"CLIENT", "NO-EVICT", "ON"}, "Options.OnConnect"},
+		{[]any{"CLIENT", "NO-TOUCH", "ON"}, "Options.OnConnect"},
+	} {
+		err := refuseConnState(c.args, false, false)
+		var ae *ArgError
+		require.ErrorAs(t, err, &ae, "%v", c.args)
+		assert.ErrorIs(t, err, ErrNotSent)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Contains(t, err.Error(), "Client.WithConn")
+		assert.NoError(t, refuseConnState(c.args, false, true), "OnConnect may send %v", c.args)
+		assert.Error(t, refuseConnState(c.args, true, false), "refused on a cluster too")
+	}
+	for _, args := range [][]any{{"CLIENT", "REPLY", "OFF"}, {"SELECT", 1}, {"SUBSCRIBE", "c"}, {"CLIENT", "TRACKING", "ON"}} {
+		assert.Error(t, refuseConnState(args, false, true), "OnConnect may not send %v", args)
+	}
+	assert.NoError(t, refuseConnState([]any{"CLIENT", "GETNAME"}, false, false))
 }
 
 // passedDeadline is a context whose deadline passed while its Err is

@@ -124,8 +124,9 @@ func (cmd Command) ReadOnly() bool { return cmd.info != nil && cmd.info.flags&fl
 func (cmd Command) Blocking() bool { return cmd.info != nil && cmd.info.flags&flagBlocking != 0 }
 
 // Args returns the command's words, its name included, as they will be
-// sent. They are valid until next is called, and empty after; they may
-// hold secrets and user data.
+// sent. They are valid until next is called, and empty after; they hold
+// user data, and Strings gives credentials as sent (String and Redacted
+// hide them).
 func (cmd Command) Args() CommandArgs {
 	if !cmd.live() || cmd.x.argErr != nil {
 		return CommandArgs{}

@@ -165,9 +165,12 @@ type Options struct {
 	// (multiplexed, batch, blocking, pub/sub, WithConn; not the
 	// sentinels') at the end of its handshake, after AUTH, SELECT and the
 	// client's own checks, before any command of the client uses it: for
-	// setup commands such as CLIENT NO-EVICT ON or CLIENT SETNAME. It runs
-	// within DialTimeout. Commands that change the state of a connection
-	// are refused there as they are by Client.Do (see SetupConn.Do). An
+	// setup commands such as CLIENT NO-EVICT ON or CLIENT SETNAME, which
+	// Client.Do refuses since they would change a shared connection for
+	// every caller, but which every connection then carries alike. It runs
+	// within DialTimeout. The other commands that change the state of a
+	// connection are refused there as they are by Client.Do (see
+	// SetupConn.Do). An
 	// error fails the dial with a *HandshakeError whose Step is
 	// "OnConnect", wrapping the error. That error is permanent (callers
 	// get it at once while the client keeps trying in the background, see

@@ -40,12 +40,15 @@ func (conn *SetupConn) Protocol() int { return conn.sc.Info().Protocol }
 // sent, as by Client.Do: the connection is about to be shared by the
 // client's callers, whose replies are matched to their commands in order.
 // Options.DB, ClientName and Credentials do what SELECT, CLIENT SETNAME
-// and AUTH would.
+// and AUTH would. Unlike Client.Do, it takes the commands that set an
+// attribute every connection of the client then carries alike: CLIENT
+// SETNAME, CLIENT SETINFO, CLIENT NO-EVICT and CLIENT NO-TOUCH (marked
+// setup in respire/zz_excluded.md).
 func (conn *SetupConn) Do(ctx context.Context, args ...any) (Reply, error) {
 	if len(args) == 0 {
 		return Reply{}, newArgError("SetupConn.Do", "args", "no command given")
 	}
-	if err := refuseConnState(args, false); err != nil {
+	if err := refuseConnState(args, false, true); err != nil {
 		return Reply{}, err
 	}
 	x := newCmd(&cmdDo)
@@ -65,7 +68,7 @@ func (conn *SetupConn) Do(ctx context.Context, args ...any) (Reply, error) {
 		if e, ok := err.(*Error); ok {
 			e.Command = name
 		}
-		return r, err
+		return r, hideInError(err, args)
 	}
 	return r, nil
 }

@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,8 +71,9 @@ type TraceCommandStartData struct {
 	// spec knows the words by, else the first word in upper case.
 	Name string
 	// Args are the command's words, the name included; valid only during
-	// TraceCommandStart. They may hold secrets (AUTH-like arguments, user
-	// data): record them only where that is acceptable.
+	// TraceCommandStart. Their String and Redacted forms hide credentials
+	// (see CommandArgs.Redacted); they still hold user data (keys,
+	// values): record them only where that is acceptable.
 	Args CommandArgs
 	// ReadOnly and Blocking are the spec's flags of the command (both
 	// false for a command the spec does not know).
@@ -184,7 +186,8 @@ type CommandArgs struct {
 func (a CommandArgs) Len() int { return a.n }
 
 // Strings returns the words as strings (numbers in the decimal form they
-// are sent in).
+// are sent in), exactly as sent: credentials included. To record or show
+// them, use Redacted or String.
 func (a CommandArgs) Strings() []string {
 	out := make([]string, 0, a.n)
 	b := a.enc
@@ -204,5 +207,24 @@ func (a CommandArgs) Strings() []string {
 	return out
 }
 
-// String joins the words with spaces.
-func (a CommandArgs) String() string { return strings.Join(a.Strings(), " ") }
+// Redacted returns the words as Strings does, with each argument that
+// carries a credential replaced by RedactedText: the password of AUTH,
+// HELLO AUTH and MIGRATE AUTH/AUTH2, the secret values of CONFIG SET
+// (requirepass, masterauth, ...), the password rules of ACL SETUSER, and
+// the auth-pass and sentinel-pass of SENTINEL SET and SENTINEL CONFIG SET.
+// docs/security.md has the table.
+func (a CommandArgs) Redacted() []string {
+	w := a.Strings()
+	redactWords(w)
+	return w
+}
+
+// String joins the words with spaces, credentials redacted as by
+// Redacted: it is what a tracer should record (respireotel's
+// db.query.text is this).
+func (a CommandArgs) String() string { return strings.Join(a.Redacted(), " ") }
+
+// GoString is String, so that %#v does not print the encoded words.
+func (a CommandArgs) GoString() string {
+	return "respire.CommandArgs(" + strconv.Quote(a.String()) + ")"
+}

@@ -309,7 +309,7 @@ func (r *txReplies) handle(i int, m resp.Msg) {
 		}
 	case i <= len(r.cmds):
 		if n.IsError() {
-			r.queueErr[i-1] = newServerError(r.cmds[i-1].name(), n)
+			r.queueErr[i-1] = r.cmds[i-1].serverError(n)
 		}
 	case n.IsError():
 		r.execErr = newServerError("EXEC", n)

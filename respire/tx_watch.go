@@ -53,7 +53,13 @@ import (
 //
 // Watch holds a connection of the blocking pool (Options.BlockingPoolSize)
 // until it returns: keep fn short. The errors of Tx.Exec apply, an error
-// wrapping ErrPoolExhausted at once when the pool is at its bound.
+// wrapping ErrPoolExhausted at once when the pool is at its bound. It then
+// gives the connection back without watched keys (EXEC or UNWATCH cleared
+// them) for the next Watch, transaction or blocking command to reuse; the
+// pool closes connections idle for a minute but for the 4 used last, so N
+// callers in Watch at once leave up to N idle connections for that minute.
+// A connection whose state is unknown (fn panicked, ctx ended, UNWATCH
+// failed) is closed instead.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	h, err := c.holdWatch(ctx, keys)
 	if err != nil {

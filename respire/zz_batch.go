@@ -289,38 +289,10 @@ func (b *Batch) ClientList(opts *ClientListOptions) *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
-// ClientNoEvict queues CLIENT NO-EVICT; see Client.ClientNoEvict.
-func (b *Batch) ClientNoEvict(enabled bool) *Future[struct{}] {
-	x := b.newCmd(&cmdCLIENT_NO_EVICT)
-	argBoolToken(x, enabled, "ON", "OFF")
-	return queue(b, x, decOK, pickNone)
-}
-
-// ClientNoTouch queues CLIENT NO-TOUCH; see Client.ClientNoTouch.
-func (b *Batch) ClientNoTouch(enabled bool) *Future[struct{}] {
-	x := b.newCmd(&cmdCLIENT_NO_TOUCH)
-	argBoolToken(x, enabled, "ON", "OFF")
-	return queue(b, x, decOK, pickNone)
-}
-
 // ClientPause queues CLIENT PAUSE; see Client.ClientPause.
 func (b *Batch) ClientPause(timeout time.Duration, opts *ClientPauseOptions) *Future[struct{}] {
 	x := b.newCmd(&cmdCLIENT_PAUSE)
 	argsClientPause(x, timeout, opts)
-	return queue(b, x, decOK, pickNone)
-}
-
-// ClientSetInfo queues CLIENT SETINFO; see Client.ClientSetInfo.
-func (b *Batch) ClientSetInfo(attr ClientSetInfoAttr) *Future[struct{}] {
-	x := b.newCmd(&cmdCLIENT_SETINFO)
-	attr.args(x, true)
-	return queue(b, x, decOK, pickNone)
-}
-
-// ClientSetName queues CLIENT SETNAME; see Client.ClientSetName.
-func (b *Batch) ClientSetName(connectionName string) *Future[struct{}] {
-	x := b.newCmd(&cmdCLIENT_SETNAME)
-	x.arg(connectionName)
 	return queue(b, x, decOK, pickNone)
 }
 

@@ -45,11 +45,7 @@ var (
 	cmdCLIENT_INFO                   = cmdInfo{name: "CLIENT INFO", flags: flagLoading | flagNoscript | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 	cmdCLIENT_KILL                   = cmdInfo{name: "CLIENT KILL", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 	cmdCLIENT_LIST                   = cmdInfo{name: "CLIENT LIST", flags: flagAdmin | flagLoading | flagNoscript | flagStale | flagNondeterministic, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
-	cmdCLIENT_NO_EVICT               = cmdInfo{name: "CLIENT NO-EVICT", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
-	cmdCLIENT_NO_TOUCH               = cmdInfo{name: "CLIENT NO-TOUCH", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 	cmdCLIENT_PAUSE                  = cmdInfo{name: "CLIENT PAUSE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
-	cmdCLIENT_SETINFO                = cmdInfo{name: "CLIENT SETINFO", flags: flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
-	cmdCLIENT_SETNAME                = cmdInfo{name: "CLIENT SETNAME", flags: flagLoading | flagNoscript | flagStale, requestPolicy: "all_nodes", responsePolicy: "all_succeeded", servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 	cmdCLIENT_TRACKINGINFO           = cmdInfo{name: "CLIENT TRACKINGINFO", flags: flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 	cmdCLIENT_UNBLOCK                = cmdInfo{name: "CLIENT UNBLOCK", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
 	cmdCLIENT_UNPAUSE                = cmdInfo{name: "CLIENT UNPAUSE", flags: flagAdmin | flagLoading | flagNoscript | flagStale, servers: serverRedis70 | serverRedis80 | serverRedis86 | serverValkey81 | serverValkey91}
@@ -400,7 +396,11 @@ var connStateCommands = map[string]string{
 	"CLIENT CACHING":       "steers tracking of the next command on the connection; owned by the client-side cache: use Options.ClientCache and Client.Cached, or Client.WithConn",
 	"CLIENT CAPA":          "changes the errors the server sends to every caller of the connection; use Client.WithConn",
 	"CLIENT IMPORT-SOURCE": "lets the connection visit logically expired keys (import mode), for every caller sharing it; use Client.WithConn",
+	"CLIENT NO-EVICT":      "exempts the connection from client eviction for every caller sharing it; send it from Options.OnConnect (every connection of the client then has it), or use Client.WithConn",
+	"CLIENT NO-TOUCH":      "keeps the connection's commands from touching the LRU/LFU of keys, for every caller sharing it; send it from Options.OnConnect (every connection of the client then has it), or use Client.WithConn",
 	"CLIENT REPLY":         "suppresses replies, which breaks the FIFO matching of a multiplexed connection; use Client.WithConn (Conn.Send)",
+	"CLIENT SETINFO":       "sets the library name or version the connection reports, which the handshake sets (Options.NoClientInfo turns that off); send it from Options.OnConnect, or use Client.WithConn",
+	"CLIENT SETNAME":       "names the connection shared by every caller; set Options.ClientName (every connection of the client gets the name), or send it from Options.OnConnect, or use Client.WithConn",
 	"CLIENT TRACKING":      "turns on invalidation pushes for the connection; owned by the client-side cache: use Options.ClientCache and Client.Cached, or Client.WithConn",
 	"DISCARD":              "transaction state of the connection; use Client.NewTx (a Tx that is not executed is discarded)",
 	"EXEC":                 "transaction state of the connection; use Client.NewTx and Tx.Exec",
@@ -408,7 +408,7 @@ var connStateCommands = map[string]string{
 	"MONITOR":              "streams every command the server runs onto the connection; use Client.WithConn (Conn.Send, then Conn.Receive)",
 	"MULTI":                "transaction state of the connection; use Client.NewTx and Tx.Exec",
 	"PSUBSCRIBE":           "puts the connection in subscriber mode; use Client.PSubscribe",
-	"PSYNC":                "turns the connection into a replication stream; use Client.WithConn; use Client.WithConn",
+	"PSYNC":                "turns the connection into a replication stream; use Client.WithConn",
 	"PUNSUBSCRIBE":         "subscriber-mode command; use Subscription.PUnsubscribe",
 	"QUIT":                 "closes the connection shared by every caller; use Client.Close",
 	"READONLY":             "connection mode for replica reads; the cluster client sets it on replica connections; on a connection of your own use Client.WithConn",
@@ -424,6 +424,15 @@ var connStateCommands = map[string]string{
 	"UNSUBSCRIBE":          "subscriber-mode command; use Subscription.Unsubscribe",
 	"UNWATCH":              "transaction state of the connection; use Client.Watch, which unwatches by itself",
 	"WATCH":                "transaction state of the connection; use Client.Watch or Client.WatchRetry",
+}
+
+// connSetupCommands are the commands of connStateCommands that Options.OnConnect may send:
+// they set an attribute every connection of a client may carry alike ("NAME: - [setup] reason").
+var connSetupCommands = map[string]bool{
+	"CLIENT NO-EVICT": true,
+	"CLIENT NO-TOUCH": true,
+	"CLIENT SETINFO":  true,
+	"CLIENT SETNAME":  true,
 }
 
 // commandsByName finds a command's description by its upper-case name ("GET", "CLIENT KILL").
@@ -464,11 +473,7 @@ var commandsByName = map[string]*cmdInfo{
 	"CLIENT INFO":                   &cmdCLIENT_INFO,
 	"CLIENT KILL":                   &cmdCLIENT_KILL,
 	"CLIENT LIST":                   &cmdCLIENT_LIST,
-	"CLIENT NO-EVICT":               &cmdCLIENT_NO_EVICT,
-	"CLIENT NO-TOUCH":               &cmdCLIENT_NO_TOUCH,
 	"CLIENT PAUSE":                  &cmdCLIENT_PAUSE,
-	"CLIENT SETINFO":                &cmdCLIENT_SETINFO,
-	"CLIENT SETNAME":                &cmdCLIENT_SETNAME,
 	"CLIENT TRACKINGINFO":           &cmdCLIENT_TRACKINGINFO,
 	"CLIENT UNBLOCK":                &cmdCLIENT_UNBLOCK,
 	"CLIENT UNPAUSE":                &cmdCLIENT_UNPAUSE,
@@ -1639,24 +1644,6 @@ func (c *Client) ClientList(ctx context.Context, opts *ClientListOptions) (strin
 	return execStr(ctx, c, x, decStr)
 }
 
-// ClientNoEvict sets the client eviction mode of the connection.
-//
-// Since 7.0.0. Complexity: O(1).
-func (c *Client) ClientNoEvict(ctx context.Context, enabled bool) error {
-	x := c.newCmd(&cmdCLIENT_NO_EVICT)
-	argBoolToken(x, enabled, "ON", "OFF")
-	return execOK(ctx, c, x, decOK)
-}
-
-// ClientNoTouch controls whether commands sent by the client affect the LRU/LFU of accessed keys.
-//
-// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
-func (c *Client) ClientNoTouch(ctx context.Context, enabled bool) error {
-	x := c.newCmd(&cmdCLIENT_NO_TOUCH)
-	argBoolToken(x, enabled, "ON", "OFF")
-	return execOK(ctx, c, x, decOK)
-}
-
 func argsClientPause(x *cmd, timeout time.Duration, opts *ClientPauseOptions) {
 	var o ClientPauseOptions
 	if opts != nil {
@@ -1676,24 +1663,6 @@ func argsClientPause(x *cmd, timeout time.Duration, opts *ClientPauseOptions) {
 func (c *Client) ClientPause(ctx context.Context, timeout time.Duration, opts *ClientPauseOptions) error {
 	x := c.newCmd(&cmdCLIENT_PAUSE)
 	argsClientPause(x, timeout, opts)
-	return execOK(ctx, c, x, decOK)
-}
-
-// ClientSetInfo sets information specific to the client or connection.
-//
-// Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
-func (c *Client) ClientSetInfo(ctx context.Context, attr ClientSetInfoAttr) error {
-	x := c.newCmd(&cmdCLIENT_SETINFO)
-	attr.args(x, true)
-	return execOK(ctx, c, x, decOK)
-}
-
-// ClientSetName sets the connection name.
-//
-// Since 2.6.9. Complexity: O(1).
-func (c *Client) ClientSetName(ctx context.Context, connectionName string) error {
-	x := c.newCmd(&cmdCLIENT_SETNAME)
-	x.arg(connectionName)
 	return execOK(ctx, c, x, decOK)
 }
 

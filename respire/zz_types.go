@@ -636,26 +636,6 @@ type ClientPauseOptions struct {
 	Mode ClientPauseMode
 }
 
-// ClientSetInfoAttr is the argument LIB-NAME libname|LIB-VER libver (used by ClientSetInfo): set exactly one field.
-type ClientSetInfoAttr struct {
-	// LibName sends LIB-NAME libname; "" sends nothing.
-	LibName string
-	// LibVer sends LIB-VER libver; "" sends nothing.
-	LibVer string
-}
-
-func (v ClientSetInfoAttr) args(x *cmd, required bool) {
-	oneOf(x, "attr", required, "LIB-NAME, LIB-VER", v.LibName != "", v.LibVer != "")
-	if v.LibName != "" {
-		x.arg("LIB-NAME")
-		x.arg(v.LibName)
-	}
-	if v.LibVer != "" {
-		x.arg("LIB-VER")
-		x.arg(v.LibVer)
-	}
-}
-
 // ClientTrackingInfo is a reply: <flags:[str], redirect:int, prefixes:[str]>.
 type ClientTrackingInfo struct {
 	Flags    []string

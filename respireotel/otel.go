@@ -64,6 +64,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // WithQueryText records each command's words in db.query.text. It is off by
 // default: arguments hold application data, and values can be large.
+// Credentials (AUTH-like passwords, CONFIG SET requirepass, ACL SETUSER
+// password rules, ...) show as xxxxx, as respire.CommandArgs.String renders
+// them.
 func WithQueryText() Option {
 	return func(c *config) { c.queryText = true }
 }

@@ -18,6 +18,12 @@ func testAside(t *testing.T, tp topology) {
 	t.Run("stampede", func(t *testing.T) { testAsideStampede(t, tp) })
 	t.Run("invalidated", func(t *testing.T) { testAsideInvalidated(t, tp) })
 	t.Run("errors", func(t *testing.T) { testAsideErrors(t, tp) })
+	t.Run("no-cache", func(t *testing.T) {
+		_, err := aside.New(connect(t, tp.opts()), aside.Options{TTL: time.Minute})
+		require.ErrorIs(t, err, aside.ErrInvalidOption)
+		require.ErrorIs(t, err, respire.ErrCacheDisabled)
+		assert.Contains(t, err.Error(), "Options.ClientCache")
+	})
 }
 
 // newAside returns a Cache on a client of its own with a client-side cache.

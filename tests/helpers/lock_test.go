@@ -49,6 +49,27 @@ func testLock(t *testing.T, tp topology) {
 			t.Run("no-polling", func(t *testing.T) { testLockNoPolling(t, tp, mode) })
 		})
 	}
+	t.Run("half-set-up", func(t *testing.T) { testLockHalfSetUp(t, tp) })
+}
+
+// A Notifier the client is not set up for is refused by lock.New, naming
+// what is missing: without the client-side cache, or without the
+// Notifier's Tracer, waiters would only wake when the holder's TTL ran
+// out.
+func testLockHalfSetUp(t *testing.T, tp topology) {
+	n := lock.NewNotifier()
+	noCache := tp.opts()
+	noCache.Tracer = n.Tracer(nil)
+	noTracer := tp.opts()
+	noTracer.ClientCache = &respire.CacheOptions{}
+	for _, c := range []struct {
+		opts respire.Options
+		want string
+	}{{noCache, "Options.ClientCache"}, {noTracer, "n.Tracer(opts.Tracer)"}} {
+		_, err := lock.New(connect(t, c.opts), lock.Options{Notifier: n, Prefix: prefix(t)})
+		require.ErrorIs(t, err, lock.ErrInvalidOption)
+		assert.Contains(t, err.Error(), c.want)
+	}
 }
 
 // 50 goroutines on two clients take one lock in turn: never two holders,

@@ -97,6 +97,71 @@ func TestConnStateCommandsRefused(t *testing.T) {
 	}
 }
 
+// TestConnAttributesRefused: the commands that set an attribute of the
+// connection they run on (CLIENT SETNAME, SETINFO, NO-EVICT, NO-TOUCH) are
+// refused on shared connections by every path that takes words, with an
+// error naming the option that sets them for every connection; sent from
+// Options.OnConnect they reach every connection of the client, the
+// blocking pool's too.
+func TestConnAttributesRefused(t *testing.T) {
+	srv := harness.Start(t, harness.Config{Flavor: harness.Redis80})
+	ctx := ctxT(t)
+	c := connect(t, respire.Options{Addr: srv.Addr})
+	for _, cmd := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"CLIENT", "SETNAME", "shared"}, "Options.ClientName"},
+		{[]any{"client", "setinfo", "lib-name", "shared"}, "Options.OnConnect"},
+		{[]any{"CLIENT", "NO-EVICT", "ON"}, "Options.OnConnect"},
+		{[]any{"CLIENT", "NO-TOUCH", "ON"}, "Options.OnConnect"},
+	} {
+		var ae *respire.ArgError
+		_, err := c.Do(ctx, cmd.args...)
+		require.ErrorAs(t, err, &ae, "%v", cmd.args)
+		assert.ErrorIs(t, err, respire.ErrNotSent)
+		assert.Contains(t, err.Error(), cmd.want)
+		assert.Contains(t, err.Error(), "Client.WithConn")
+		_, err = c.DoBlocking(ctx, cmd.args...)
+		require.ErrorAs(t, err, &ae)
+		b := c.NewBatch()
+		b.Do(cmd.args...)
+		require.ErrorAs(t, b.Exec(ctx), &ae)
+		tx := c.NewTx()
+		tx.Do(cmd.args...)
+		require.ErrorAs(t, tx.Exec(ctx), &ae)
+	}
+	list, err := c.ClientList(ctx, nil)
+	require.NoError(t, err)
+	assert.NotContains(t, list, "name=shared")
+	assert.NotContains(t, list, "lib-name=shared")
+	assert.NotRegexp(t, ` flags=[A-Za-z]*[eT]`, list)
+
+	set := connect(t, respire.Options{Addr: srv.Addr, ClientName: "attrs", NoClientInfo: true,
+		OnConnect: func(ctx context.Context, conn *respire.SetupConn) error {
+			for _, args := range [][]any{{"CLIENT", "NO-EVICT", "ON"}, {"CLIENT", "NO-TOUCH", "ON"}, {"CLIENT", "SETINFO", "LIB-NAME", "mylib"}} {
+				if _, err := conn.Do(ctx, args...); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	_, err = set.BLPop(ctx, time.Millisecond, "attrs:none") // a connection of the blocking pool
+	require.ErrorIs(t, err, respire.Nil)
+	list, err = c.ClientList(ctx, nil)
+	require.NoError(t, err)
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		if strings.Contains(line, " name=attrs ") {
+			n++
+			assert.Regexp(t, ` flags=[A-Za-z]*e`, line)
+			assert.Regexp(t, ` flags=[A-Za-z]*T`, line)
+			assert.Contains(t, line, " lib-name=mylib ")
+		}
+	}
+	assert.Equal(t, set.PoolStats().Open(), n, "every connection of the client has the attributes")
+}
+
 // TestWithConn: the state-changing commands work on a connection of the
 // caller's own, which is closed afterwards and changes nothing for the
 // client's other callers.
