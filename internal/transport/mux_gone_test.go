@@ -104,8 +104,16 @@ func TestBreakStalledGivesBack(t *testing.T) {
 		t.Fatalf("returned before the break: %v", err)
 	default:
 	}
-	m.BreakStalled(cause, 0)
-	err = <-waiting
+	// The caller may not be waiting yet: break until it is given back
+	// (each break gives back the callers waiting at that moment).
+	for given := false; !given; {
+		m.BreakStalled(cause, 0)
+		select {
+		case err = <-waiting:
+			given = true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	require.ErrorIs(t, err, ErrNotSent)
 	require.ErrorIs(t, err, cause)
 	assert.True(t, NotHere(err))
