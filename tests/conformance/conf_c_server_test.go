@@ -179,8 +179,12 @@ func init() {
 			e.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
 			defer e.Srv.Do(e.Ctx, "CONFIG", "SET", "slowlog-log-slower-than", "10000")
 			require.NoError(e, e.C.SlowLogReset(e.Ctx))
-			e.Do("CLIENT", "SETNAME", "cfc-slow")
-			_, err := e.C.Echo(e.Ctx, "slow-marker")
+			// CLIENT SETNAME is refused on shared connections: the name
+			// comes from Options.
+			named, err := respire.Connect(e.Ctx, respire.Options{Addr: e.Srv.Addr, Protocol: e.Proto, ClientName: "cfc-slow"})
+			require.NoError(e, err)
+			defer named.Close()
+			_, err = named.Echo(e.Ctx, "slow-marker")
 			require.NoError(e, err)
 			n, err := e.C.SlowLogLen(e.Ctx)
 			require.NoError(e, err)
