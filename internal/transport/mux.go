@@ -137,7 +137,7 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 		route = m.slots[r.Route%uint32(m.routed)]
 	}
 	if largeWrite(r) {
-		if err := route.win.acquire(ctx, m.ctx, 1); err != nil {
+		if err := route.win.acquireAs(ctx, m.ctx, 1, &r.wait); err != nil {
 			return false, err
 		}
 		defer route.win.release(1)
@@ -260,7 +260,7 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		return NotSent(err)
 	}
 	if n := largeWrites(rs); n > 0 {
-		if err := s.win.acquire(ctx, m.ctx, n); err != nil {
+		if err := s.win.acquireAs(ctx, m.ctx, n, &rs[len(rs)-1].wait); err != nil {
 			for _, r := range rs {
 				r.handler.Recycle()
 			}

@@ -60,6 +60,8 @@ type Request struct {
 	// sent is where the send this request ends lies in the write buffer
 	// (withdraw.go), under its connection's mutex.
 	sent span
+	// wait is its place in a write window (window.go).
+	wait windowWait
 }
 
 // Init binds the request to its handler. Call it once, when the pooled

@@ -44,9 +44,11 @@ type window struct {
 	queue []*windowWait
 }
 
+// windowWait is a caller waiting in a window. Each Request carries one,
+// reused from call to call, so that waiting costs no allocation.
 type windowWait struct {
 	n     int
-	ready chan struct{} // closed when admitted
+	ready chan struct{} // one signal when admitted (capacity 1)
 }
 
 // fits reports whether n more large writes may go now. w.mu is held.
@@ -56,13 +58,22 @@ func (w *window) fits(n int) bool { return w.n == 0 || w.n+n <= windowMax }
 // (closed) ends; its errors match ErrNotSent. Each successful acquire is
 // followed by one release of the same n.
 func (w *window) acquire(ctx, closed context.Context, n int) error {
+	return w.acquireAs(ctx, closed, n, &windowWait{})
+}
+
+// acquireAs is acquire for the caller whose waiting place is q (the
+// Request's), made ready on first use.
+func (w *window) acquireAs(ctx, closed context.Context, n int, q *windowWait) error {
 	w.mu.Lock()
 	if len(w.queue) == 0 && w.fits(n) {
 		w.n += n
 		w.mu.Unlock()
 		return nil
 	}
-	q := &windowWait{n: n, ready: make(chan struct{})}
+	if q.ready == nil {
+		q.ready = make(chan struct{}, 1)
+	}
+	q.n = n
 	w.queue = append(w.queue, q)
 	w.mu.Unlock()
 	var err error
@@ -83,8 +94,10 @@ func (w *window) acquire(ctx, closed context.Context, n int) error {
 			return NotSent(err)
 		}
 	}
-	// Admitted meanwhile: give the place back.
+	// Admitted meanwhile (the signal is there, sent under w.mu): take
+	// the signal, and give the place back.
 	w.mu.Unlock()
+	<-q.ready
 	w.release(n)
 	return NotSent(err)
 }
@@ -103,7 +116,7 @@ func (w *window) admit() {
 	i := 0
 	for ; i < len(w.queue) && w.fits(w.queue[i].n); i++ {
 		w.n += w.queue[i].n
-		close(w.queue[i].ready)
+		w.queue[i].ready <- struct{}{}
 	}
 	if i > 0 {
 		clear(w.queue[:i])
