@@ -86,6 +86,14 @@ var ErrCrossSlot = errors.New("respire: keys in different slots")
 // take over, or resharding left a gap) until its context ended.
 var ErrSlotUnserved = topology.ErrSlotUnserved
 
+// ErrNodeStalled is wrapped, with ErrNotSent and the context's error, by
+// the error of a cluster command that was held back until its context
+// ended: its node was suspected of failing and had answered nothing for
+// a while with requests in flight (stopped, cut off, or being failed
+// over). Commands are not piled onto such a node; they wait for it to
+// answer again or for its slots to move to a promoted replica.
+var ErrNodeStalled = topology.ErrNodeStalled
+
 // ErrWrongNode is wrapped by the (permanent) handshake error of a
 // connection to a cluster node whose id is not the one the topology has at
 // that address: another node or another cluster answers there now.

@@ -114,6 +114,11 @@ var ErrSlotUnserved = errors.New("respire: slot not served by any node")
 // was failing when the cluster gave its slots to another node.
 var ErrFailedOver = errors.New("respire: the node failed and its slots went to another node")
 
+// ErrNodeStalled is wrapped by the error of a command held back from a
+// node suspected of failing, whose connections answer nothing, until its
+// context ended: the command was not sent.
+var ErrNodeStalled = errors.New("respire: held back from a node that stopped answering")
+
 // ErrNoReplica is wrapped by the error of a read that must go to a replica
 // when the slot's shard has none.
 var ErrNoReplica = errors.New("respire: no replica serves the slot")
@@ -239,22 +244,38 @@ const (
 // Route returns the node that serves slot for the read mode (ReadPrimary
 // for anything but read-only commands), waiting for a topology or an owner
 // until ctx ends.
+//
+// A node suspected of failing whose connections have answered nothing for
+// a while with requests in flight (stopped, cut off) is not sent more: the
+// caller waits (hold) until the node reads again, the routes change (its
+// slots went to a promoted replica) or ctx ends, when the command fails as
+// not sent rather than with an unknown outcome.
 func (c *Cluster) Route(ctx context.Context, slot uint16, rf ReadFrom) (*Node, error) {
-	for {
+	for held := 0; ; {
 		r := c.cur.Load()
 		if r != nil {
 			if sh := r.slots[slot].Load(); sh != nil {
+				var n *Node
 				switch {
 				case rf == ReadPrimary || len(sh.replicas) == 0 && rf != ReadReplica:
-					return sh.primary, nil
+					n = sh.primary
 				case rf == ReadNearest:
-					return nearest(sh), nil
+					n = nearest(sh)
 				case rf.zoned():
-					return c.inZone(sh, rf), nil
+					n = c.inZone(sh, rf)
 				case len(sh.replicas) > 0:
-					return sh.replicas[rand.IntN(len(sh.replicas))], nil
+					n = sh.replicas[rand.IntN(len(sh.replicas))]
+				default:
+					return nil, transport.NotSent(fmt.Errorf("%w (slot %d)", ErrNoReplica, slot))
 				}
-				return nil, transport.NotSent(fmt.Errorf("%w (slot %d)", ErrNoReplica, slot))
+				if !n.stalled() {
+					return n, nil
+				}
+				if err := c.hold(ctx, n, held); err != nil {
+					return nil, err
+				}
+				held++
+				continue
 			}
 		}
 		if err := c.await(ctx, r, slot); err != nil {

@@ -282,6 +282,48 @@ const suspectFor = 5 * time.Second
 
 func (n *Node) suspected() bool { return time.Now().UnixNano() < n.suspect.Load() }
 
+// holdQuiet is how long a suspected node's connections must have read
+// nothing, with requests in flight, for commands to be held back from it
+// (Cluster.hold). A node that is answering, however slowly, reads.
+const holdQuiet = 500 * time.Millisecond
+
+// stalled reports whether commands should be held back from n: it is
+// suspected of failing and its connections have stalled. It costs one
+// atomic load while n is not suspected.
+func (n *Node) stalled() bool {
+	until := n.suspect.Load()
+	if until == 0 {
+		return false
+	}
+	if time.Now().UnixNano() >= until {
+		n.suspect.CompareAndSwap(until, 0)
+		return false
+	}
+	return n.Mux.Stalled(holdQuiet)
+}
+
+// hold waits a little (longer for each of held earlier waits, up to
+// 50ms) for a node that stalled (Node.stalled) to read again or for the
+// routes to change, asking for a refresh. A command held until its
+// context ends was not sent: its error says so and why.
+func (c *Cluster) hold(ctx context.Context, n *Node, held int) error {
+	if held == 0 {
+		c.Urgent()
+	}
+	t := time.NewTimer(min(time.Millisecond<<min(held, 6), 50*time.Millisecond))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.Changed():
+	case <-c.ctx.Done():
+		return transport.NotSent(transport.ErrClosed)
+	case <-ctx.Done():
+		return transport.NotSent(fmt.Errorf("%w: %s has answered nothing for over %v with requests in flight (stopped, cut off or failing over): %w",
+			ErrNodeStalled, n.Addr, holdQuiet, ctx.Err()))
+	}
+	return nil
+}
+
 // candidates lists the nodes to ask, primaries of the current view first
 // (in random order), then replicas, then the seeds.
 func (c *Cluster) candidates() []*Node {

@@ -557,6 +557,26 @@ func (m *Mux) BreakStalled(cause error, quiet time.Duration) int {
 	return n
 }
 
+// Stalled reports whether the Mux has requests in flight and every
+// connection holding some has read nothing for quiet: its server is
+// stopped, cut off, or busy with one long command. A connection that is
+// answering, however slowly, reads, and the Mux is not stalled.
+func (m *Mux) Stalled(quiet time.Duration) bool {
+	now := mono()
+	stalled := false
+	for _, s := range m.slots {
+		c := s.cur.Load()
+		if c == nil || c.inflight.Load() == 0 {
+			continue
+		}
+		if now-c.lastRead.Load() < int64(quiet) {
+			return false
+		}
+		stalled = true
+	}
+	return stalled
+}
+
 // Stats reports counters summed over the live connections.
 type Stats struct {
 	// Reads is the number of socket reads that returned data; Bytes the
