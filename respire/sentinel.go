@@ -20,9 +20,10 @@ import (
 // A client with Options.Sentinel is a single-server client whose address
 // follows the master that a Redis Sentinel (or Valkey Sentinel) deployment
 // names: the multiplexed connections, the blocking pool, the pub/sub hub
-// and the client-side cache dial through topology.Sentinel's Resolve, and
-// every new connection checks ROLE during its handshake, so that a demoted
-// (or restarted, still self-declared) master never carries a write. On a
+// and the client-side cache dial the address topology.Sentinel's Master
+// gives, none while it is fenced (dialer), and every new connection checks
+// ROLE during its handshake, so that a demoted (or restarted, still
+// self-declared) master never carries a write. On a
 // switch the live connections are broken and redialed to the new master;
 // subscriptions are restored with a gap. While the watcher is fenced (a
 // failover may be under way), writes wait instead of being sent; read-only
@@ -179,15 +180,38 @@ func newSentinelClient(c *Client, opts *Options, cfg *transport.Config) *sentine
 		PollInterval: so.PollInterval,
 		OnSwitch:     sc.switched,
 		OnReplicas:   sc.replicasChanged,
+		Data:         &sc.cfg,
 	})
 	// Only Resolve gives addresses; Addr names the master in errors.
 	cfg.Addr = "sentinel master " + so.MasterName
-	cfg.Resolve = sc.w.Resolve
+	cfg.Resolve = sc.w.Master
+	cfg.Dialer = sc.dialer(cfg.Dialer)
 	cfg.Role = "master"
 	if opts.MaxRetryBackoff == 0 {
 		cfg.MaxBackoff = max(sentinelMaxBackoff, opts.MinRetryBackoff)
 	}
 	return sc
+}
+
+// dialer wraps the data connections' dialer (inner, or a net.Dialer) so
+// that no connection to the master is dialed while a failover may be under
+// way: the dial fails instead, with an error matching ErrFailover that
+// says why (the master is down, it is being failed over), which callers
+// waiting for a connection get when their context ends. Other addresses
+// (a Valkey REDIRECT's target) are dialed.
+func (sc *sentinelClient) dialer(inner func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == sc.w.Master() {
+			if cause := sc.w.FenceCause(); cause != nil {
+				return nil, fmt.Errorf("%w: %w; no connection is dialed until the switch", ErrFailover, cause)
+			}
+		}
+		if inner != nil {
+			return inner(ctx, network, addr)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
 }
 
 // switched moves the client's connections to a new master: commands in
@@ -274,7 +298,11 @@ func (sc *sentinelClient) gate(ctx context.Context) error {
 		return nil
 	}
 	if err := sc.w.WaitUnfenced(ctx); err != nil {
-		return transport.NotSent(fmt.Errorf("%w on master %q: %w", ErrFailover, sc.w.Master(), err))
+		cause := sc.w.FenceCause()
+		if cause == nil {
+			cause = fmt.Errorf("master %s", sc.w.Master())
+		}
+		return transport.NotSent(fmt.Errorf("%w: %w: %w", ErrFailover, cause, err))
 	}
 	return nil
 }

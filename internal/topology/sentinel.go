@@ -37,6 +37,12 @@ import (
 // fenced: the client holds writes back instead of sending them to a master
 // that is about to be demoted (whose acknowledged writes the failover would
 // drop).
+//
+// The switch comes as soon as the replica the failover's leader promotes
+// runs as master (sentinel_promote.go): once the leader announces that it
+// sent it REPLICAOF NO ONE (+failover-state-wait-promotion), the watcher
+// asks that replica for its ROLE until it answers master, instead of
+// waiting up to a second for the leader's own INFO poll to see it.
 type Sentinel struct {
 	opts SentinelOptions
 	ctx  context.Context
@@ -64,6 +70,11 @@ type Sentinel struct {
 	names    hostCache
 	fencedAt time.Time
 	fencedBy string // the sentinel that announced the failure
+	fencedOn string // the event that raised the fence, "" for a switch's own
+	// probing is the replica being asked for its ROLE (sentinel_promote.go),
+	// and prov the switch to it before the sentinels confirmed it.
+	probing string
+	prov    *provisional
 	// epoch is the configuration epoch of the master in use: the newest
 	// a poll saw for it, or one more than the last after a switch that an
 	// event announced.
@@ -92,6 +103,12 @@ type SentinelOptions struct {
 	// OnReplicas, when set, runs on the watcher's goroutine when the set
 	// of replicas in sync with the master changed (sorted addresses).
 	OnReplicas func(addrs []string)
+	// Data, when set, describes connections to the data nodes
+	// (credentials, TLS, timeouts; its Addr, Resolve and Role are
+	// ignored): the watcher asks the replica a failover promotes for its
+	// ROLE on such a connection, and switches once it answers master.
+	// Without it, the switch waits for the sentinels' word.
+	Data *transport.Config
 }
 
 // MaxSentinels bounds the sentinels one watcher follows.
@@ -137,17 +154,6 @@ func NewSentinel(opts SentinelOptions) *Sentinel {
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.run() }()
 	return s
-}
-
-// Resolve is Master while no failover may be under way, and "" while
-// fenced: the address data connections dial, so that none is opened to a
-// master that a failover is demoting (or that restarted during it and
-// still believes it is the master).
-func (s *Sentinel) Resolve() string {
-	if s.fenced.Load() {
-		return ""
-	}
-	return s.Master()
 }
 
 // Master returns the master's address, "" before the first discovery.
@@ -455,7 +461,6 @@ func (s *Sentinel) poll() {
 	s.mu.Lock()
 	by := s.fencedBy
 	s.mu.Unlock()
-	var replicas []string
 	// Sentinels, the master and replicas may be named by IP address by
 	// some sentinels and by hostname by others: each node is counted
 	// under one name, the one known already.
@@ -521,11 +526,37 @@ func (s *Sentinel) poll() {
 	if best == s.Master() || newer {
 		s.epoch = max(s.epoch, top)
 	}
+	confirm := best == s.Master() && newer && s.prov != nil && s.prov.addr == best
+	if confirm {
+		s.prov = nil // the sentinels name the node promoted early
+	}
+	prov := s.prov
 	s.mu.Unlock()
+	if confirm {
+		s.confirmed()
+	}
 	if best != s.Master() && newer {
 		s.setMaster(best, "named with the newest configuration epoch")
 	}
-	master = s.Master()
+	if prov != nil {
+		// The sentinels list the replicas of the old master until they
+		// confirm the early switch: they are kept as they are.
+		s.checkProvisional(prov, addrs, res)
+	} else {
+		s.pollReplicas(res)
+	}
+	// The sentinel that announced the failure must have seen it end: the
+	// failover's leader may be the only one that knows of it.
+	if s.fenced.Load() && (healthy == answered && byHealthy || time.Since(s.fencedAtTime()) > maxFence) {
+		s.setFence(false, "")
+	}
+}
+
+// pollReplicas takes the replicas of the master in use from a poll's
+// answers.
+func (s *Sentinel) pollReplicas(res []pollResult) {
+	var replicas []string
+	master := s.Master()
 	prev := s.Replicas()
 	for _, r := range res {
 		if r.err != nil || !s.sameNode(r.master, master) {
@@ -539,16 +570,16 @@ func (s *Sentinel) poll() {
 	}
 	slices.Sort(replicas)
 	replicas = slices.Compact(replicas)
+	s.storeReplicas(replicas)
+}
+
+// storeReplicas sets the replicas, and tells OnReplicas when they changed.
+func (s *Sentinel) storeReplicas(replicas []string) {
 	if old := s.Replicas(); !slices.Equal(old, replicas) || s.replicas.Load() == nil {
 		s.replicas.Store(&replicas)
 		if s.opts.OnReplicas != nil {
 			s.opts.OnReplicas(replicas)
 		}
-	}
-	// The sentinel that announced the failure must have seen it end: the
-	// failover's leader may be the only one that knows of it.
-	if s.fenced.Load() && (healthy == answered && byHealthy || time.Since(s.fencedAtTime()) > maxFence) {
-		s.setFence(false, "")
 	}
 }
 
@@ -616,8 +647,14 @@ func hasFlag(flags string, names ...string) bool {
 	return false
 }
 
-// setMaster moves to a new master address.
-func (s *Sentinel) setMaster(addr, why string) {
+// setMaster moves to a new master address, on the sentinels' word.
+func (s *Sentinel) setMaster(addr, why string) { s.switchMaster(addr, why, nil) }
+
+// switchMaster moves to a new master address. With prov, it is an early
+// switch to a promoted replica that the sentinels have not confirmed yet,
+// made only if the master is still prov.old; without, it is the
+// sentinels' word, which confirms an early switch to the same node.
+func (s *Sentinel) switchMaster(addr, why string, prov *provisional) {
 	raised := false
 	was := s.Master()
 	same := s.sameNode(was, addr)
@@ -632,14 +669,22 @@ func (s *Sentinel) setMaster(addr, why string) {
 	}
 	s.mu.Lock()
 	old := s.Master()
-	if addr == old || old == was && same || s.closed {
+	if addr == old || old == was && same || s.closed || prov != nil && old != prov.old {
+		confirm := prov == nil && s.prov != nil && s.prov.addr == old
+		if confirm {
+			s.prov = nil // the sentinels name the node promoted early
+		}
 		s.mu.Unlock()
 		if raised {
 			s.setFence(false, "")
 		}
+		if confirm {
+			s.confirmed()
+		}
 		return
 	}
 	s.master.Store(&addr)
+	s.prov = prov
 	first := old == ""
 	if first {
 		close(s.found)
@@ -647,6 +692,12 @@ func (s *Sentinel) setMaster(addr, why string) {
 	s.mu.Unlock()
 	if s.opts.OnSwitch != nil {
 		s.opts.OnSwitch(old, addr)
+	}
+	if prov != nil {
+		// The sentinels still list the promoted node as a replica of the
+		// old master until they confirm: the replicas are left as they
+		// were, without it.
+		s.dropReplica(addr)
 	}
 	s.setFence(false, "")
 	if !first {
@@ -656,7 +707,11 @@ func (s *Sentinel) setMaster(addr, why string) {
 
 // setFence turns the fence on or off; by is the sentinel whose event
 // turned it on, whose word (or maxFence) is needed to lift it in a poll.
-func (s *Sentinel) setFence(on bool, by string) {
+func (s *Sentinel) setFence(on bool, by string) { s.fence(on, by, "") }
+
+// fence is setFence; on is the event that raised the fence, for
+// FenceCause.
+func (s *Sentinel) fence(on bool, by, event string) {
 	s.mu.Lock()
 	if s.fenced.Load() == on {
 		s.mu.Unlock()
@@ -667,6 +722,7 @@ func (s *Sentinel) setFence(on bool, by string) {
 		s.unfenced = make(chan struct{})
 		s.fencedAt = time.Now()
 		s.fencedBy = by
+		s.fencedOn = event
 	} else {
 		close(s.unfenced)
 	}

@@ -32,7 +32,7 @@ var sentinelChannels = []string{
 // master they name.
 var fenceEvents = map[string]bool{
 	"+sdown": true, "+odown": true, "+try-failover": true, "+elected-leader": true, "+selected-slave": true,
-	"+failover-state-select-slave": true, "+failover-state-send-slaveof-noone": true, "+failover-state-wait-promotion": true,
+	"+failover-state-select-slave": true, "+failover-state-send-slaveof-noone": true,
 }
 
 // follow subscribes to one sentinel's events and handles them until the
@@ -105,7 +105,17 @@ func (s *Sentinel) event(from, channel, payload string) {
 	case channel == "+promoted-slave" && f[0] == "slave":
 		s.switchTo(net.JoinHostPort(f[2], f[3]), "+promoted-slave")
 	case fenceEvents[channel] && (f[0] == "master" || channel == "+selected-slave") && s.sameNode(master, s.Master()):
-		s.setFence(true, from)
+		s.fence(true, from, channel)
+	case channel == "+failover-state-wait-promotion" && f[0] == "slave" && s.sameNode(master, s.Master()):
+		// The leader sent the replica REPLICAOF NO ONE: ask it when it
+		// runs as master (sentinel_promote.go).
+		s.fence(true, from, channel)
+		s.probe(net.JoinHostPort(f[2], f[3]), from)
+	case strings.HasPrefix(channel, "-failover-abort-") && f[0] == "master":
+		// A failover given up by its leader: an early switch to the
+		// replica it was promoting is undone.
+		s.revert(master, from, channel)
+		s.Poll()
 	default:
 		s.Poll()
 	}

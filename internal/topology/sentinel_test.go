@@ -33,7 +33,8 @@ func TestSentinelEvents(t *testing.T) {
 	s := idleSentinel("10.0.0.1:6379")
 	var switches []string
 	s.opts.OnSwitch = func(old, addr string) { switches = append(switches, old+">"+addr) }
-	assert.Equal(t, "10.0.0.1:6379", s.Resolve())
+	assert.Equal(t, "10.0.0.1:6379", s.Master())
+	assert.NoError(t, s.FenceCause())
 
 	// Another master's events change nothing.
 	s.event("a", "+sdown", "master other 10.0.0.1 6379")
@@ -42,19 +43,21 @@ func TestSentinelEvents(t *testing.T) {
 	assert.Equal(t, "10.0.0.1:6379", s.Master())
 
 	// A replica's sdown does not fence; the master's does, until the
-	// switch, and Resolve gives nothing meanwhile.
+	// switch, and says why meanwhile.
 	s.event("a", "+sdown", "slave 10.0.0.2:6379 10.0.0.2 6379 @ mymaster 10.0.0.1 6379")
 	assert.False(t, s.Fenced())
 	s.event("a", "+sdown", "master mymaster 10.0.0.1 6379")
 	assert.True(t, s.Fenced())
-	assert.Equal(t, "", s.Resolve())
+	require.Error(t, s.FenceCause())
+	assert.Contains(t, s.FenceCause().Error(), "master 10.0.0.1:6379 is down (+sdown from sentinel a ")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, s.WaitUnfenced(ctx), context.DeadlineExceeded)
 
 	s.event("b", "+promoted-slave", "slave 10.0.0.2:6379 10.0.0.2 6379 @ mymaster 10.0.0.1 6379")
 	assert.False(t, s.Fenced())
-	assert.Equal(t, "10.0.0.2:6379", s.Resolve())
+	assert.Equal(t, "10.0.0.2:6379", s.Master())
+	assert.NoError(t, s.FenceCause())
 	require.NoError(t, s.WaitUnfenced(context.Background()))
 
 	// The same switch announced again, and a late failover state about
@@ -165,4 +168,65 @@ func TestSentinelWaitMasterRefused(t *testing.T) {
 	require.ErrorAs(t, err, &he)
 	assert.True(t, he.Permanent())
 	assert.Contains(t, err.Error(), "10.0.0.1:26379: ")
+}
+
+// TestSentinelEarlySwitch: a switch to a promoted replica before the
+// sentinels name it (sentinel_promote.go) is undone when its failover's
+// leader gives the failover up, and kept once the sentinels confirm it.
+func TestSentinelEarlySwitch(t *testing.T) {
+	const m1, m2, m3 = "10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"
+	s := idleSentinel(m1)
+	var switches []string
+	s.opts.OnSwitch = func(old, addr string) { switches = append(switches, old+">"+addr) }
+	s.storeReplicas([]string{m2, m3})
+	promote := func() *provisional {
+		t.Helper()
+		require.Equal(t, m1, s.Master())
+		s.event("a", "+try-failover", "master mymaster 10.0.0.1 6379")
+		require.True(t, s.Fenced())
+		assert.Contains(t, s.FenceCause().Error(), "master 10.0.0.1:6379 is being failed over (+try-failover from sentinel a ")
+		s.event("a", "+failover-state-wait-promotion", "slave 10.0.0.2:6379 10.0.0.2 6379 @ mymaster 10.0.0.1 6379")
+		require.True(t, s.Fenced())
+		p := &provisional{old: m1, addr: m2, by: "a"}
+		s.switchMaster(m2, "test", p)
+		require.Equal(t, m2, s.Master())
+		require.False(t, s.Fenced())
+		assert.Equal(t, []string{m3}, s.Replicas(), "the promoted node is no replica")
+		return p
+	}
+
+	// The leader still failing the old master over: nothing changes; the
+	// leader naming it in good health again: back to it.
+	p := promote()
+	s.checkProvisional(p, []string{"a", "b"}, []pollResult{{master: m1, healthy: false}, {master: m1, healthy: true}})
+	assert.Equal(t, m2, s.Master())
+	s.checkProvisional(p, []string{"a", "b"}, []pollResult{{master: m1, healthy: true}, {master: m1, healthy: true}})
+	assert.Equal(t, m1, s.Master())
+	assert.False(t, s.Fenced())
+
+	// Another sentinel's abort changes nothing; the leader's goes back.
+	promote()
+	s.event("b", "-failover-abort-slave-timeout", "master mymaster 10.0.0.1 6379")
+	assert.Equal(t, m2, s.Master())
+	s.event("a", "-failover-abort-slave-timeout", "master mymaster 10.0.0.1 6379")
+	assert.Equal(t, m1, s.Master())
+	assert.False(t, s.Fenced())
+
+	// Confirmed by +promoted-slave: a late abort changes nothing.
+	promote()
+	s.event("a", "+promoted-slave", "slave 10.0.0.2:6379 10.0.0.2 6379 @ mymaster 10.0.0.1 6379")
+	s.event("a", "-failover-abort-slave-timeout", "master mymaster 10.0.0.1 6379")
+	assert.Equal(t, m2, s.Master())
+	assert.Equal(t, []string{m1 + ">" + m2, m2 + ">" + m1, m1 + ">" + m2, m2 + ">" + m1, m1 + ">" + m2}, switches)
+
+	// Not confirmed in time, writes wait again, until +switch-master.
+	s.mu.Lock()
+	s.prov = &provisional{old: m1, addr: m2, by: "a"}
+	s.mu.Unlock()
+	s.fence(true, "a", unconfirmed)
+	require.True(t, s.Fenced())
+	assert.Contains(t, s.FenceCause().Error(), "master 10.0.0.2:6379, promoted by the failover sentinel a announced, is not confirmed by the sentinels yet")
+	s.event("b", "+switch-master", "mymaster 10.0.0.1 6379 10.0.0.2 6379")
+	assert.False(t, s.Fenced())
+	assert.Equal(t, m2, s.Master())
 }
