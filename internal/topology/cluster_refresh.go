@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/respire-go/respire/internal/transport"
@@ -19,10 +20,9 @@ import (
 func (c *Cluster) refreshLoop() {
 	periodic := time.NewTicker(c.opts.RefreshInterval)
 	defer periodic.Stop()
+	probe := time.NewTicker(c.opts.UrgentGap)
+	defer probe.Stop()
 	var last time.Time
-	timer := time.NewTimer(0)
-	<-timer.C
-	defer timer.Stop()
 	// gap is the time between two urgent fetches: UrgentGap, doubled
 	// after each urgent fetch that found nothing new, up to maxUrgentGap.
 	// A node that cannot be reached is not failed over before the
@@ -31,50 +31,73 @@ func (c *Cluster) refreshLoop() {
 	// it fast before that would only load the nodes.
 	gap := c.opts.UrgentGap
 	maxGap := maxUrgentGaps * c.opts.UrgentGap
+	// While a primary is suspected, its replicas are asked for their ROLE
+	// every UrgentGap instead (watch): the one promoted answers master at
+	// once, and the topology is fetched then, from it. Urgent fetches are
+	// then only a backstop, at most one per RefreshGap from the start of
+	// the watch.
+	var watchStart time.Time
+	var due time.Time  // when the fetch asked for is due; zero: none asked
+	dueUrgent := false // asked for by a failing node
 	for {
-		var wait time.Duration
+		watch := c.watching()
+		switch {
+		case len(watch) == 0:
+			watchStart = time.Time{}
+		case watchStart.IsZero():
+			watchStart = time.Now()
+		}
+		var tick <-chan time.Time
+		if len(watch) > 0 {
+			tick = probe.C
+		}
+		var timer <-chan time.Time
+		if !due.IsZero() {
+			timer = time.After(time.Until(due))
+		}
+		// ask asks for a fetch at t, or sooner if one is due sooner.
+		ask := func(t time.Time, urgent bool) {
+			if due.IsZero() || t.Before(due) {
+				due = t
+			}
+			dueUrgent = dueUrgent || urgent
+		}
+		var first *Node // asked first: a replica that answered master
 		urgent := false
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-periodic.C:
+			ask(time.Now(), false)
+			continue
 		case <-c.kick:
 			// A MOVED: its slot is patched already; give the cluster a
 			// moment to tell every node, so that the fetch finds the new
 			// view wherever it asks.
-			wait = max(c.opts.RefreshGap-time.Since(last), settle)
+			ask(time.Now().Add(max(c.opts.RefreshGap-time.Since(last), settle)), false)
+			continue
 		case <-c.urgent:
-			urgent = true
 			if time.Since(last) > 2*maxGap {
 				gap = c.opts.UrgentGap // a new incident
 			}
-			wait = gap - time.Since(last)
-		}
-		if wait > 0 && !last.IsZero() {
-			timer.Reset(wait)
-			select {
-			case <-c.ctx.Done():
-				return
-			case <-timer.C:
-			case <-c.urgent:
-				// A node failed meanwhile: do not wait longer than for it.
-				urgent = true
-				if !timer.Stop() {
-					<-timer.C
-				}
-				if w := gap - time.Since(last); w > 0 {
-					timer.Reset(w)
-					select {
-					case <-c.ctx.Done():
-						return
-					case <-timer.C:
-					}
-				}
+			at := last.Add(gap)
+			if len(watch) > 0 {
+				at = later(at, later(last, watchStart).Add(c.opts.RefreshGap))
 			}
+			ask(at, true)
+			continue
+		case <-tick:
+			if first = c.promoted(watch); first == nil {
+				continue
+			}
+			urgent = true
+		case <-timer:
+			urgent = dueUrgent
 		}
+		due, dueUrgent = time.Time{}, false
 		last = time.Now()
 		before := c.cur.Load()
-		c.fetch()
+		c.fetch(first)
 
 		// Requests that came in while fetching were answered by it.
 		select {
@@ -83,16 +106,15 @@ func (c *Cluster) refreshLoop() {
 		}
 		after := c.cur.Load()
 		switch {
-		case c.primaryFailing():
+		case len(c.watching()) == 0 && c.primaryFailing():
 			// While the cluster reports a primary as failed and callers
-			// have found it failing, keep asking every UrgentGap without
-			// waiting for another caller to fail: callers stuck on a
-			// stopped node fail only at their deadlines, and a replica
-			// may be promoted any moment. A primary that hands its slots
-			// over in good health (a TAKEOVER, a reshard) is not polled
-			// for.
+			// have found it failing, and it has no replica to watch, keep
+			// asking every UrgentGap without waiting for another caller
+			// to fail: callers stuck on a stopped node fail only at their
+			// deadlines. A primary that hands its slots over in good
+			// health (a TAKEOVER, a reshard) is not polled for.
 			gap = c.opts.UrgentGap
-			signal(c.urgent)
+			ask(last.Add(gap), true)
 		case !before.sameShards(after):
 			gap = c.opts.UrgentGap
 		case urgent:
@@ -100,6 +122,56 @@ func (c *Cluster) refreshLoop() {
 		}
 	}
 }
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// watching returns the replicas of the primaries of the current view that
+// are suspected: one of them may be promoted any moment.
+func (c *Cluster) watching() []*Node {
+	r := c.cur.Load()
+	if r == nil {
+		return nil
+	}
+	var out []*Node
+	for _, sh := range r.shards {
+		if sh.primary.suspected() {
+			out = append(out, sh.standby...)
+		}
+	}
+	return out
+}
+
+// promoted asks nodes, replicas of failing primaries, for their ROLE at
+// once, and returns one that answered master, or nil. A replica that does
+// not answer within probeTimeout is taken as not promoted.
+func (c *Cluster) promoted(nodes []*Node) *Node {
+	ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+	defer cancel()
+	found := make(chan *Node, len(nodes))
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := roundTrip(ctx, n.Mux, "ROLE")
+			if err == nil && len(v.Elems) > 0 && v.Elems[0].Str == "master" {
+				found <- n
+			}
+		}()
+	}
+	wg.Wait()
+	close(found)
+	return <-found
+}
+
+// probeTimeout bounds one round of ROLE probes.
+const probeTimeout = 250 * time.Millisecond
 
 // maxUrgentGaps bounds the time between two urgent fetches that find
 // nothing new, in UrgentGaps: 400ms by default, less than the half second
@@ -135,13 +207,17 @@ const (
 	maxAsked     = 3
 )
 
-// fetch asks nodes for the topology, one after the other, until one gives
-// a view it can adopt.
-func (c *Cluster) fetch() {
+// fetch asks nodes for the topology, one after the other (first, when
+// set, before the others), until one gives a view it can adopt.
+func (c *Cluster) fetch(first *Node) {
 	var errs []error
 	var pending *View // a changed view, waiting for a second node to agree
 	var pendingFrom *Node
-	for i, n := range c.candidates() {
+	nodes := c.candidates()
+	if first != nil {
+		nodes = append([]*Node{first}, slices.DeleteFunc(nodes, func(n *Node) bool { return n == first })...)
+	}
+	for i, n := range nodes {
 		if i == maxAsked {
 			break
 		}
@@ -264,10 +340,36 @@ func (n *Node) movedToAddr() string {
 
 // Suspect marks n as failing (a connection error, a timeout): it is asked
 // for the topology only after the others for a while, and a refresh is
-// asked for.
+// asked for if the current view routes commands to it (a node that lost
+// its slots already, whose callers fail at their deadlines, needs none).
 func (c *Cluster) Suspect(n *Node) {
 	n.suspect.Store(time.Now().Add(suspectFor).UnixNano())
-	c.Urgent()
+	if c.inUse(n) {
+		c.Urgent()
+	}
+}
+
+// inUse reports whether the current view routes commands to n: a primary,
+// a replica that serves reads, or the target of a MOVED since the last
+// view; before the first view, every node.
+func (c *Cluster) inUse(n *Node) bool {
+	r := c.cur.Load()
+	if r == nil {
+		return true
+	}
+	for _, sh := range r.shards {
+		if sh.primary == n || slices.Contains(sh.replicas, n) {
+			return true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.patched {
+		if a == n.Addr {
+			return true
+		}
+	}
+	return false
 }
 
 // stalledFor is how long a connection to a primary that lost its slots

@@ -25,22 +25,7 @@ import (
 func TestSentinel(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
 		d := harness.StartSentinels(t, harness.SentinelConfig{Flavor: f})
-		run := func(name string, fn func(t *testing.T, d *harness.Sentinels)) {
-			t.Run(name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-				defer cancel()
-				require.NoError(t, d.WaitStable(ctx), "the deployment did not settle before the test")
-				t0 := time.Now()
-				t.Cleanup(func() {
-					if t.Failed() {
-						for _, e := range d.Events.Since(t0) {
-							t.Log(e)
-						}
-					}
-				})
-				fn(t, d)
-			})
-		}
+		run := func(name string, fn func(t *testing.T, d *harness.Sentinels)) { sentinelSubtest(t, d, name, fn) }
 		run("connect", testSentinelConnect)
 		run("failover-under-load", func(t *testing.T, d *harness.Sentinels) { testSentinelFailLoad(t, d, false) })
 		run("kill-master-under-load", func(t *testing.T, d *harness.Sentinels) { testSentinelFailLoad(t, d, true) })
@@ -55,6 +40,25 @@ func TestSentinel(t *testing.T) {
 		// Last: the stopped sentinel is in TILT mode for 30s after it
 		// continues.
 		run("first-sentinel-stopped", func(t *testing.T, d *harness.Sentinels) { testSentinelFirstGone(t, d, true) })
+	})
+}
+
+// sentinelSubtest runs fn as a subtest on d once it is whole again
+// (WaitStable), and logs the sentinels' events when it fails.
+func sentinelSubtest(t *testing.T, d *harness.Sentinels, name string, fn func(t *testing.T, d *harness.Sentinels)) {
+	t.Run(name, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		require.NoError(t, d.WaitStable(ctx), "the deployment did not settle before the test")
+		t0 := time.Now()
+		t.Cleanup(func() {
+			if t.Failed() {
+				for _, e := range d.Events.Since(t0) {
+					t.Log(e)
+				}
+			}
+		})
+		fn(t, d)
 	})
 }
 
