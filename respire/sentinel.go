@@ -309,8 +309,8 @@ func (sc *sentinelClient) gate(ctx context.Context) error {
 
 // execSentinel is the part of exec that differs on a Sentinel client: reads
 // from replicas, writes held back during a failover, and blocking commands
-// that the old master unblocked because it was demoted (UNBLOCKED: they did
-// not run) sent again to the new one. done false lets exec send x to the
+// that the old master unblocked because it was demoted (UNBLOCKED, or
+// Valkey's REDIRECT: they did not run) sent again to the new one. done false lets exec send x to the
 // master as on a single server.
 func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bool, err error) {
 	sc := c.sent
@@ -355,10 +355,12 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 			return true, c.wrapErr(ctx, name, err)
 		}
 		var se *Error
-		if !errors.As(x.replyErr, &se) || se.Prefix != "UNBLOCKED" || ctx.Err() != nil {
+		if !errors.As(x.replyErr, &se) || se.Prefix != "UNBLOCKED" && se.Prefix != "REDIRECT" || ctx.Err() != nil {
 			break
 		}
-		// The old master is becoming a replica: wait for the switch.
+		// The old master is becoming a replica (Valkey 8+ ends the
+		// commands blocked there with a REDIRECT to the new master, or
+		// UNBLOCKED; neither ran): wait for the switch.
 		x.replyErr = nil
 		sc.w.Poll()
 		if err := sc.gate(ctx); err != nil {

@@ -39,6 +39,7 @@ func (c *Cluster) refreshLoop() {
 	var watchStart time.Time
 	var due time.Time  // when the fetch asked for is due; zero: none asked
 	dueUrgent := false // asked for by a failing node
+	var first *Node    // to ask first: a replica that answered master
 	for {
 		watch := c.watching()
 		switch {
@@ -62,7 +63,6 @@ func (c *Cluster) refreshLoop() {
 			}
 			dueUrgent = dueUrgent || urgent
 		}
-		var first *Node // asked first: a replica that answered master
 		urgent := false
 		select {
 		case <-c.ctx.Done():
@@ -87,7 +87,16 @@ func (c *Cluster) refreshLoop() {
 			ask(at, true)
 			continue
 		case <-tick:
-			if first = c.promoted(watch); first == nil {
+			n := c.promoted(watch)
+			if n == nil {
+				continue
+			}
+			// At once, unless a fetch just found nothing new: one that
+			// the promoted node's view cannot be adopted from (yet)
+			// backs off as the others do.
+			first = n
+			if at := last.Add(gap); time.Now().Before(at) {
+				ask(at, true)
 				continue
 			}
 			urgent = true
@@ -98,6 +107,7 @@ func (c *Cluster) refreshLoop() {
 		last = time.Now()
 		before := c.cur.Load()
 		c.fetch(first)
+		first = nil
 
 		// Requests that came in while fetching were answered by it.
 		select {

@@ -145,7 +145,10 @@ func testSentinelLeaderStopped(t *testing.T, d *harness.Sentinels) {
 	var resumeOnce sync.Once
 	resume := func() { resumeOnce.Do(func() { require.NoError(t, leader.Resume()) }) }
 	t.Cleanup(resume)
-	switched, err := waitSwitch(ctx, c, old)
+	// Without the leader's word, the fence would hold for 30s.
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	switched, err := waitSwitch(sctx, c, old)
 	require.NoError(t, err)
 	assert.Equal(t, promoted, c.SentinelMaster())
 	// A write the client acknowledges now is on the promoted replica.
