@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/respire-go/respire/internal/transport"
@@ -33,24 +34,22 @@ func (c *Cluster) refreshLoop() {
 	maxGap := maxUrgentGaps * c.opts.UrgentGap
 	// While a primary is suspected, its replicas are asked for their ROLE
 	// every UrgentGap instead (watch): the one promoted answers master at
-	// once, and the topology is fetched then, from it. Urgent fetches are
-	// then only a backstop, at most one per RefreshGap from the start of
-	// the watch.
+	// once, and the topology is fetched then, from it. While they answer,
+	// urgent fetches are only a backstop, at most one per watchBackstop
+	// from the start of the watch, for a promoted node the view does not
+	// list yet; while none answers (blind), they go on as without a watch.
 	var watchStart time.Time
+	blind := false
 	var due time.Time  // when the fetch asked for is due; zero: none asked
 	dueUrgent := false // asked for by a failing node
 	var first *Node    // to ask first: a replica that answered master
 	for {
-		watch := c.watching()
-		switch {
-		case len(watch) == 0:
-			watchStart = time.Time{}
-		case watchStart.IsZero():
-			watchStart = time.Now()
-		}
+		watch := c.startWatch(&watchStart)
 		var tick <-chan time.Time
 		if len(watch) > 0 {
 			tick = probe.C
+		} else {
+			blind = false
 		}
 		var timer <-chan time.Time
 		if !due.IsZero() {
@@ -81,16 +80,23 @@ func (c *Cluster) refreshLoop() {
 				gap = c.opts.UrgentGap // a new incident
 			}
 			at := last.Add(gap)
-			if len(watch) > 0 {
-				at = later(at, later(last, watchStart).Add(c.opts.RefreshGap))
+			// The node that asked was just suspected: watch its replicas.
+			if watch = c.startWatch(&watchStart); len(watch) > 0 && !blind {
+				at = later(at, later(last, watchStart).Add(watchBackstop))
 			}
 			ask(at, true)
 			continue
 		case <-tick:
-			n := c.promoted(watch)
-			if n == nil {
+			n, answered := c.promoted(watch)
+			if wasBlind := blind; n == nil {
+				blind = answered == 0
+				if blind && !wasBlind && !due.IsZero() {
+					due = time.Time{}
+					ask(last.Add(gap), true)
+				}
 				continue
 			}
+			blind = false
 			// At once, unless a fetch just found nothing new: one that
 			// the promoted node's view cannot be adopted from (yet)
 			// backs off as the others do.
@@ -141,6 +147,24 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// watchBackstop is how often the topology is fetched at most while the
+// replicas of a suspected primary answer the watch's ROLE probes: only a
+// replica the view does not list could be promoted unseen.
+const watchBackstop = 8 * time.Second
+
+// startWatch returns the replicas to watch (watching), and sets *start to
+// when the watch started, zero when there is none.
+func (c *Cluster) startWatch(start *time.Time) []*Node {
+	watch := c.watching()
+	switch {
+	case len(watch) == 0:
+		*start = time.Time{}
+	case start.IsZero():
+		*start = time.Now()
+	}
+	return watch
+}
+
 // watching returns the replicas of the primaries of the current view that
 // are suspected: one of them may be promoted any moment.
 func (c *Cluster) watching() []*Node {
@@ -158,26 +182,32 @@ func (c *Cluster) watching() []*Node {
 }
 
 // promoted asks nodes, replicas of failing primaries, for their ROLE at
-// once, and returns one that answered master, or nil. A replica that does
-// not answer within probeTimeout is taken as not promoted.
-func (c *Cluster) promoted(nodes []*Node) *Node {
+// once, and returns one that answered master, or nil, and how many
+// answered. A replica that does not answer within probeTimeout is taken as
+// not promoted.
+func (c *Cluster) promoted(nodes []*Node) (*Node, int) {
 	ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
 	defer cancel()
 	found := make(chan *Node, len(nodes))
+	var answered atomic.Int32
 	var wg sync.WaitGroup
 	for _, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			v, err := roundTrip(ctx, n.Mux, "ROLE")
-			if err == nil && len(v.Elems) > 0 && v.Elems[0].Str == "master" {
+			if err != nil || len(v.Elems) == 0 {
+				return
+			}
+			answered.Add(1)
+			if v.Elems[0].Str == "master" {
 				found <- n
 			}
 		}()
 	}
 	wg.Wait()
 	close(found)
-	return <-found
+	return <-found, int(answered.Load())
 }
 
 // probeTimeout bounds one round of ROLE probes.
