@@ -435,12 +435,16 @@ func (s *Sentinel) masterOf(sentinel string) (string, error) {
 
 // pollResult is what one sentinel said in a poll.
 type pollResult struct {
-	master    string
-	healthy   bool  // flags of the master without a failure or failover
-	epoch     int64 // config-epoch of the master's configuration
-	replicas  []string
-	sentinels []string
-	err       error
+	master  string
+	healthy bool  // flags of the master without a failure or failover
+	epoch   int64 // config-epoch of the master's configuration
+	// failingOver: the sentinel leads a failover of the master it names,
+	// whose config-epoch it raises at the promotion, before it names the
+	// new master (+switch-master): the pair is no configuration.
+	failingOver bool
+	replicas    []string
+	sentinels   []string
+	err         error
 }
 
 // poll asks every known sentinel at once for the master, its health, its
@@ -491,6 +495,7 @@ func (s *Sentinel) poll() {
 		}
 		answered++
 		switch {
+		case r.failingOver:
 		case r.epoch > top:
 			top = r.epoch
 			clear(votes)
@@ -526,7 +531,7 @@ func (s *Sentinel) poll() {
 	if best == s.Master() || newer {
 		s.epoch = max(s.epoch, top)
 	}
-	confirm := best == s.Master() && newer && s.prov != nil && s.prov.addr == best
+	confirm := best == s.Master() && s.prov != nil && s.prov.addr == best && top > s.prov.epoch
 	if confirm {
 		s.prov = nil // the sentinels name the node promoted early
 	}
@@ -607,6 +612,7 @@ func (s *Sentinel) pollOne(a string) pollResult {
 	r.master = net.JoinHostPort(m["ip"], m["port"])
 	r.epoch, _ = strconv.ParseInt(m["config-epoch"], 10, 64)
 	r.healthy = !hasFlag(m["flags"], "s_down", "o_down", "failover_in_progress", "disconnected")
+	r.failingOver = hasFlag(m["flags"], "failover_in_progress")
 	for _, e := range vs[1].Elems {
 		f := fields(e)
 		// A sentinel refreshes a replica's link state every 10s only:
@@ -685,6 +691,12 @@ func (s *Sentinel) switchMaster(addr, why string, prov *provisional) {
 	}
 	s.master.Store(&addr)
 	s.prov = prov
+	if prov != nil {
+		// As a switch an event announces: the promotion is a newer
+		// configuration than any a poll saw.
+		prov.epoch = s.epoch
+		s.epoch++
+	}
 	first := old == ""
 	if first {
 		close(s.found)

@@ -34,6 +34,7 @@ import (
 type provisional struct {
 	old, addr string // the master before, and the promoted node
 	by        string // the sentinel that announced the promotion
+	epoch     int64  // the configuration epoch before
 }
 
 // promoteProbeEvery is how often the promoted replica is asked for its
@@ -163,10 +164,7 @@ func (s *Sentinel) checkProvisional(p *provisional, addrs []string, res []pollRe
 	if i < 0 || res[i].err != nil || !res[i].healthy || !s.sameNode(res[i].master, p.old) {
 		return
 	}
-	s.mu.Lock()
-	stale := res[i].epoch > s.epoch
-	s.mu.Unlock()
-	if !stale {
+	if res[i].epoch <= p.epoch {
 		s.revert(p.old, p.by, "the failover's leader names the old master again")
 	}
 }
@@ -187,6 +185,7 @@ func (s *Sentinel) revert(old, by, why string) {
 		return
 	}
 	s.prov = nil
+	s.epoch = p.epoch
 	s.mu.Unlock()
 	s.setMaster(p.old, why)
 }

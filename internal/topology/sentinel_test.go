@@ -192,6 +192,7 @@ func TestSentinelEarlySwitch(t *testing.T) {
 		require.Equal(t, m2, s.Master())
 		require.False(t, s.Fenced())
 		assert.Equal(t, []string{m3}, s.Replicas(), "the promoted node is no replica")
+		assert.Equal(t, p.epoch+1, s.epoch, "a newer configuration than the polls saw")
 		return p
 	}
 
@@ -203,6 +204,7 @@ func TestSentinelEarlySwitch(t *testing.T) {
 	s.checkProvisional(p, []string{"a", "b"}, []pollResult{{master: m1, healthy: true}, {master: m1, healthy: true}})
 	assert.Equal(t, m1, s.Master())
 	assert.False(t, s.Fenced())
+	assert.Equal(t, p.epoch, s.epoch)
 
 	// Another sentinel's abort changes nothing; the leader's goes back.
 	promote()
