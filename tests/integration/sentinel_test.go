@@ -186,7 +186,7 @@ func timeline(t *testing.T, d *harness.Sentinels, t0 time.Time, client map[strin
 	seen := map[string]bool{}
 	for _, e := range d.Events.Since(t0) {
 		switch e.Channel {
-		case "+sdown", "+odown", "+try-failover", "+selected-slave", "+promoted-slave", "+switch-master", "+convert-to-slave":
+		case "+sdown", "+odown", "+try-failover", "+selected-slave", "+failover-state-wait-promotion", "+promoted-slave", "+switch-master", "+convert-to-slave":
 			if !seen[e.Channel] || e.Channel == "+sdown" && !seen[e.Channel+e.Sentinel] {
 				rows = append(rows, row{e.At.Sub(t0), "sentinel " + e.Sentinel + " " + e.Channel})
 			}
