@@ -73,7 +73,9 @@ var ErrWrongRole = transport.ErrWrongRole
 
 // ErrFailover is wrapped, beside ErrNotSent and the context's error, by the
 // error of a write that waited for a failover to end until its context
-// ended: it was never sent.
+// ended, or for a connection that the failover held back: it was never
+// sent. Its text says why it waited (the master is down, it is being
+// failed over, as which sentinel announced).
 var ErrFailover = errors.New("respire: sentinel: failover under way")
 
 // ErrPrimarySwitched is the cause wrapped by the *ConnError of a command in
