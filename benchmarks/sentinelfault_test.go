@@ -39,7 +39,7 @@ func TestSentinelFailoverCompare(t *testing.T) {
 	if os.Getenv("RESPIRE_SENTINELFAULT") == "" {
 		t.Skip("a measurement beside the peers: set RESPIRE_SENTINELFAULT=1 to run it")
 	}
-	clients := []string{"respire", "rueidis", "goredis"}
+	clients := []string{"respire", "respire-early", "rueidis", "goredis"}
 	if v := os.Getenv("RESPIRE_SENTINELFAULT_CLIENTS"); v != "" {
 		clients = strings.Split(v, ",")
 	}
@@ -77,8 +77,10 @@ type sfClient struct {
 func openSentinelClient(t *testing.T, name string, d *harness.Sentinels) sfClient {
 	ctx := context.Background()
 	switch name {
-	case "respire":
-		c, err := respire.Connect(ctx, respire.Options{Sentinel: &respire.SentinelOptions{MasterName: d.Config.MasterName, Addrs: d.Addrs()}})
+	case "respire", "respire-early":
+		// respire-early switches at the promotion (SwitchAtPromotion).
+		so := &respire.SentinelOptions{MasterName: d.Config.MasterName, Addrs: d.Addrs(), SwitchAtPromotion: name == "respire-early"}
+		c, err := respire.Connect(ctx, respire.Options{Sentinel: so})
 		if err != nil {
 			t.Fatal(err)
 		}

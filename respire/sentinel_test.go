@@ -100,6 +100,10 @@ func TestSentinelParseURL(t *testing.T) {
 	o, err = ParseURL("valkey-sentinel://h/m")
 	require.NoError(t, err)
 	assert.Equal(t, "m", o.Sentinel.MasterName)
+	assert.False(t, o.Sentinel.SwitchAtPromotion)
+	o, err = ParseURL("valkey-sentinel://h/m?sentinel_switch_at_promotion=true")
+	require.NoError(t, err)
+	assert.True(t, o.Sentinel.SwitchAtPromotion)
 
 	for _, bad := range []string{
 		"redis-sentinel://h",                // no master name
@@ -107,6 +111,7 @@ func TestSentinelParseURL(t *testing.T) {
 		"redis-sentinel://h/m/x",            // bad db
 		"redis-sentinel://h/m?cluster=true", // with Cluster
 		"redis-sentinel://h/m?sentinel_poll_interval=soon",
+		"redis-sentinel://h/m?sentinel_switch_at_promotion=maybe",
 		"redis-sentinel://h/m?sentinel_password=a&sentinel_password=b",
 		"redis-sentinel://h/m?nosuch=1",
 		"redis-sentinel://h,,g/m",

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +30,8 @@ const DefaultSentinelPort = "26379"
 // valkey-sentinel:// and valkeys-sentinel:// the same). The hosts are
 // sentinels (default port 26379); the user part authenticates to the data
 // nodes; sentinel_username and sentinel_password authenticate to the
-// sentinels, sentinel_poll_interval sets SentinelOptions.PollInterval;
+// sentinels, sentinel_poll_interval sets SentinelOptions.PollInterval and
+// sentinel_switch_at_promotion (true or false) SwitchAtPromotion;
 // every other option is ParseURL's. ok is false for another scheme.
 func parseSentinelURL(raw string) (o Options, ok bool, err error) {
 	scheme, rest, found := strings.Cut(raw, "://")
@@ -86,6 +88,10 @@ func parseSentinelURL(raw string) (o Options, ok bool, err error) {
 		"sentinel_password": func(v string) error { so.Password = v; return nil },
 		"sentinel_poll_interval": func(v string) (err error) {
 			so.PollInterval, err = time.ParseDuration(v)
+			return err
+		},
+		"sentinel_switch_at_promotion": func(v string) (err error) {
+			so.SwitchAtPromotion, err = strconv.ParseBool(v)
 			return err
 		},
 	} {

@@ -94,6 +94,10 @@ type SentinelOptions struct {
 	// PollInterval is how often the sentinels are asked while nothing
 	// happens. Default 1s; while fenced, every 100ms.
 	PollInterval time.Duration
+	// EarlySwitch switches to the replica a failover promotes as soon as
+	// it answers ROLE master, provisionally, before the leader announces
+	// the promotion (sentinel_promote.go).
+	EarlySwitch bool
 	// OnSwitch, when set, runs on the watcher's goroutine after the master
 	// changed from old ("" at the first discovery) to addr.
 	OnSwitch func(old, addr string)

@@ -57,7 +57,7 @@ const unconfirmed = "unconfirmed"
 // probe starts asking addr, the replica that by (a failover's leader)
 // announced it sent REPLICAOF NO ONE, for its ROLE.
 func (s *Sentinel) probe(addr, by string) {
-	if s.opts.Data == nil {
+	if s.opts.Data == nil || !s.opts.EarlySwitch {
 		return
 	}
 	s.mu.Lock()

@@ -110,16 +110,18 @@ func last(errs []error) error {
 }
 
 // testSentinelLeaderStopped runs SENTINEL FAILOVER under 64 goroutines
-// writing with 5s deadlines, and stops the failover's leader as soon as it
-// announces it sent REPLICAOF NO ONE (+failover-state-wait-promotion),
-// before it can see the replica run as master: the client switches to
-// the replica anyway (it asks it for its ROLE), and writes go on there
-// while the leader is stopped. No write fails or is lost; callers with
+// writing with 5s deadlines, on a client with SwitchAtPromotion, and stops
+// the failover's leader as soon as it announces it sent REPLICAOF NO ONE
+// (+failover-state-wait-promotion), before it can see the replica run as
+// master: the client switches to the replica anyway (it asks it for its
+// ROLE), and writes go on there while the leader is stopped. No write fails or is lost; callers with
 // short deadlines whose write was held back are told the master is being
 // failed over.
 func testSentinelLeaderStopped(t *testing.T, d *harness.Sentinels) {
 	ctx := ctxT(t)
-	c := connect(t, sentinelOpts(d))
+	opts := sentinelOpts(d)
+	opts.Sentinel.SwitchAtPromotion = true
+	c := connect(t, opts)
 	old := c.SentinelMaster()
 	replicas := d.Replicas(old)
 	require.Len(t, replicas, 1)
