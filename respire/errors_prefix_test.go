@@ -34,6 +34,7 @@ var exportedErrors = map[string]error{
 	"ErrProtocol":             ErrProtocol,
 	"ErrShardedPubSubCluster": ErrShardedPubSubCluster,
 	"ErrSlotUnserved":         ErrSlotUnserved,
+	"ErrNodeStalled":          ErrNodeStalled,
 	"ErrStalled":              ErrStalled,
 	"ErrSubscriptionClosed":   ErrSubscriptionClosed,
 	"ErrUnavailable":          ErrUnavailable,
