@@ -56,6 +56,7 @@ const (
 	scSeconds                    // time.Duration, seconds rounded up
 	scMillis                     // time.Duration, milliseconds rounded up
 	scSecondsOrMillis            // time.Duration, seconds, or with millisToken in milliseconds
+	scSecondsOrTwin              // time.Duration, seconds, or in milliseconds as the twin command millisToken
 	scSecondsFloat               // time.Duration, fractional seconds (blocking timeouts)
 	scUnixSeconds                // time.Time
 	scUnixMillis                 // time.Time
@@ -115,7 +116,7 @@ func classify(a *spec.Argument) scalarKind {
 // numeric reports the kinds of numbers: integers, doubles and durations.
 func numeric(k scalarKind) bool {
 	switch k {
-	case scInt, scDouble, scSeconds, scMillis, scSecondsOrMillis, scSecondsFloat:
+	case scInt, scDouble, scSeconds, scMillis, scSecondsOrMillis, scSecondsOrTwin, scSecondsFloat:
 		return true
 	}
 	return false
@@ -167,7 +168,26 @@ func buildArgs(cmd *spec.Command) []*arg {
 	if rawArgs(cmd) {
 		return synthArgs(cmd)
 	}
-	return conv(withUndocumented(cmd.Arguments, undocumentedServers(cmd), cmd.Servers), nil)
+	out := conv(withUndocumented(cmd.Arguments, undocumentedServers(cmd), cmd.Servers), nil)
+	if twin, ok := millisTwins[cmd.Name]; ok {
+		for _, a := range out {
+			if a.scalar == scSeconds {
+				a.scalar, a.millisToken = scSecondsOrTwin, twin
+			}
+		}
+	}
+	return out
+}
+
+// millisTwins are the commands whose duration in seconds has a twin
+// command that takes it in milliseconds, all else alike: a duration that
+// is not whole seconds is sent as the twin (EXPIRE 2.5s as PEXPIRE 2500)
+// rather than rounded up. TestMillisTwins checks the list against the
+// spec both ways.
+var millisTwins = map[string]string{
+	"EXPIRE":  "PEXPIRE",
+	"SETEX":   "PSETEX",
+	"HEXPIRE": "HPEXPIRE",
 }
 
 // rawArgs reports a command whose arguments the spec does not describe:

@@ -11,7 +11,8 @@ import (
 
 // A choice of EX seconds and PX milliseconds sends a duration that is not
 // whole seconds as PX: the seconds branch learns its sibling's token. A
-// duration in seconds without such a sibling (EXPIRE) is rounded up.
+// duration in seconds without such a sibling is rounded up, unless a twin
+// command takes it in milliseconds (EXPIRE and PEXPIRE, TestMillisTwins).
 func TestSecondsBesidePX(t *testing.T) {
 	set := &spec.Command{Name: "SET", Arguments: []spec.Argument{
 		{Name: "key", Type: "key"},
@@ -35,7 +36,10 @@ func TestSecondsBesidePX(t *testing.T) {
 		{Name: "key", Type: "key"},
 		{Name: "seconds", Type: "integer"},
 	}}
-	assert.Equal(t, scSeconds, buildArgs(expire)[1].scalar, "EXPIRE has no PX: PEXPIRE is another command")
+	assert.Equal(t, scSecondsOrTwin, buildArgs(expire)[1].scalar, "EXPIRE has no PX, but PEXPIRE is its twin")
+	assert.Equal(t, "PEXPIRE", buildArgs(expire)[1].millisToken)
+	touch := &spec.Command{Name: "OBJECT FREQ", Arguments: []spec.Argument{{Name: "seconds", Type: "integer"}}}
+	assert.Equal(t, scSeconds, buildArgs(touch)[0].scalar, "no twin: rounded up")
 }
 
 func TestSupplementUnits(t *testing.T) {

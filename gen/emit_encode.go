@@ -269,6 +269,8 @@ func (g *generator) encValue(a *arg, v jen.Code, required bool) []jen.Code {
 		return []jen.Code{jen.Id("argSeconds").Call(x(), v)}
 	case scMillis:
 		return []jen.Code{jen.Id("argMillis").Call(x(), v)}
+	case scSecondsOrTwin:
+		return []jen.Code{jen.Id("argSecondsOrTwin").Call(x(), v, jen.Op("&").Id(infoVar(a.millisToken)))}
 	case scSecondsOrMillis:
 		// The token goes with the unit: encArgBody leaves it out.
 		return []jen.Code{jen.Id("argSecondsOrMillis").Call(x(), v, jen.Lit(a.Token), jen.Lit(a.millisToken))}

@@ -49,6 +49,8 @@ func unitNote(a *arg) string {
 		return ", in milliseconds rounded up"
 	case scSecondsOrMillis:
 		return ", in seconds, or as " + a.millisToken + " in milliseconds rounded up when not whole seconds"
+	case scSecondsOrTwin:
+		return ", in seconds, or in milliseconds rounded up (the command sent is then " + a.millisToken + ") when not whole seconds"
 	case scSecondsFloat:
 		return ", in seconds rounded up to the millisecond"
 	case scUnixSeconds:

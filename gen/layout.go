@@ -306,7 +306,7 @@ func (c *container) valueType(a *arg) (*gtype, error) {
 		return tInt64, nil
 	case scDouble:
 		return tFloat64, nil
-	case scSeconds, scMillis, scSecondsOrMillis, scSecondsFloat:
+	case scSeconds, scMillis, scSecondsOrMillis, scSecondsOrTwin, scSecondsFloat:
 		return tDuration, nil
 	case scUnixSeconds, scUnixMillis:
 		return tTime, nil

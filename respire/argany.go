@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"encoding"
 	"math"
 	"reflect"
 	"strconv"
@@ -8,9 +9,13 @@ import (
 )
 
 // argAny sends one value of a type Do takes: strings and byte slices as
-// they are, integers and floats in decimal, bools as 1 or 0, a
-// time.Duration in milliseconds, rounded up. Any other type fails the command before
-// anything is sent, naming the command and the argument.
+// they are, integers (of every size) and floats in decimal, bools as 1 or
+// 0, a time.Duration in milliseconds, rounded up. Any other type (nil, a
+// time.Time, an encoding.BinaryMarshaler, a struct, a pointer, a slice
+// other than []byte) fails the command before anything is sent, naming
+// the command, the argument and what to send instead. (Marshalling a
+// value here would make every argument escape: Do's boxing of its
+// arguments would allocate.)
 func (x *cmd) argAny(command, argument string, a any) {
 	switch v := a.(type) {
 	case string:
@@ -19,11 +24,19 @@ func (x *cmd) argAny(command, argument string, a any) {
 		x.argBytes(v)
 	case int:
 		x.argInt(int64(v))
+	case int8:
+		x.argInt(int64(v))
+	case int16:
+		x.argInt(int64(v))
 	case int32:
 		x.argInt(int64(v))
 	case int64:
 		x.argInt(v)
 	case uint:
+		x.argUint(uint64(v))
+	case uint8:
+		x.argUint(uint64(v))
+	case uint16:
 		x.argUint(uint64(v))
 	case uint32:
 		x.argUint(uint64(v))
@@ -47,14 +60,20 @@ func (x *cmd) argAny(command, argument string, a any) {
 }
 
 // unsupportedArg is the *ArgError for a value of a type argAny does not
-// take. The type is named through reflect, not fmt, so that a does not
-// escape and the caller's boxing of its arguments stays on its stack.
+// take, saying what to send instead where it can. The type is named
+// through reflect, not fmt, so that a does not escape and the caller's
+// boxing of its arguments stays on its stack.
 func unsupportedArg(command, argument string, a any) error {
-	name := "<nil>"
-	if t := reflect.TypeOf(a); t != nil {
-		name = t.String()
+	switch a.(type) {
+	case nil:
+		return newArgError(command, argument, "nil is not a value: send \"\" for an empty string")
+	case time.Time:
+		return newArgError(command, argument, "unsupported type time.Time: send t.Unix() or t.UnixMilli() for a timestamp, or t.Format(time.RFC3339Nano) for text")
+	case encoding.BinaryMarshaler:
+		return newArgError(command, argument, "unsupported type "+reflect.TypeOf(a).String()+": send the []byte its MarshalBinary returns")
 	}
-	return newArgError(command, argument, "unsupported type "+name)
+	return newArgError(command, argument, "unsupported type "+reflect.TypeOf(a).String()+
+		" (strings, []byte, integers, floats, bool and time.Duration are)")
 }
 
 // anyText is the text argAny sends for a, for values that travel as
@@ -68,11 +87,19 @@ func anyText(a any) (string, bool) {
 		return string(v), true
 	case int:
 		return strconv.FormatInt(int64(v), 10), true
+	case int8:
+		return strconv.FormatInt(int64(v), 10), true
+	case int16:
+		return strconv.FormatInt(int64(v), 10), true
 	case int32:
 		return strconv.FormatInt(int64(v), 10), true
 	case int64:
 		return strconv.FormatInt(v, 10), true
 	case uint:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint8:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint16:
 		return strconv.FormatUint(uint64(v), 10), true
 	case uint32:
 		return strconv.FormatUint(uint64(v), 10), true

@@ -169,6 +169,21 @@ func newCmd(info *cmdInfo) *cmd {
 	return x
 }
 
+// renameTo makes x the command info, whose one-word name replaces x's
+// (a twin taking the same arguments: EXPIRE and PEXPIRE), keeping the
+// arguments written so far.
+func (x *cmd) renameTo(info *cmdInfo) {
+	old := len(resp.AppendBulkString(nil, x.info.name))
+	rest := append([]byte(nil), x.buf[hdrRoom+old:]...)
+	x.buf = resp.AppendBulkString(x.buf[:hdrRoom], info.name)
+	shift := len(x.buf) - hdrRoom - old
+	x.buf = append(x.buf, rest...)
+	for i := range x.refs {
+		x.refs[i].At += shift
+	}
+	x.info = info
+}
+
 // blankCmd takes a command from the pool with no argument yet.
 func blankCmd(info *cmdInfo) *cmd {
 	x := cmdPool.Get().(*cmd)

@@ -27,9 +27,13 @@ import (
 var cmdDo = cmdInfo{name: ""}
 
 // Do sends any command, given as its words, and returns the reply as a
-// generic Reply. Arguments may be string, []byte, integers, floats, bool
-// (sent as 1 or 0) or time.Duration (sent in milliseconds, rounded up). A null
-// reply gives Nil and an error reply an *Error.
+// generic Reply. Arguments may be string, []byte, integers of every size,
+// floats, bool (sent as 1 or 0) or time.Duration (sent in milliseconds,
+// rounded up). Other types fail with an *ArgError, before anything is
+// sent, that says what to send instead: for nil, "" (an empty string); for
+// a time.Time, t.Unix(), t.UnixMilli() or a formatted text; for an
+// encoding.BinaryMarshaler, the []byte of its MarshalBinary.
+// A null reply gives Nil and an error reply an *Error.
 //
 //	r, err := client.Do(ctx, "OBJECT", "ENCODING", "mykey")
 //

@@ -52,11 +52,14 @@ func TestDurationArguments(t *testing.T) {
 		{"negative EX is kept", &cmdSET, set(SetOptions{EX: -2 * time.Second}), "SET k v EX -2"},
 		{"negative fraction rounds away from 0", &cmdSET, set(SetOptions{EX: -1500 * time.Microsecond}), "SET k v PX -2"},
 		{"GETEX", &cmdGETEX, func(x *cmd) { argsGetEx(x, "k", &GetExOptions{EX: 2500 * time.Millisecond}) }, "GETEX k PX 2500"},
-		{"EXPIRE rounds up", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", 1500*time.Millisecond, nil) }, "EXPIRE k 2"},
-		{"EXPIRE of 1ns is 1", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", 1, nil) }, "EXPIRE k 1"},
-		{"EXPIRE negative", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", -1500*time.Millisecond, nil) }, "EXPIRE k -2"},
+		{"EXPIRE whole seconds", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", 3*time.Second, nil) }, "EXPIRE k 3"},
+		{"EXPIRE with a fraction goes as PEXPIRE", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", 2500*time.Millisecond, &ExpireOptions{Condition: "NX"}) }, "PEXPIRE k 2500 NX"},
+		{"EXPIRE of 1ns is PEXPIRE 1", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", 1, nil) }, "PEXPIRE k 1"},
+		{"EXPIRE negative", &cmdEXPIRE, func(x *cmd) { argsExpire(x, "k", -1500*time.Millisecond, nil) }, "PEXPIRE k -1500"},
+		{"HEXPIRE with a fraction goes as HPEXPIRE", &cmdHEXPIRE, func(x *cmd) { argsHExpire(x, "h", 1500*time.Millisecond, []string{"f"}, nil) }, "HPEXPIRE h 1500 FIELDS 1 f"},
+		{"SETEX with a fraction goes as PSETEX", &cmdSETEX, func(x *cmd) { argsSetEx(x, "k", 1500*time.Millisecond, "v") }, "PSETEX k 1500 v"},
 		{"PEXPIRE", &cmdPEXPIRE, func(x *cmd) { argsPExpire(x, "k", time.Microsecond, nil) }, "PEXPIRE k 1"},
-		{"SETEX", &cmdSETEX, func(x *cmd) { argsSetEx(x, "k", 100*time.Millisecond, "v") }, "SETEX k 1 v"},
+		{"SETEX", &cmdSETEX, func(x *cmd) { argsSetEx(x, "k", 2*time.Second, "v") }, "SETEX k 2 v"},
 		{"BLPOP in seconds", &cmdBLPOP, func(x *cmd) { argsBLPop(x, 1500*time.Millisecond, []string{"k"}) }, "BLPOP k 1.5"},
 		{"BLPOP below a millisecond", &cmdBLPOP, func(x *cmd) { argsBLPop(x, time.Microsecond, []string{"k"}) }, "BLPOP k 0.001"},
 		{"BLPOP 0 blocks", &cmdBLPOP, func(x *cmd) { argsBLPop(x, 0, []string{"k"}) }, "BLPOP k 0"},
@@ -112,4 +115,18 @@ func TestDoDurationRoundsUp(t *testing.T) {
 	s, ok := anyText(1500 * time.Microsecond)
 	assert.True(t, ok)
 	assert.Equal(t, "2", s)
+}
+
+// TestRenameKeepsReferencedArguments: a command turned into its twin keeps
+// a large argument that is referenced, not copied, in its place.
+func TestRenameKeepsReferencedArguments(t *testing.T) {
+	key := strings.Repeat("k", 70<<10)
+	x := newCmd(&cmdEXPIRE)
+	defer x.Recycle()
+	argsExpire(x, key, 1500*time.Millisecond, nil)
+	require.Len(t, x.refs, 1, "the key is referenced")
+	assert.Equal(t, &cmdPEXPIRE, x.info)
+	head := "$7\r\nPEXPIRE\r\n$" + strconv.Itoa(len(key)) + "\r\n"
+	assert.Equal(t, head, string(x.buf[hdrRoom:x.refs[0].At]))
+	assert.Equal(t, "\r\n$4\r\n1500\r\n", string(x.buf[x.refs[0].At:]))
 }

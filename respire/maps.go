@@ -9,9 +9,10 @@ import (
 
 // Map forms of the commands that take field-value pairs. Values are
 // converted as Do converts its arguments: strings and byte slices as they
-// are, integers and floats in decimal, bools as 1 or 0, a time.Duration in
-// whole milliseconds; a value of any other type fails the command with an
-// *ArgError before anything is sent. The pairs are sent in the order of
+// are, integers (every size) and floats in decimal, bools as 1 or 0, a
+// time.Duration in whole milliseconds, an encoding.BinaryMarshaler (not
+// time.Time) as what it marshals to; a value of any other type, nil or a
+// time.Time fails the command with an *ArgError before anything is sent. The pairs are sent in the order of
 // their field names, so that the same map always makes the same command.
 
 // HSetMap is HSet with the fields and values of a map: it sets each field

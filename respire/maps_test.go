@@ -14,8 +14,9 @@ import (
 // TestAnyTextMatchesArgAny: the map forms send a value as the same text Do
 // sends it as.
 func TestAnyTextMatchesArgAny(t *testing.T) {
-	vals := []any{"s", []byte("b"), int(-1), int32(2), int64(-3), uint(4), uint32(5), uint64(math.MaxUint64),
-		1.5, float32(0.25), math.Inf(1), math.Inf(-1), 1e21, true, false, 1500 * time.Millisecond}
+	vals := []any{"s", []byte("b"), int(-1), int8(-8), int16(-16), int32(2), int64(-3), uint(4), uint8(255), uint16(65535),
+		uint32(5), uint64(math.MaxUint64), 1.5, float32(0.25), math.Inf(1), math.Inf(-1), 1e21, true, false,
+		1500 * time.Millisecond}
 	for _, v := range vals {
 		x := blankCmd(&cmdDo)
 		x.argAny("DO", "0", v)
@@ -29,6 +30,38 @@ func TestAnyTextMatchesArgAny(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = anyText(nil)
 	assert.False(t, ok)
+	_, ok = anyText(time.Now())
+	assert.False(t, ok, "a time.Time is refused, though it is a BinaryMarshaler")
+	_, ok = anyText(binaryValue("x"))
+	assert.False(t, ok, "an encoding.BinaryMarshaler is refused")
+}
+
+// binaryValue is an encoding.BinaryMarshaler.
+type binaryValue string
+
+func (b binaryValue) MarshalBinary() ([]byte, error) { return []byte(b), nil }
+
+// TestArgAnyRefusalsSayWhatToSend: nil, a time.Time, a BinaryMarshaler
+// and other types are *ArgErrors naming the command and what to send.
+func TestArgAnyRefusalsSayWhatToSend(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{nil, `send "" for an empty string`},
+		{time.Unix(1, 0), "t.Unix() or t.UnixMilli()"},
+		{struct{}{}, "unsupported type struct {} (strings, []byte, integers"},
+		{&struct{}{}, "unsupported type *struct {}"},
+		{binaryValue("x"), "send the []byte its MarshalBinary returns"},
+	} {
+		x := blankCmd(&cmdDo)
+		x.argAny("SET", "2", c.v)
+		var ae *ArgError
+		require.ErrorAs(t, x.argErr, &ae, "%T", c.v)
+		assert.Contains(t, ae.Error(), c.want)
+		assert.Contains(t, ae.Error(), "SET")
+		x.Recycle()
+	}
 }
 
 func TestSetIfGetOutcome(t *testing.T) {

@@ -153,6 +153,18 @@ func inUnits(d, u time.Duration) int64 {
 // argSeconds sends d in seconds, rounded up.
 func argSeconds(x *cmd, d time.Duration) { x.argInt(inUnits(d, time.Second)) }
 
+// argSecondsOrTwin sends d in seconds when it is whole seconds, else in
+// milliseconds, rounded up, turning x into twin, the command that takes
+// them (EXPIRE 2500ms is sent as PEXPIRE 2500, not rounded up to 3s).
+func argSecondsOrTwin(x *cmd, d time.Duration, twin *cmdInfo) {
+	if d%time.Second == 0 {
+		x.argInt(int64(d / time.Second))
+		return
+	}
+	x.renameTo(twin)
+	x.argInt(inUnits(d, time.Millisecond))
+}
+
 // argMillis sends d in milliseconds, rounded up.
 func argMillis(x *cmd, d time.Duration) { x.argInt(inUnits(d, time.Millisecond)) }
 

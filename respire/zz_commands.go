@@ -2608,7 +2608,7 @@ func argsExpire(x *cmd, key string, seconds time.Duration, opts *ExpireOptions) 
 		o = *opts
 	}
 	x.argKey(key)
-	argSeconds(x, seconds)
+	argSecondsOrTwin(x, seconds, &cmdPEXPIRE)
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
@@ -2616,7 +2616,8 @@ func argsExpire(x *cmd, key string, seconds time.Duration, opts *ExpireOptions) 
 
 // Expire sets the expiration time of a key in seconds.
 //
-// seconds is sent in seconds rounded up.
+// seconds is sent in seconds, or in milliseconds rounded up (the command sent is then PEXPIRE) when
+// not whole seconds.
 //
 // Since 1.0.0. Complexity: O(1).
 func (c *Client) Expire(ctx context.Context, key string, seconds time.Duration, opts *ExpireOptions) (bool, error) {
@@ -3814,7 +3815,7 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 		o = *opts
 	}
 	x.argKey(key)
-	argSeconds(x, seconds)
+	argSecondsOrTwin(x, seconds, &cmdHPEXPIRE)
 	if o.Condition != "" {
 		x.arg(string(o.Condition))
 	}
@@ -3828,7 +3829,8 @@ func argsHExpire(x *cmd, key string, seconds time.Duration, fields []string, opt
 
 // HExpire set expiry for hash field using relative time to expire (seconds).
 //
-// seconds is sent in seconds rounded up.
+// seconds is sent in seconds, or in milliseconds rounded up (the command sent is then HPEXPIRE) when
+// not whole seconds.
 //
 // Since 7.4.0. Complexity: O(N) where N is the number of specified fields. Only on redis-8.0.2,
 // redis-8.6.3, valkey-9.1.2.
@@ -6310,13 +6312,14 @@ func (c *Client) SetBit(ctx context.Context, key string, offset int64, value int
 
 func argsSetEx(x *cmd, key string, seconds time.Duration, value string) {
 	x.argKey(key)
-	argSeconds(x, seconds)
+	argSecondsOrTwin(x, seconds, &cmdPSETEX)
 	x.arg(value)
 }
 
 // SetEx sets the string value and expiration time of a key. Creates the key if it doesn't exist.
 //
-// seconds is sent in seconds rounded up.
+// seconds is sent in seconds, or in milliseconds rounded up (the command sent is then PSETEX) when not
+// whole seconds.
 //
 // Since 2.0.0. Complexity: O(1).
 //
