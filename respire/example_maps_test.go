@@ -29,7 +29,7 @@ func ExampleClient_HSetMap() {
 	// Output:
 	// 3 <nil>
 	// ada 3 1
-	// respire: HSET: argument value of field "tags": unsupported type []string
+	// respire: HSET: argument value of field "tags": unsupported type []string (strings, []byte, integers, floats, bool and time.Duration are)
 }
 
 // XAddMap appends a stream entry from a map, with its fields in the order

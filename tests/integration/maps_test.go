@@ -70,7 +70,7 @@ func TestMapForms(t *testing.T) {
 			assert.ErrorIs(t, bad, respire.ErrNotSent)
 		}
 		_, err = c.HSetMap(ctx, h2, map[string]any{"bad": struct{}{}})
-		assert.EqualError(t, err, `respire: HSET: argument value of field "bad": unsupported type struct {}`)
+		assert.EqualError(t, err, `respire: HSET: argument value of field "bad": unsupported type struct {} (strings, []byte, integers, floats, bool and time.Duration are)`)
 		exists, err := c.Exists(ctx, h2, s2)
 		require.NoError(t, err)
 		assert.Zero(t, exists)
