@@ -75,6 +75,24 @@ const (
 	ReadZone
 )
 
+// route is the topology's mode for r, one case per mode (Options.validate
+// refuses others).
+func (r ReadFrom) route() topology.ReadFrom {
+	switch r {
+	case ReadPreferReplica:
+		return topology.ReadPreferReplica
+	case ReadReplica:
+		return topology.ReadReplica
+	case ReadNearest:
+		return topology.ReadNearest
+	case ReadZoneReplica:
+		return topology.ReadZoneReplica
+	case ReadZone:
+		return topology.ReadZone
+	}
+	return topology.ReadPrimary
+}
+
 // ErrCrossSlot is wrapped by the *ArgError of a command whose keys fall in
 // different slots of a cluster and that cannot be split (only commands the
 // spec marks multi_shard, such as MGET, DEL and MSET, are). Keys that share
@@ -237,7 +255,7 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 	}
 	rf := topology.ReadPrimary
 	if x.info.flags&flagReadonly != 0 {
-		rf = topology.ReadFrom(c.opts.ReadFrom)
+		rf = c.opts.ReadFrom.route()
 	}
 	return c.cl.Exec(ctx, x, topology.Route{
 		Slot:     slot,

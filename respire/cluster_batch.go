@@ -39,7 +39,7 @@ func (c *Client) execBatchCluster(ctx context.Context, xs []*cmd) (errs []error,
 		}
 		rf := topology.ReadPrimary
 		if readonly {
-			rf = topology.ReadFrom(c.opts.ReadFrom)
+			rf = c.opts.ReadFrom.route()
 		}
 		items[i] = topology.BatchItem{
 			Cmd:   x,

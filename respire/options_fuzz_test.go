@@ -21,7 +21,7 @@ func FuzzParseURL(f *testing.F) {
 		"valkeys://h?retry_reads=2&fail_fast=1",
 		"unix://u:pw@/run/redis.sock?db=2",
 		"redis://h1:6379,h2:6379",
-		"redis://h:7000?cluster=true&read_mode=spin&read_spin=10us&max_retries=-1&batch_connections=0&min_retry_backoff=1ms",
+		"redis://h:7000?cluster=true&read_mode=spin&read_spin=10us&max_retries=-1&no_batch_connections=true&min_retry_backoff=1ms",
 		"redis://u:12/pw@h?x=1#f",
 		"redis:opaque",
 	} {
@@ -132,10 +132,10 @@ func formatURL(o Options) string {
 	set("retry_reads", o.RetryReads)
 	set("batch_connections", o.BatchConnections)
 	if o.NoBatchConnections {
-		q.Set("batch_connections", "0")
+		q.Set("no_batch_connections", "true")
 	}
-	if o.NoRetryReads && o.RetryReads == 0 {
-		q.Set("retry_reads", "0")
+	if o.NoRetryReads {
+		q.Set("no_retry_reads", "true")
 	}
 	if o.ClientName != "" {
 		q.Set("client_name", o.ClientName)

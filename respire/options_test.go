@@ -12,7 +12,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&read_mode=filler&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&batch_connections=0&no_client_info=true&no_follow_redirect=true")
+	o, err := ParseURL("redis://alice:s3cret@cache.example:6380/4?protocol=2&client_name=api&connections=3&dial_timeout=2s&fail_fast=true&read_mode=filler&blocking_pool_size=4&pubsub_buffer=99&pubsub_buffer_bytes=4096&no_batch_connections=true&no_client_info=true&no_follow_redirect=true")
 	require.NoError(t, err)
 	assert.Equal(t, "cache.example:6380", o.Addr)
 	assert.True(t, o.NoClientInfo)

@@ -34,11 +34,11 @@ import (
 //
 // Query options (the names of Options fields in snake case): db,
 // protocol, client_name, no_client_info, no_follow_redirect, connections,
-// batch_connections (0 sets NoBatchConnections), dial_timeout, stall_timeout,
+// batch_connections, no_batch_connections, dial_timeout, stall_timeout,
 // health_check_interval, min_retry_backoff, max_retry_backoff, fail_fast,
 // read_mode (spin, direct, background or filler), read_spin,
-// blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads
-// (0 sets NoRetryReads), cluster (true or false), read_from (primary,
+// blocking_pool_size, pubsub_buffer, pubsub_buffer_bytes, retry_reads,
+// no_retry_reads, cluster (true or false), read_from (primary,
 // prefer_replica, replica, nearest, zone_replica or zone),
 // availability_zone. Numbers are decimal digits,
 // durations are written as for time.ParseDuration. An option given twice
@@ -187,10 +187,13 @@ func (o *Options) setURLOption(key, v string) error {
 	case "connections":
 		o.Connections, err = parseCount(v)
 	case "batch_connections":
-		// 0 is how a URL says "none": it has no other way to.
+		// 0 would mean the default, as in Options: refused, so that no
+		// URL means other than the field it names.
 		if o.BatchConnections, err = parseCount(v); err == nil && o.BatchConnections == 0 {
-			o.NoBatchConnections = true
+			err = errors.New("0 would mean the default, as Options.BatchConnections 0 does: write no_batch_connections=true for none")
 		}
+	case "no_batch_connections":
+		o.NoBatchConnections, err = strconv.ParseBool(v)
 	case "dial_timeout":
 		o.DialTimeout, err = time.ParseDuration(v)
 	case "stall_timeout":
@@ -210,10 +213,11 @@ func (o *Options) setURLOption(key, v string) error {
 	case "pubsub_buffer_bytes":
 		o.PubSubBufferBytes, err = parseCount(v)
 	case "retry_reads":
-		// 0 is how a URL says "no retries": it has no other way to.
 		if o.RetryReads, err = parseCount(v); err == nil && o.RetryReads == 0 {
-			o.NoRetryReads = true
+			err = errors.New("0 would mean the default (3), as Options.RetryReads 0 does: write no_retry_reads=true to turn retries off")
 		}
+	case "no_retry_reads":
+		o.NoRetryReads, err = strconv.ParseBool(v)
 	case "max_retries":
 		// go-redis's spelling: -1 turns retries off, 0 keeps the default.
 		if v == "-1" {

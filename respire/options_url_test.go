@@ -61,6 +61,10 @@ func TestParseURLDatabase(t *testing.T) {
 	o, err := ParseURL("redis://h?retry_reads=2")
 	require.NoError(t, err)
 	assert.Equal(t, 2, o.RetryReads)
+	o, err = ParseURL("redis://h?no_retry_reads=true&no_batch_connections=true")
+	require.NoError(t, err)
+	assert.True(t, o.NoRetryReads)
+	assert.True(t, o.NoBatchConnections)
 }
 
 func TestParseURLRefuses(t *testing.T) {
@@ -88,6 +92,9 @@ func TestParseURLRefuses(t *testing.T) {
 		"redis://h?connections=-1":                  "connections",
 		"redis://h?retry_reads=-1":                  "retry_reads",
 		"redis://h?retry_reads=x":                   "retry_reads",
+		"redis://h?retry_reads=0":                   "write no_retry_reads=true to turn retries off",
+		"redis://h?batch_connections=0":             "write no_batch_connections=true for none",
+		"redis://h?no_retry_reads=maybe":            "no_retry_reads",
 		"redis://h?db=%zz":                          "query",
 		"redis://h?db=1;x=2":                        "query",
 		"redis://h#frag":                            "fragment",

@@ -2,7 +2,6 @@ package respire
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/respire-go/respire/internal/topology"
@@ -92,13 +91,6 @@ func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscript
 func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
 	return c.newSubscription(ctx, transport.KindShard, channels)
 }
-
-// ErrShardedPubSubCluster was the error of SSubscribe on a cluster client
-// before sharded channels were routed to their slots' owners. It is no
-// longer returned.
-//
-// Deprecated: SSubscribe works on a cluster client.
-var ErrShardedPubSubCluster = errors.New("respire: SSUBSCRIBE is not supported on a cluster client yet")
 
 func (c *Client) newSubscription(ctx context.Context, kind transport.Kind, names []string) (*Subscription, error) {
 	if len(names) == 0 {
