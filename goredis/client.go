@@ -3,12 +3,13 @@ package goredis
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/respire-go/respire/respire"
 )
 
@@ -40,6 +41,11 @@ type Client struct {
 	rc    *respire.Client
 	mu    sync.Mutex // serialises AddHook
 	chain atomic.Pointer[chain]
+
+	proto   int               // the protocol go-redis is told it speaks
+	next    redis.ProcessHook // go-redis's own processing, for replays
+	seq     atomic.Uint64     // names replays
+	replays sync.Map          // replay id -> reply bytes
 }
 
 // chain is the users' hooks wrapped around the adapter's own executors.
@@ -57,18 +63,45 @@ var ErrNilClient = errors.New("goredis: New was given a nil *respire.Client")
 // New returns a go-redis client that runs its commands on rc. Creating it
 // sends nothing. With a nil rc, every command fails with ErrNilClient.
 func New(rc *respire.Client) *Client {
-	a := &Client{rc: rc}
-	a.Client = redis.NewClient(&redis.Options{
-		// Never dialled: every command is answered by the hook below, and
-		// what would need a connection of go-redis's own gets this error.
-		Addr:            "respire",
-		Dialer:          refuseDial,
-		DisableIdentity: true,
-		MaxRetries:      -1, // Respire retries what is safe to retry
-	})
+	a := &Client{rc: rc, proto: 3}
+	if rc != nil && rc.Options().Protocol == 2 {
+		a.proto = 2
+	}
+	a.Client = redis.NewClient(a.shellOptions())
 	a.chain.Store(a.build(nil))
-	a.Client.AddHook(outer{a})
+	a.Client.AddHook(outer{a: a})
 	return a
+}
+
+// shellOptions are the options of the embedded go-redis client: its
+// connections are the adapter's (vconn), which reach no server.
+func (a *Client) shellOptions() *redis.Options {
+	return &redis.Options{
+		Addr:                     a.addr(),
+		Protocol:                 a.proto,
+		Dialer:                   a.dial,
+		DisableIdentity:          true,
+		MaxRetries:               -1, // Respire retries what is safe to retry
+		PipelinePoolSize:         -1,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+}
+
+// addr is the address of the server (a seed's, on a cluster) that the
+// Respire client talks to.
+func (a *Client) addr() string {
+	if a.rc == nil {
+		return "respire"
+	}
+	return a.rc.Addr()
+}
+
+// dial gives go-redis one of the adapter's connections.
+func (a *Client) dial(context.Context, string, string) (net.Conn, error) {
+	if a.rc == nil {
+		return nil, ErrNilClient
+	}
+	return newVconn(a, a.proto), nil
 }
 
 // Respire returns the client the adapter runs its commands on.
@@ -86,7 +119,13 @@ func (a *Client) AddHook(h redis.Hook) {
 }
 
 func (a *Client) build(hooks []redis.Hook) *chain {
-	ch := &chain{hooks: hooks, process: a.process, pipeline: a.pipeline, tx: a.txPipeline}
+	return buildChain(hooks, a.process, a.pipeline, a.txPipeline)
+}
+
+// buildChain wraps hooks around the given executors, the first hook
+// outermost, as go-redis does.
+func buildChain(hooks []redis.Hook, process redis.ProcessHook, pipeline, tx redis.ProcessPipelineHook) *chain {
+	ch := &chain{hooks: hooks, process: process, pipeline: pipeline, tx: tx}
 	for i := len(hooks) - 1; i >= 0; i-- {
 		if p := hooks[i].ProcessHook(ch.process); p != nil {
 			ch.process = p
@@ -102,30 +141,56 @@ func (a *Client) build(hooks []redis.Hook) *chain {
 }
 
 // outer is the one hook installed on the embedded *redis.Client: it never
-// calls go-redis's next step, which would dial.
-type outer struct{ a *Client }
+// calls go-redis's next step, but for the handshake of the adapter's own
+// connections. On the client of a Watch, ws holds the session and its
+// chain.
+type outer struct {
+	a  *Client
+	ws *watchSession
+}
 
 func (o outer) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (o outer) ProcessHook(redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		return o.a.chain.Load().process(ctx, cmd)
+func (o outer) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	if o.a.next == nil && o.ws == nil {
+		// The first call, from New: go-redis's processing of the embedded
+		// client itself, which replays go through.
+		o.a.next = next
 	}
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if isHello(cmd) {
+			// go-redis's handshake of one of the adapter's connections: it
+			// goes to that connection, which answers it.
+			return next(ctx, cmd)
+		}
+		return o.chain().process(ctx, cmd)
+	}
+}
+
+func (o outer) chain() *chain {
+	if o.ws != nil {
+		return o.ws.chain
+	}
+	return o.a.chain.Load()
+}
+
+func isHello(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	if len(args) == 0 {
+		return false
+	}
+	s, ok := args[0].(string)
+	return ok && strings.EqualFold(s, "hello")
 }
 
 func (o outer) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	// go-redis gives a MULTI/EXEC pipeline the same hook with its cmds
 	// wrapped in MULTI ... EXEC; tell the two apart by that frame.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		ch := o.a.chain.Load()
+		ch := o.chain()
 		if isTx(cmds) {
 			return ch.tx(ctx, cmds)
 		}
 		return ch.pipeline(ctx, cmds)
 	}
-}
-
-func refuseDial(context.Context, string, string) (net.Conn, error) {
-	return nil, fmt.Errorf("%w: this go-redis feature needs a connection of its own "+
-		"(Subscribe, Watch, Conn, ...): use the *respire.Client's Subscribe, Watch or WithConn", ErrNotSupported)
 }

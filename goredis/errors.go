@@ -2,6 +2,9 @@ package goredis
 
 import (
 	"errors"
+	"reflect"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/respire-go/respire/respire"
 )
@@ -23,8 +26,10 @@ func (e *Error) Error() string { return e.err.Message }
 // RedisError marks e as an error reply, for go-redis's redis.Error.
 func (e *Error) RedisError() {}
 
-// Unwrap returns the Respire error.
-func (e *Error) Unwrap() error { return e.err }
+// Unwrap returns the Respire error and go-redis's own value for the same
+// error reply, so that errors.As finds either, and go-redis's
+// redis.IsReadOnlyError, IsLoadingError and their kin recognise it.
+func (e *Error) Unwrap() []error { return []error{e.err, protoError(e.err.Message)} }
 
 // Prefix returns the first word of the message: ERR, WRONGTYPE, NOSCRIPT...
 func (e *Error) Prefix() string { return e.err.Prefix }
@@ -40,3 +45,25 @@ func mapErr(err error) error {
 	}
 	return err
 }
+
+// protoErrorType is the type go-redis gives error replies: a string type
+// of an internal package, reached through a value go-redis exports.
+var protoErrorType = reflect.TypeOf(redis.ErrNoScript)
+
+// protoError returns msg as go-redis's own error value for an error reply
+// (what it stores for an error nested in an array, for instance), or an
+// *Error-free plain value if go-redis ever changes that type's kind.
+func protoError(msg string) error {
+	if protoErrorType.Kind() == reflect.String {
+		if err, ok := reflect.ValueOf(msg).Convert(protoErrorType).Interface().(error); ok {
+			return err
+		}
+	}
+	return plainRedisError(msg)
+}
+
+// plainRedisError is an error reply with go-redis's RedisError method.
+type plainRedisError string
+
+func (e plainRedisError) Error() string { return string(e) }
+func (plainRedisError) RedisError()     {}

@@ -58,7 +58,7 @@ func ExampleClient_scripts() {
 }
 
 // What the adapter cannot do fails before anything is sent, with an error
-// that wraps ErrNotSupported.
+// that wraps ErrNotSupported: an argument go-redis could not encode either.
 func ExampleErrNotSupported() {
 	ctx := context.Background()
 	rc, err := respire.Connect(ctx, respire.Options{Addr: "localhost:6379"})
@@ -69,10 +69,8 @@ func ExampleErrNotSupported() {
 	defer rc.Close()
 	rdb := goredis.New(rc)
 	defer rdb.Close()
-
-	err = rdb.Subscribe(ctx, "news").Ping(ctx)
+	err = rdb.Set(ctx, "k", struct{ A int }{1}, 0).Err()
 	if errors.Is(err, goredis.ErrNotSupported) {
-		// Use rc.Subscribe instead.
-		fmt.Println("subscribe through Respire")
+		fmt.Println("encode the value first")
 	}
 }

@@ -26,7 +26,7 @@ func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
 		return err
 	}
 	r, err := a.run(ctx, args)
-	return store(cmd, r, err)
+	return a.settleOne(ctx, cmd, r, err)
 }
 
 // run sends one command. The script commands go through Respire's typed
@@ -110,7 +110,7 @@ func (a *Client) pipeline(ctx context.Context, cmds []redis.Cmder) error {
 		setAll(cmds, err)
 		return err
 	}
-	return settle(cmds, futs)
+	return a.settle(ctx, cmds, futs)
 }
 
 // txPipeline runs a go-redis MULTI/EXEC pipeline (cmds framed by MULTI and
@@ -120,19 +120,28 @@ func (a *Client) txPipeline(ctx context.Context, cmds []redis.Cmder) error {
 		setAll(cmds, ErrNilClient)
 		return ErrNilClient
 	}
+	return a.execTx(ctx, a.rc.NewTx(), cmds)
+}
+
+// execTx queues the commands between MULTI and EXEC on tx and executes it.
+// A transaction that a watched key failed gives every command
+// redis.TxFailedErr, as go-redis does.
+func (a *Client) execTx(ctx context.Context, tx *respire.Tx, cmds []redis.Cmder) error {
 	inner := cmds[1 : len(cmds)-1]
-	tx := a.rc.NewTx()
 	futs, err := queueAll(inner, tx.Do)
 	if err != nil {
 		setAll(cmds, err)
 		return err
 	}
 	if err := tx.Exec(ctx); err != nil {
+		if errors.Is(err, respire.TxFailed) {
+			err = redis.TxFailedErr
+		}
 		setAll(cmds, err)
 		return err
 	}
 	cmds[0].(*redis.StatusCmd).SetVal("OK")
-	err = settle(inner, futs)
+	err = a.settle(ctx, inner, futs)
 	if exec, ok := cmds[len(cmds)-1].(*redis.SliceCmd); ok {
 		vals := make([]any, len(inner))
 		for i, f := range futs {
@@ -140,9 +149,9 @@ func (a *Client) txPipeline(ctx context.Context, cmds []redis.Cmder) error {
 			switch {
 			case errors.Is(err, respire.Nil):
 			case err != nil:
-				vals[i] = mapErr(err)
+				vals[i] = protoError(errMessage(err))
 			default:
-				vals[i] = plain(r.Any())
+				vals[i] = value(r)
 			}
 		}
 		exec.SetVal(vals)
@@ -184,11 +193,11 @@ func queueAll(cmds []redis.Cmder, do func(...any) *respire.Future[respire.Reply]
 
 // settle stores each Future's reply in its command and returns the first
 // command error, as go-redis's Exec does.
-func settle(cmds []redis.Cmder, futs []*respire.Future[respire.Reply]) error {
+func (a *Client) settle(ctx context.Context, cmds []redis.Cmder, futs []*respire.Future[respire.Reply]) error {
 	var first error
 	for i, c := range cmds {
 		r, err := futs[i].Result()
-		if err := store(c, r, err); err != nil && first == nil {
+		if err := a.settleOne(ctx, c, r, err); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -3,6 +3,7 @@ package goredis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -104,24 +105,14 @@ func TestRefusedBeforeSending(t *testing.T) {
 	defer rdb.Close()
 	assert.Same(t, rc, rdb.Respire())
 
-	err = rdb.XInfoStream(ctx, "s").Err()
+	err = rdb.Set(ctx, "k", struct{}{}, 0).Err()
 	require.ErrorIs(t, err, ErrNotSupported)
-	assert.Contains(t, err.Error(), "XINFO")
-
 	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Get(ctx, "a")
-		p.GeoPos(ctx, "g", "m")
+		p.Set(ctx, "b", struct{}{}, 0)
 		return nil
 	})
-	require.ErrorIs(t, err, ErrNotSupported)
-
-	err = rdb.Watch(ctx, func(*redis.Tx) error { return nil }, "k")
-	require.ErrorIs(t, err, ErrNotSupported)
-
-	sub := rdb.Subscribe(ctx, "ch")
-	_, err = sub.Receive(ctx)
-	require.ErrorIs(t, err, ErrNotSupported)
-	require.NoError(t, sub.Close())
+	require.ErrorIs(t, err, ErrNotSupported, "one bad argument refuses the whole pipeline")
 
 	// Conn's commands run on Respire's shared connections like any
 	// other's, so Respire refuses those that would change a connection.
@@ -141,4 +132,34 @@ func TestNilClient(t *testing.T) {
 	require.ErrorIs(t, err, ErrNilClient)
 	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, "k"); return nil })
 	require.ErrorIs(t, err, ErrNilClient)
+}
+
+// The adapter's connections read commands as go-redis writes them, in
+// pieces, and refuse what is not a command.
+func TestReadCommand(t *testing.T) {
+	frame := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n")
+	for i := range len(frame) {
+		_, _, err := readCommand(frame[:i])
+		require.ErrorIs(t, err, errIncomplete, "prefix of %d bytes", i)
+	}
+	words, used, err := readCommand(append(frame, '*'))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"SET", "k", "hello"}, words)
+	assert.Equal(t, len(frame), used)
+
+	for _, bad := range []string{"+OK\r\n", "*x\r\n", "*1\r\n:1\r\n", "*1\r\n$-5\r\n"} {
+		_, _, err := readCommand([]byte(bad))
+		require.Error(t, err, bad)
+		require.NotErrorIs(t, err, errIncomplete, bad)
+	}
+
+	// A replayed command keeps only its token.
+	tok := replayPrefix + "7"
+	frame = []byte(fmt.Sprintf("*2\r\n$%d\r\n%s\r\n$3\r\nbig\r\n", len(tok), tok))
+	words, _, err = readCommand(frame)
+	require.NoError(t, err)
+	assert.Equal(t, []string{tok}, words)
+	id, ok := replayID(words[0])
+	assert.True(t, ok)
+	assert.Equal(t, uint64(7), id)
 }

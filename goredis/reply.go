@@ -24,17 +24,7 @@ func supported(cmd redis.Cmder) error {
 		return fmt.Errorf("%w: %s needs a connection of its own: use the *respire.Client's Watch or NewTx",
 			ErrNotSupported, strings.ToUpper(cmd.Name()))
 	}
-	switch cmd.(type) {
-	case *redis.Cmd, *redis.StatusCmd, *redis.StringCmd, *redis.IntCmd,
-		*redis.UintCmd, *redis.BoolCmd, *redis.FloatCmd, *redis.DurationCmd,
-		*redis.TimeCmd, *redis.SliceCmd, *redis.BoolSliceCmd,
-		*redis.StringSliceCmd, *redis.IntSliceCmd, *redis.FloatSliceCmd,
-		*redis.MapStringStringCmd, *redis.MapStringIntCmd, *redis.ScanCmd,
-		*redis.ZSliceCmd:
-		return nil
-	}
-	return fmt.Errorf("%w: %s replies into a %T, which the adapter does not fill; "+
-		"use the *respire.Client's typed method", ErrNotSupported, strings.ToUpper(cmd.Name()), cmd)
+	return nil
 }
 
 // store puts the outcome of a command (reply r or error err, as Respire's
@@ -128,7 +118,7 @@ func fill(cmd redis.Cmder, r respire.Reply) error {
 	case *redis.ZSliceCmd:
 		return fillZ(c, r)
 	default:
-		return supported(cmd)
+		return fmt.Errorf("goredis: %T is replayed, not filled", cmd)
 	}
 	return nil
 }
@@ -310,7 +300,8 @@ func value(r respire.Reply) any {
 }
 
 // plain converts what respire.Reply.Any returns to go-redis's forms: maps
-// keyed by interface{}, error replies as *Error, nulls nil.
+// keyed by interface{}, nested error replies as go-redis's own error
+// values, nulls nil.
 func plain(v any) any {
 	switch v := v.(type) {
 	case []any:
@@ -325,7 +316,8 @@ func plain(v any) any {
 		}
 		return out
 	case error:
-		return mapErr(v)
+		// An error nested in an aggregate: go-redis keeps its own value.
+		return protoError(errMessage(v))
 	}
 	return v
 }
