@@ -3,6 +3,7 @@ package goredis
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/respire-go/respire/respire"
@@ -84,7 +85,7 @@ func (ps *subSession) count() int {
 
 // subCommand runs SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE or their UN- forms.
 func (c *vconn) subCommand(name string, args []string) error {
-	unsub := name[0] == 'u' || name[1] == 'u'
+	unsub := strings.Contains(name, "unsubscribe")
 	ps := c.session(!unsub)
 	if ps == nil {
 		// Unsubscribing with no subscription: the server's answer.
