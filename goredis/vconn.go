@@ -37,7 +37,8 @@ type vconn struct {
 	rdl    time.Time // read deadline
 	wdl    time.Time // write deadline
 
-	ps *subSession // set by the first SUBSCRIBE-family command
+	ps   *subSession // set by the first SUBSCRIBE-family command
+	held *held       // a Conn's own Respire connection, which runs every command
 }
 
 func newVconn(a *Client, proto int) *vconn {
@@ -148,6 +149,9 @@ func (c *vconn) command(words []string) error {
 		return nil
 	}
 	name := strings.ToLower(words[0])
+	if c.held != nil && name != "hello" {
+		return c.held.send(words)
+	}
 	switch name {
 	case "hello":
 		c.push(c.hello())
@@ -227,6 +231,9 @@ func (c *vconn) Close() error {
 	c.mu.Unlock()
 	if ps != nil {
 		ps.close()
+	}
+	if c.held != nil {
+		c.held.close()
 	}
 	return nil
 }

@@ -13,19 +13,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGoRedisAdapterRefusesConnState: go-redis's Conn runs its commands on
+// TestGoRedisAdapterRefusesConnState: the adapter's commands run on
 // Respire's shared connections, so what would change one (CLIENT SETNAME,
 // NO-EVICT, NO-TOUCH, SETINFO) is refused there as by Respire's Do, with an
-// *respire.ArgError naming the option to use, and no connection of the
-// server changes.
+// *respire.ArgError naming the option to use, and no shared connection of
+// the server changes. go-redis's Conn has a connection of its own, whose
+// state is its own.
 func TestGoRedisAdapterRefusesConnState(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	rdb, rc := adapter(t, respire.Options{Addr: srv.Addr})
 	ctx := ctxT(t)
 
 	conn := rdb.Conn()
-	defer conn.Close()
-	err := conn.ClientSetName(ctx, "renamed").Err()
+	require.NoError(t, conn.ClientSetName(ctx, "mine").Err())
+	list, err := rc.ClientList(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(list, "name=mine "), "the Conn's own connection only")
+	require.NoError(t, conn.Close())
+
+	err = rdb.Do(ctx, "client", "setname", "renamed").Err()
 	var ae *respire.ArgError
 	require.ErrorAs(t, err, &ae)
 	assert.ErrorIs(t, err, respire.ErrNotSent)
@@ -41,8 +47,15 @@ func TestGoRedisAdapterRefusesConnState(t *testing.T) {
 	})
 	require.ErrorAs(t, err, &ae)
 
-	list, err := rc.ClientList(ctx, nil)
-	require.NoError(t, err)
+	for {
+		// The server sees the Conn's connection close in its own time.
+		list, err = rc.ClientList(ctx, nil)
+		require.NoError(t, err)
+		if !strings.Contains(list, "name=mine") {
+			break
+		}
+		require.NoError(t, ctx.Err(), "the Conn's connection closes with it")
+	}
 	assert.NotContains(t, list, "name=renamed")
 	assert.NotRegexp(t, ` flags=[A-Za-z]*[eT]`, list, "no connection set NO-EVICT or NO-TOUCH")
 }

@@ -180,3 +180,44 @@ func TestGoRedisAdapterWatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 80, n)
 }
+
+// go-redis's Conn through the adapter: its commands share one connection
+// of their own, whose state (database, name) is its own, pipelines
+// included; PoolStats and Options describe the Respire client.
+func TestGoRedisAdapterConn(t *testing.T) {
+	ctx := ctxT(t)
+	srv := standalone(t)
+	rdb, rc := adapter(t, respire.Options{Addr: srv, ClientName: "adapted"})
+
+	opts := rdb.Options()
+	assert.Equal(t, srv, opts.Addr)
+	assert.Equal(t, "adapted", opts.ClientName)
+	require.NoError(t, rdb.Ping(ctx).Err())
+	st := rdb.PoolStats()
+	assert.Positive(t, st.TotalConns)
+	assert.Positive(t, st.Hits)
+	assert.LessOrEqual(t, st.IdleConns, st.TotalConns)
+	before := rc.PoolStats().BlockingBusy
+
+	conn := rdb.Conn()
+	require.NoError(t, conn.Select(ctx, 1).Err())
+	require.NoError(t, conn.ClientSetName(ctx, "mine").Err())
+	require.NoError(t, conn.Set(ctx, "conn:k", "db1", 0).Err())
+	name, err := conn.ClientGetName(ctx).Result()
+	require.NoError(t, err)
+	assert.Equal(t, "mine", name)
+	cmds, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Get(ctx, "conn:k")
+		p.XAdd(ctx, &redis.XAddArgs{Stream: "conn:s", ID: "1-1", Values: []any{"a", "b"}})
+		p.XRange(ctx, "conn:s", "-", "+")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "db1", cmds[0].(*redis.StringCmd).Val())
+	assert.Equal(t, []redis.XMessage{{ID: "1-1", Values: map[string]any{"a": "b"}}}, cmds[2].(*redis.XMessageSliceCmd).Val())
+	assert.True(t, conn.Get(ctx, "conn:missing").Err() == redis.Nil)
+	assert.True(t, rdb.Get(ctx, "conn:k").Err() == redis.Nil, "the client's own database is 0")
+	assert.Equal(t, before+1, rc.PoolStats().BlockingBusy, "the Conn holds a connection")
+	require.NoError(t, conn.Close())
+	assert.Equal(t, before, rc.PoolStats().BlockingBusy, "and gives it back on Close")
+}
