@@ -43,6 +43,7 @@ type Client struct {
 	chain atomic.Pointer[chain]
 
 	proto   int               // the protocol go-redis is told it speaks
+	sharded bool              // a cluster client: SCAN is refused
 	next    redis.ProcessHook // go-redis's own processing, for replays
 	seq     atomic.Uint64     // names replays
 	replays sync.Map          // replay id -> reply bytes
@@ -64,8 +65,12 @@ var ErrNilClient = errors.New("goredis: New was given a nil *respire.Client")
 // sends nothing. With a nil rc, every command fails with ErrNilClient.
 func New(rc *respire.Client) *Client {
 	a := &Client{rc: rc, proto: 3}
-	if rc != nil && rc.Options().Protocol == 2 {
-		a.proto = 2
+	if rc != nil {
+		ro := rc.Options()
+		if ro.Protocol == 2 {
+			a.proto = 2
+		}
+		a.sharded = ro.Cluster != nil
 	}
 	a.Client = redis.NewClient(a.shellOptions())
 	a.chain.Store(a.build(nil))

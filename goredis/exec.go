@@ -16,7 +16,7 @@ func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
 		cmd.SetErr(ErrNilClient)
 		return ErrNilClient
 	}
-	if err := supported(cmd); err != nil {
+	if err := a.supported(cmd); err != nil {
 		cmd.SetErr(err)
 		return err
 	}
@@ -102,7 +102,7 @@ func (a *Client) pipeline(ctx context.Context, cmds []redis.Cmder) error {
 		return ErrNilClient
 	}
 	b := a.rc.NewBatch()
-	futs, err := queueAll(cmds, b.Do)
+	futs, err := a.queueAll(cmds, b.Do)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (a *Client) txPipeline(ctx context.Context, cmds []redis.Cmder) error {
 // redis.TxFailedErr, as go-redis does.
 func (a *Client) execTx(ctx context.Context, tx *respire.Tx, cmds []redis.Cmder) error {
 	inner := cmds[1 : len(cmds)-1]
-	futs, err := queueAll(inner, tx.Do)
+	futs, err := a.queueAll(inner, tx.Do)
 	if err != nil {
 		setAll(cmds, err)
 		return err
@@ -172,10 +172,10 @@ func isTx(cmds []redis.Cmder) bool {
 
 // queueAll checks and queues every command; if one cannot be sent, none
 // is, and all of them get its error.
-func queueAll(cmds []redis.Cmder, do func(...any) *respire.Future[respire.Reply]) ([]*respire.Future[respire.Reply], error) {
+func (a *Client) queueAll(cmds []redis.Cmder, do func(...any) *respire.Future[respire.Reply]) ([]*respire.Future[respire.Reply], error) {
 	all := make([][]any, len(cmds))
 	for i, c := range cmds {
-		err := supported(c)
+		err := a.supported(c)
 		if err == nil {
 			all[i], err = convertArgs(c.Args())
 		}

@@ -12,16 +12,21 @@ import (
 	"github.com/respire-go/respire/respire"
 )
 
-// supported reports, before anything is sent, whether the adapter can
-// store a reply in cmd. go-redis reads replies into its commands with
-// unexported methods, so the adapter sets them with SetVal, which it can do
-// for the reply types below; any other fails with ErrNotSupported.
-func supported(cmd redis.Cmder) error {
+// supported reports, before anything is sent, whether the adapter runs
+// cmd: not SCAN on a cluster (it would answer for one node), nor WATCH and
+// the transaction words outside the Watch and TxPipeline that frame them.
+func (a *Client) supported(cmd redis.Cmder) error {
+	if a.sharded && strings.EqualFold(cmd.Name(), "scan") {
+		// Respire would send it to one node: a silent part of the keys.
+		return fmt.Errorf("%w: SCAN on a cluster would cover one primary's keys only; "+
+			"use the *respire.Client's ScanAll, which covers every primary, or KEYS, which is sent to all of them",
+			ErrNotSupported)
+	}
 	switch strings.ToLower(cmd.Name()) {
 	case "watch", "unwatch", "multi", "exec", "discard":
-		// go-redis's Watch runs these on a connection of its own, which the
-		// adapter does not have.
-		return fmt.Errorf("%w: %s needs a connection of its own: use the *respire.Client's Watch or NewTx",
+		// Sent alone, on a shared connection, they would leave it in a
+		// state other callers share.
+		return fmt.Errorf("%w: %s alone would change a shared connection: use Watch, TxPipelined or Conn",
 			ErrNotSupported, strings.ToUpper(cmd.Name()))
 	}
 	return nil

@@ -296,4 +296,40 @@ func TestGoRedisAdapterCluster(t *testing.T) {
 	n, err := sum.Run(ctx, rdb, []string{tag + "x", tag + "y"}).Int64()
 	require.NoError(t, err)
 	assert.Equal(t, int64(6), n)
+
+	// SCAN would answer for one node: refused, never a part of the keys;
+	// KEYS covers every primary.
+	for i := 0; i < 8; i++ {
+		require.NoError(t, rdb.Set(ctx, fmt.Sprintf("%sscan%d", p, i), i, time.Minute).Err())
+	}
+	_, _, err = rdb.Scan(ctx, 0, p+"scan*", 100).Result()
+	require.ErrorIs(t, err, goredis.ErrNotSupported)
+	assert.Contains(t, err.Error(), "every primary")
+	keys, err := rdb.Keys(ctx, p+"scan*").Result()
+	require.NoError(t, err)
+	assert.Len(t, keys, 8)
+
+	// Watch on the owner of its keys, and sharded pub/sub on the owner of
+	// the channel.
+	err = rdb.Watch(ctx, func(tx *redis.Tx) error {
+		n, err := tx.Get(ctx, tag+"x").Int()
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			pipe.Set(ctx, tag+"x", n+10, 0)
+			return nil
+		})
+		return err
+	}, tag+"x")
+	require.NoError(t, err)
+	assert.Equal(t, "11", rdb.Get(ctx, tag+"x").Val())
+	ssub := rdb.SSubscribe(ctx, p+"news")
+	defer ssub.Close()
+	_, err = ssub.Receive(ctx)
+	require.NoError(t, err)
+	require.NoError(t, rdb.SPublish(ctx, p+"news", "hello").Err())
+	msg, err := ssub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", msg.Payload)
 }
