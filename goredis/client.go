@@ -14,27 +14,30 @@ import (
 )
 
 // ErrNotSupported is wrapped by every error the adapter returns for
-// something it cannot do through Respire: a reply type it does not map, a
-// go-redis feature that needs a connection of its own (Subscribe, Watch,
-// Conn). Test for it with errors.Is.
+// something it cannot do through Respire: an argument it cannot encode,
+// SCAN on a cluster, a transaction word sent alone. Test for it with
+// errors.Is.
 var ErrNotSupported = errors.New("goredis: not supported by the Respire adapter")
 
 // Client is a go-redis client whose commands run on a *respire.Client.
 //
 // It embeds a *redis.Client, so it satisfies redis.UniversalClient,
 // redis.Cmdable and redis.Scripter and can be handed to any library that
-// takes one of those. The embedded client never opens a connection: a hook
-// takes every command go-redis builds and sends it through Respire
+// takes one of those. The embedded client never connects to a server: a
+// hook takes every command go-redis builds and sends it through Respire
 // (routing, reconnection, cluster redirects are Respire's), then stores the
 // reply in the command as go-redis would have (redis.Nil for a null, an
-// error with a RedisError method for an error reply).
+// error with a RedisError method for an error reply), with go-redis's
+// setters or by replaying the reply to go-redis's own reader on one of the
+// adapter's connections (see the package documentation).
 //
 // What the adapter cannot express fails with an error that wraps
 // ErrNotSupported, before anything is sent: see the package documentation
 // for the list.
 //
-// Close releases the go-redis side only; the *respire.Client stays open and
-// remains the caller's to close.
+// Close releases the go-redis side only (and the subscriptions of its
+// PubSubs); the *respire.Client stays open and remains the caller's to
+// close.
 type Client struct {
 	*redis.Client
 

@@ -10,20 +10,21 @@
 //	defer rdb.Close() // the go-redis side; rc stays open
 //	locker := redislock.New(rdb)
 //
-// The embedded go-redis client never dials. go-redis builds each command as
-// usual; a hook hands its words to Respire (the EVAL family through
-// Respire's Eval methods, so that a cluster routes them by key, everything
-// else through Client.Do) and stores the reply in the command as go-redis
-// would: a null is redis.Nil (false for a BoolCmd, as go-redis reads
-// SET ... NX), an error reply an *Error whose Error method is the server's
-// message and which has go-redis's RedisError method, so that
+// The embedded go-redis client never reaches a server itself. go-redis
+// builds each command as usual; a hook hands its words to Respire (the EVAL
+// family through Respire's Eval methods, so that a cluster routes them by
+// key, everything else through Client.Do) and stores the reply in the
+// command as go-redis would: a null is redis.Nil (false for a BoolCmd, as
+// go-redis reads SET ... NX), an error reply an *Error whose Error method is
+// the server's message and which has go-redis's RedisError method, so that
 // redis.HasErrorPrefix(err, "NOSCRIPT") and the libraries' fallback from
-// EVALSHA to EVAL work. Other errors (context, connection) are Respire's,
-// unchanged. Arguments are encoded as go-redis encodes them (a
-// time.Duration as nanoseconds, a time.Time in RFC 3339, a
+// EVALSHA to EVAL work, and errors.As finds go-redis's own error value in it
+// (redis.IsReadOnlyError and its kin). Other errors (context, connection)
+// are Respire's, unchanged. Arguments are encoded as go-redis encodes them
+// (a time.Duration as nanoseconds, a time.Time in RFC 3339, a
 // BinaryMarshaler by its bytes).
 //
-// # What works
+// Libraries tested on it (tests/ecosystem in the repository):
 //
 //	Library                                  Version tested   Through
 //	github.com/bsm/redislock                 v0.9.4           New(rc) as redislock.RedisClient
@@ -31,34 +32,40 @@
 //	github.com/go-redis/cache/v9             v9.0.0           cache.Options{Redis: New(rc)}
 //	github.com/go-redsync/redsync/v4         v4.18.1          goredis/v9.NewPool(New(rc))
 //
-// Commands whose go-redis reply type is one of Cmd, StatusCmd, StringCmd,
-// IntCmd, UintCmd, BoolCmd, FloatCmd, DurationCmd, TimeCmd, SliceCmd,
-// BoolSliceCmd, StringSliceCmd, IntSliceCmd, FloatSliceCmd,
-// MapStringStringCmd, MapStringIntCmd, ScanCmd and ZSliceCmd work, on a
-// single server and on a cluster. Pipelines (Pipeline, Pipelined) run as a
-// respire.Batch, MULTI/EXEC pipelines (TxPipeline, TxPipelined) as a
-// respire.Tx. Hooks added with AddHook run around the adapter.
+// # Every reply type
 //
-// # What does not
+// The common reply types (Cmd, StatusCmd, StringCmd, IntCmd, UintCmd,
+// BoolCmd, FloatCmd, DurationCmd, TimeCmd, SliceCmd, BoolSliceCmd,
+// StringSliceCmd, IntSliceCmd, FloatSliceCmd, MapStringStringCmd,
+// MapStringIntCmd, ScanCmd, ZSliceCmd) are filled with go-redis's setters.
+// Every other one (streams, geo, FUNCTION LIST, INFO, COMMAND, ...) is
+// replayed: the reply Respire received is encoded back into RESP as the
+// server sent it and read by go-redis's own code, from one of the adapter's
+// connections, which reach no server. The command holds what go-redis
+// would have given, nested errors and RESP3 types included.
 //
-// go-redis fills its commands with unexported methods, so the adapter can
-// only set the reply types it knows. A command with any other reply type
-// (XRead's XStreamSliceCmd, GeoPos, ClusterSlots, InfoCmd, ...) fails with
-// an error wrapping ErrNotSupported before anything is sent; use the
-// *respire.Client's typed method instead. So does every feature that needs
-// a go-redis connection of its own: Subscribe and its kin and Watch (use
-// Respire's Subscribe and Watch). Conn returns a go-redis Conn whose
-// commands run on Respire's shared connections like any other, not on a
-// connection of their own: commands that would change a connection's state
-// (SELECT, CLIENT SETNAME, CLIENT NO-EVICT, CLIENT REPLY, ...) are refused by
-// Respire's Do with an *respire.ArgError, there as everywhere (use
-// Respire's Options.DB, Options.ClientName, Options.OnConnect or
-// WithConn). go-redis's own options (timeouts, retries, pool sizes) do not
-// apply: Respire's Options do. As in go-redis, a generic Cmd holds a RESP3
-// big number as a *big.Int and a map as a map[interface{}]interface{}.
-// Credentials show as xxxxx wherever Respire renders a command (its
-// tracer, interceptors and errors); go-redis's own Cmd.String shows the
-// arguments as given.
+// # Pub/sub, Watch, Conn
+//
+// Subscribe, PSubscribe and SSubscribe return go-redis PubSubs whose
+// subscriptions live in a respire.Subscription (resubscribed by Respire
+// after a reconnect). Watch runs on Respire's Watch; the *redis.Tx's
+// TxPipelined executes on the watching connection and fails with
+// redis.TxFailedErr when a watched key changed. Conn has a connection of
+// its own (Respire's WithConn) until Close, on which commands that change a
+// connection's state (SELECT, CLIENT SETNAME) are allowed. On the client
+// itself they are refused by Respire's Do with an *respire.ArgError (use
+// Options.DB, Options.ClientName, Options.OnConnect, or a Conn).
+//
+// # Limits
+//
+// On a cluster, SCAN is refused (one node would answer): use the
+// *respire.Client's ScanAll. go-redis's own options (timeouts, retries,
+// pool sizes) do not apply: Respire's Options do; Options and PoolStats
+// describe the Respire client. Credentials show as xxxxx wherever Respire
+// renders a command (its tracer, interceptors and errors); go-redis's own
+// Cmd.String shows the arguments as given. ErrNotSupported is wrapped by
+// the errors of what the adapter cannot do (an argument it cannot encode,
+// SCAN on a cluster).
 //
 // docs/ecosystem.md in the repository has the tested versions and details.
 package goredis

@@ -26,10 +26,20 @@ func (e *Error) Error() string { return e.err.Message }
 // RedisError marks e as an error reply, for go-redis's redis.Error.
 func (e *Error) RedisError() {}
 
-// Unwrap returns the Respire error and go-redis's own value for the same
-// error reply, so that errors.As finds either, and go-redis's
-// redis.IsReadOnlyError, IsLoadingError and their kin recognise it.
-func (e *Error) Unwrap() []error { return []error{e.err, protoError(e.err.Message)} }
+// Unwrap returns the Respire error.
+func (e *Error) Unwrap() error { return e.err }
+
+// As lets errors.As find go-redis's own value for the same error reply,
+// as go-redis's redis.IsReadOnlyError, IsLoadingError and their kin look
+// for it.
+func (e *Error) As(target any) bool {
+	v := reflect.ValueOf(target)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().Elem() != protoErrorType {
+		return false
+	}
+	v.Elem().Set(reflect.ValueOf(protoError(e.err.Message)))
+	return true
+}
 
 // Prefix returns the first word of the message: ERR, WRONGTYPE, NOSCRIPT...
 func (e *Error) Prefix() string { return e.err.Prefix }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"testing"
 	"time"
 
@@ -161,4 +162,17 @@ func TestReadCommand(t *testing.T) {
 	id, ok := replayID(words[0])
 	assert.True(t, ok)
 	assert.Equal(t, uint64(7), id)
+}
+
+// An error reply is go-redis's own error too, for go-redis's helpers.
+func TestErrorAsGoRedis(t *testing.T) {
+	err := mapErr(&respire.Error{Prefix: "READONLY", Message: "READONLY You can't write against a read only replica."})
+	assert.True(t, redis.IsReadOnlyError(err))
+	assert.True(t, redis.HasErrorPrefix(err, "READONLY"))
+	assert.False(t, redis.IsLoadingError(err))
+	var e *respire.Error
+	require.ErrorAs(t, err, &e)
+	nested := plain([]any{&respire.Error{Prefix: "ERR", Message: "ERR x"}}).([]any)
+	assert.Equal(t, reflect.TypeOf(redis.ErrNoScript), reflect.TypeOf(nested[0]))
+	assert.EqualError(t, nested[0].(error), "ERR x")
 }
