@@ -17,6 +17,8 @@ type cellConfig struct {
 	Addr     string
 	Duration time.Duration
 	Warmup   time.Duration
+	// Link is the round trip the -link proxy adds (0: none).
+	Link time.Duration
 }
 
 // Measurement is what one cell measured. Fields that do not apply are 0
@@ -50,6 +52,10 @@ type Measurement struct {
 	ClientBytesPerRead     float64 `json:"client_bytes_per_read,omitempty"`
 	ClientBytesPerSockRead float64 `json:"client_bytes_per_socket_read,omitempty"`
 	ClientCmdsPerWrite     float64 `json:"client_cmds_per_write,omitempty"`
+	// BusyCores is the cores the -busy loops used on average during the
+	// cell (connect, warm-up and measurement): how much of the machine
+	// the contention took.
+	BusyCores float64 `json:"busy_cores,omitempty"`
 }
 
 // runCell connects a fresh client, warms it up (filling pools, letting
@@ -116,3 +122,11 @@ func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measure
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// busyNote is the progress line's note of the busy loops' share.
+func busyNote(m Measurement) string {
+	if m.BusyCores == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  busy loops %.2f cores", m.BusyCores)
+}

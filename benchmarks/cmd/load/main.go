@@ -29,6 +29,13 @@ import (
 )
 
 func main() {
+	if isChild, err := runChild(); isChild {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -43,12 +50,14 @@ func run() error {
 		warmup   = flag.Duration("warmup", 300*time.Millisecond, "unmeasured time per cell before measuring")
 		rounds   = flag.Int("rounds", 3, "rounds over every client and shape")
 		clist    = flag.String("clients", strings.Join(clients.Names, ","), "clients, comma-separated")
-		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", "+groupCallers+", "+groupValues+", "+groupBatch+", "+groupCluster+", all), comma-separated")
+		slist    = flag.String("shapes", groupStandard, "shapes or groups of shapes ("+groupStandard+", "+groupPipes+", "+groupGrowth+", "+groupCallers+", "+groupValues+", "+groupBatch+", "+groupCluster+", "+groupRound4+", all), comma-separated")
 		jsonPath = flag.String("json", "load.json", "write the results as JSON here (empty: do not)")
 		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 		svgPath  = flag.String("svg", "load.svg", "write a chart of ops/s per shape and client here (empty: do not)")
 		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
 		heapMiB  = flag.Int("heap", 0, "MiB of live heap to hold while measuring, as an application's own data would (0: none)")
+		busy     = flag.Int("busy", 0, "busy loops competing for the cores during every cell, in a child process (0: none)")
+		link     = flag.Duration("link", 0, "round trip to add between clients and server: a delaying proxy on loopback in a child process, half of it each way (0: none)")
 	)
 	flag.Parse()
 	held := holdHeap(*heapMiB)
@@ -76,7 +85,11 @@ func run() error {
 		Rounds:     *rounds,
 		Clients:    split(*clist),
 		HeapMiB:    *heapMiB,
+		Busy:       *busy,
 	}}
+	if *link > 0 {
+		rep.Meta.Link = link.String()
+	}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		rep.Meta.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
@@ -130,6 +143,26 @@ func run() error {
 	}
 	defer obs.Close()
 
+	// Clients (and redis-benchmark) connect to cellAddr: the server, or
+	// the link in front of it; seeding and INFO go to the server itself.
+	cellAddr, stopLink := *addr, func() {}
+	if *link > 0 {
+		lk, laddr, err := startLink(*addr, *link)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if lk != nil {
+				lk.stop()
+			}
+		}()
+		cellAddr = laddr
+		stopLink = func() {
+			rep.Meta.LinkCores = lk.stop()
+			lk = nil
+		}
+	}
+
 	names := rep.Meta.Clients
 	rep.Meta.RedisBenchmark = "off"
 	if *rbench != "off" {
@@ -150,16 +183,22 @@ func run() error {
 		order := slices.Concat(names[round%len(names):], names[:round%len(names)])
 		for _, s := range sel {
 			for _, name := range order {
-				cfg := cellConfig{Client: name, Shape: s, Addr: *addr, Duration: *duration, Warmup: *warmup}
+				cfg := cellConfig{Client: name, Shape: s, Addr: cellAddr, Duration: *duration, Warmup: *warmup, Link: *link}
+				if name == ceilingName && ceilingArgs(s) == nil {
+					continue // a shape redis-benchmark cannot run
+				}
+				bz, err := startBusy(*busy)
+				if err != nil {
+					return fmt.Errorf("-busy: %w", err)
+				}
 				var m Measurement
-				var err error
 				if name == ceilingName {
-					if ceilingArgs(s) == nil {
-						continue // a shape redis-benchmark cannot run
-					}
 					m, err = redisBenchmark(ctx, *rbench, cfg, obs)
 				} else {
 					m, err = runCell(ctx, cfg, obs)
+				}
+				if bz != nil {
+					m.BusyCores = bz.stop()
 				}
 				c := rep.cell(name, s.Name)
 				if err != nil {
@@ -169,11 +208,12 @@ func run() error {
 					continue
 				}
 				c.Rounds = append(c.Rounds, m)
-				fmt.Fprintf(os.Stderr, "round %d %-14s %-16s %10.0f ops/s  p50 %7.1fµs  p99 %7.1fµs\n",
-					round+1, s.Name, name, m.OpsPerSec, m.P50us, m.P99us)
+				fmt.Fprintf(os.Stderr, "round %d %-14s %-16s %10.0f ops/s  p50 %7.1fµs  p99 %7.1fµs%s\n",
+					round+1, s.Name, name, m.OpsPerSec, m.P50us, m.P99us, busyNote(m))
 			}
 		}
 	}
+	stopLink()
 	rep.summarize()
 	rep.writeMarkdown(os.Stdout)
 	if *jsonPath != "" {

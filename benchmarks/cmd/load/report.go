@@ -40,6 +40,13 @@ type Meta struct {
 	// ClusterMasters is the primaries of the cluster the run used
 	// (-cluster), 0 for one server.
 	ClusterMasters int `json:"cluster_masters,omitempty"`
+	// Busy is the busy loops that competed for the cores in every cell
+	// (-busy); Link the round trip the delaying proxy added (-link).
+	Busy int    `json:"busy,omitempty"`
+	Link string `json:"link,omitempty"`
+	// LinkCores is the cores the proxy process used on average over the
+	// run: what the link itself cost the machine.
+	LinkCores float64 `json:"link_cores,omitempty"`
 }
 
 // Cell holds the rounds of one client on one shape and their medians.
@@ -79,8 +86,23 @@ func (r *Report) summarize() {
 			ClientBytesPerRead:     med(func(m Measurement) float64 { return m.ClientBytesPerRead }),
 			ClientBytesPerSockRead: med(func(m Measurement) float64 { return m.ClientBytesPerSockRead }),
 			ClientCmdsPerWrite:     med(func(m Measurement) float64 { return m.ClientCmdsPerWrite }),
+			BusyCores:              med(func(m Measurement) float64 { return m.BusyCores }),
 		}
 	}
+}
+
+// medianBusyCores is the median over every cell's BusyCores.
+func (r *Report) medianBusyCores() float64 {
+	var v []float64
+	for _, c := range r.Cells {
+		if c.Median.BusyCores > 0 {
+			v = append(v, c.Median.BusyCores)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	return median(v)
 }
 
 func median(v []float64) float64 {
@@ -116,6 +138,12 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	}
 	if m.HeapMiB > 0 {
 		fmt.Fprintf(w, " The tool held %d MiB of live heap (-heap).", m.HeapMiB)
+	}
+	if m.Busy > 0 {
+		fmt.Fprintf(w, " Busy host: %d busy loops in a process of their own competed for the cores in every cell (-busy; the busy loops used %.2f cores at the median of the cells).", m.Busy, r.medianBusyCores())
+	}
+	if m.Link != "" {
+		fmt.Fprintf(w, " Link: every client and redis-benchmark reached the server through a delaying proxy on loopback adding %s to each round trip, half each way (-link); the proxy process used %.2f cores on average over the run.", m.Link, m.LinkCores)
 	}
 	fmt.Fprintf(w, "\nLatency is per command, per pipeline for pipe32. `×%s` is this client's ops/s divided by %s's.\n\n", baseline, baseline)
 	for _, shape := range m.Shapes {

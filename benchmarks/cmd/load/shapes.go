@@ -82,6 +82,24 @@ var shapes = []shape{
 	{Name: "mget-100-seq", Cmd: "MGET", Keys: fixture.MGet, Mode: modeSeq, Width: 100, Group: groupGrowth},
 	{Name: "mget-100-conc16", Cmd: "MGET", Keys: fixture.MGet, Mode: modeConc, Width: 100, Callers: 16, Group: groupGrowth},
 	{Name: "mix-1k-conc64", Cmd: "MIX", Keys: fixture.Mix, Mode: modeConc, Callers: 64, Group: groupGrowth},
+
+	{Name: "set-1k-seq", Cmd: "SET", Key: fixture.KeySet1K, Value: fixture.Value1K, Mode: modeSeq, Group: groupRound4},
+	{Name: "set-1k-conc64", Cmd: "SET", Key: fixture.KeySet1K, Value: fixture.Value1K, Mode: modeConc, Callers: 64, Group: groupRound4},
+}
+
+// groupRound4 is the selection of the busy-host and link runs of issue 33:
+// the standard shapes, SET of 1 KiB, 1, 4, 64 and 1,024 callers, batches
+// of 1 and 10, and 4 concurrent pipelines. Besides its own two SET shapes
+// it takes shapes of other groups, by name.
+const groupRound4 = "round4"
+
+var round4Shapes = []string{
+	"get-1k-seq", "get-8k-seq", "incr-seq", "set-1k-seq",
+	"callers-get-1k-x4",
+	"get-1k-conc64", "get-8k-conc64", "incr-conc64", "set-1k-conc64",
+	"get-1k-conc1024",
+	"batch-get-1k-b1-x1", "batch-get-1k-b10-x1",
+	"get-1k-pipe32", "get-8k-pipe32", "get-1k-pipe32x4", "get-8k-pipe32x4",
 }
 
 func init() {
@@ -96,6 +114,16 @@ func init() {
 func selectShapes(list []string) ([]shape, error) {
 	var sel []shape
 	for _, name := range list {
+		if name == groupRound4 {
+			for _, r := range round4Shapes {
+				s, err := shapeByName(r)
+				if err != nil {
+					return nil, err
+				}
+				sel = append(sel, s)
+			}
+			continue
+		}
 		n := len(sel)
 		for _, s := range shapes {
 			if s.Name == name || s.Group == name || name == "all" {
@@ -103,8 +131,8 @@ func selectShapes(list []string) ([]shape, error) {
 			}
 		}
 		if len(sel) == n {
-			return nil, fmt.Errorf("unknown shape %q (known: the groups all, %s, %s, %s and %s)",
-				name, groupStandard, groupPipes, groupGrowth, strings.Join(shapeNames(), ", "))
+			return nil, fmt.Errorf("unknown shape %q (known: the groups all, %s, %s, %s, %s, %s, %s, %s, %s and %s)",
+				name, groupStandard, groupPipes, groupGrowth, groupCallers, groupValues, groupBatch, groupCluster, groupRound4, strings.Join(shapeNames(), ", "))
 		}
 	}
 	return sel, nil

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/respire-go/respire/respire"
 )
 
 // Client is what a benchmark does with a client.
@@ -69,15 +71,22 @@ const PoolSize = 64
 // Names lists the clients, in the order benchmarks run them.
 var Names = []string{"respire-nofiller", "respire-filler", "respire-lease", "goredis", "rueidis", "redigo"}
 
+// Extra lists clients that New knows but the benchmarks do not run unless
+// asked: "respire-direct" is the defaults with ReadMode: ReadModeDirect
+// (a lone caller reads its own reply without polling the socket first).
+var Extra = []string{"respire-direct"}
+
 // New connects client name to addr.
 func New(ctx context.Context, name, addr string) (Client, error) {
 	switch name {
 	case "respire-nofiller":
-		return newRespire(ctx, addr, false)
+		return newRespire(ctx, addr, respire.ReadModeDefault)
 	case "respire-filler":
-		return newRespire(ctx, addr, true)
+		return newRespire(ctx, addr, respire.ReadModeFiller)
+	case "respire-direct":
+		return newRespire(ctx, addr, respire.ReadModeDirect)
 	case "respire-lease":
-		r, err := newRespire(ctx, addr, false)
+		r, err := newRespire(ctx, addr, respire.ReadModeDefault)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +98,7 @@ func New(ctx context.Context, name, addr string) (Client, error) {
 	case "redigo":
 		return newRedigo(addr)
 	}
-	return nil, fmt.Errorf("unknown client %q (known: %s)", name, strings.Join(Names, ", "))
+	return nil, fmt.Errorf("unknown client %q (known: %s)", name, strings.Join(append(Names[:len(Names):len(Names)], Extra...), ", "))
 }
 
 // ErrMissing is MGet's error for a key that holds no value.

@@ -10,16 +10,12 @@ import (
 )
 
 // respireClient is Respire with its defaults (one multiplexed connection,
-// RESP3), with the default read mode or with the filler.
+// RESP3), with the default read mode or another one.
 type respireClient struct {
 	c *respire.Client
 }
 
-func newRespire(ctx context.Context, addr string, filler bool) (*respireClient, error) {
-	mode := respire.ReadModeDefault
-	if filler {
-		mode = respire.ReadModeFiller
-	}
+func newRespire(ctx context.Context, addr string, mode respire.ReadMode) (*respireClient, error) {
 	c, err := respire.Connect(ctx, respire.Options{Addr: addr, ReadMode: mode})
 	if err != nil {
 		return nil, err
