@@ -27,6 +27,20 @@ import (
 // is tried again, which bounds the CPU spent on it. It needs a socket that
 // exposes its file descriptor (TCP, Unix); TLS connections never poll.
 //
+// On a busy host polling stops. A sched_yield hands the thread's CPU to
+// any other runnable thread, and one that runs for its whole time slice
+// (a neighbour's CPU-bound work, another process's busy loop) keeps it for
+// milliseconds: measured with two busy loops on 2 cores, polling made
+// sequential calls 3-10x slower than parking, and such a poll still ends
+// with the reply in hand, so the back-off above never saw it. So every
+// yield is timed: one that kept the thread away for longer than the whole
+// budget means the cores are contended, and polling cannot pay for itself
+// there. Contention is a property of the host, not of one connection, so
+// the whole process then stops polling (contention below) for 16 ms,
+// doubling with each contended poll after the back-off up to 1 s, until a
+// poll meets no stall. A GOMAXPROCS of 1 (which Go sets from a cgroup
+// CPU quota under 2 cores) never polls at all.
+//
 // At most GOMAXPROCS-1 goroutines of the process poll at once, so that a
 // processor is always left to go idle and watch the network poller, which
 // wakes every other goroutine waiting for I/O; others park as before. Even
@@ -52,6 +66,9 @@ type spinReader struct {
 	// onGiveUp, when set (by tests), runs when a poll has given up and
 	// before the read parks.
 	onGiveUp func()
+	// yield and now are sched_yield and monoNow; tests replace them.
+	yield func()
+	now   func() int64
 
 	// the state of one poll (see poll)
 	pollFn func(fd uintptr) bool
@@ -59,7 +76,7 @@ type spinReader struct {
 	n      int
 	rerr   error
 	got    bool
-	start  time.Time
+	stall  bool // a yield of this poll kept the thread away > max
 }
 
 // maxSpinSkip is the most reads polling is skipped for after it gave up.
@@ -76,7 +93,7 @@ func newSpinReader(nc net.Conn, max time.Duration) *spinReader {
 	if err != nil {
 		return nil
 	}
-	s := &spinReader{nc: nc, rc: rc, max: max, slots: int32(procs - 1)}
+	s := &spinReader{nc: nc, rc: rc, max: max, slots: int32(procs - 1), yield: schedYield, now: monoNow}
 	s.pollFn = s.pollOnce
 	return s
 }
@@ -89,11 +106,23 @@ func (s *spinReader) Read(p []byte) (int, error) {
 		s.skip--
 		return s.nc.Read(p)
 	}
+	if contention.active(s.now()) {
+		return s.nc.Read(p)
+	}
 	n, err, res := s.poll(p)
+	if s.stall {
+		contention.stalled(s.now())
+	} else if res != pollBusy {
+		contention.clear()
+	}
 	switch res {
 	case pollDone:
 		s.fails = 0
 		return n, err
+	case pollStalled:
+		if s.onGiveUp != nil {
+			s.onGiveUp()
+		}
 	case pollTimedOut:
 		s.fails++
 		s.skip = min(1<<min(s.fails, 6), maxSpinSkip)
@@ -110,23 +139,27 @@ const (
 	pollDone     = iota // the read finished: data, end of stream or an error
 	pollTimedOut        // nothing came within the budget
 	pollBusy            // GOMAXPROCS-1 goroutines were polling already
+	pollStalled         // a yield kept the thread away for longer than the budget
 )
 
 // poll tries to read for up to s.max. Its state lives in s, and pollFn is
 // bound once, so that a poll does not allocate.
 func (s *spinReader) poll(p []byte) (n int, err error, res int) {
+	s.stall = false
 	if pollers.Add(1) > s.slots {
 		pollers.Add(-1)
 		return 0, nil, pollBusy
 	}
 	defer pollers.Add(-1)
-	s.p, s.n, s.rerr, s.got, s.start = p, 0, nil, false, time.Time{}
+	s.p, s.n, s.rerr, s.got = p, 0, nil, false
 	cerr := s.rc.Read(s.pollFn)
 	s.p = nil
 	n, rerr, got := s.n, s.rerr, s.got
 	switch {
 	case !got && cerr != nil:
 		return 0, cerr, pollDone
+	case !got && s.stall:
+		return 0, nil, pollStalled
 	case !got:
 		return 0, nil, pollTimedOut
 	case rerr != nil:
@@ -140,24 +173,65 @@ func (s *spinReader) poll(p []byte) (n int, err error, res int) {
 
 // pollOnce is the body of poll, called by the runtime with the descriptor.
 func (s *spinReader) pollOnce(fd uintptr) bool {
-	for i := 0; ; i++ {
+	max := int64(s.max)
+	start := s.now()
+	for {
 		s.n, s.rerr = syscall.Read(int(fd), s.p)
 		if s.rerr == nil || !errors.Is(s.rerr, syscall.EAGAIN) && !errors.Is(s.rerr, syscall.EINTR) {
 			s.got = true
 			return true
 		}
-		if i&3 == 3 {
-			now := time.Now()
-			if s.start.IsZero() {
-				s.start = now
-			} else if now.Sub(s.start) > s.max {
-				return true // give up; the caller parks
-			}
+		if s.stall {
+			return true // give up; the caller parks
+		}
+		before := s.now()
+		if before-start > max {
+			return true // give up; the caller parks
 		}
 		// Give the CPU to any other thread that wants it (a thread woken
 		// by the kernel for another socket, the server on a shared
-		// machine).
-		_, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		// machine). Taking it back later than the whole budget means
+		// another thread held it for a time slice: read once more, since
+		// the reply may have come meanwhile, and stop.
+		s.yield()
+		if s.now()-before > max {
+			s.stall = true
+		}
+	}
+}
+
+func schedYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// contention is the process's view of whether the cores are contended:
+// polling is off until the instant in until (monoNow), set by a poll whose
+// yield stalled, for a period that doubles with each such poll in a row.
+var contention spinContention
+
+type spinContention struct {
+	until atomic.Int64
+	level atomic.Int32 // stalled polls in a row
+}
+
+// The back-off after a stalled poll: the first is contendedMin, each
+// next one twice the last, up to contendedMax.
+const (
+	contendedMin = 16 * time.Millisecond
+	contendedMax = time.Second
+)
+
+func (c *spinContention) active(now int64) bool { return now < c.until.Load() }
+
+// stalled records a poll whose yield stalled, at now.
+func (c *spinContention) stalled(now int64) {
+	l := min(c.level.Add(1)-1, 16)
+	d := min(contendedMin<<l, contendedMax)
+	c.until.Store(now + int64(d))
+}
+
+// clear records a poll that met no stall.
+func (c *spinContention) clear() {
+	if c.level.Load() != 0 {
+		c.level.Store(0)
 	}
 }
 

@@ -33,10 +33,29 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	return client, server
 }
 
+// fakeClock gives s a clock that moves 100 ns per reading and a yield that
+// returns at once, so that its polls never see a stall unless a test makes
+// one; it clears the process's contention state before and after.
+func fakeClock(t *testing.T, s *spinReader) *int64 {
+	t.Helper()
+	var now int64
+	s.now = func() int64 { now += 100; return now }
+	s.yield = func() {}
+	resetContention()
+	t.Cleanup(resetContention)
+	return &now
+}
+
+func resetContention() {
+	contention.until.Store(0)
+	contention.level.Store(0)
+}
+
 func TestSpinReaderPollsThenParks(t *testing.T) {
 	client, server := tcpPair(t)
 	s := newSpinReader(client, 20*time.Microsecond)
 	require.NotNil(t, s, "TCP connections expose their descriptor")
+	fakeClock(t, s)
 	s.on = true
 	s.slots = 1 << 20 // not limited by pollers elsewhere in the process
 	buf := make([]byte, 16)
@@ -81,6 +100,7 @@ func TestSpinReaderBackOffIsBounded(t *testing.T) {
 	client, server := tcpPair(t)
 	s := newSpinReader(client, time.Microsecond)
 	require.NotNil(t, s)
+	fakeClock(t, s)
 	s.on = true
 	buf := make([]byte, 1)
 	s.slots = 1 << 20
@@ -98,6 +118,7 @@ func TestSpinReaderEndsAndDeadlines(t *testing.T) {
 	client, server := tcpPair(t)
 	s := newSpinReader(client, time.Millisecond)
 	require.NotNil(t, s)
+	fakeClock(t, s)
 	s.on = true
 	s.slots = 1 << 20
 	s.onGiveUp = func() { t.Error("the poll gave up instead of returning what it found") }
@@ -115,6 +136,84 @@ func TestSpinReaderEndsAndDeadlines(t *testing.T) {
 	_, err = s.Read(buf)
 	assert.True(t, errors.Is(err, io.EOF), "got %v", err)
 	assert.Zero(t, s.fails)
+}
+
+// On a busy host a yield gives the thread's CPU away for a whole time
+// slice. A poll whose yield kept it away for longer than the budget stops
+// polling for the whole process for a while, whether or not the reply had
+// come meanwhile; the pause doubles while polls keep stalling, and a poll
+// that meets no stall ends it.
+func TestSpinReaderStallStopsPolling(t *testing.T) {
+	const budget = 20 * time.Microsecond
+	client, server := tcpPair(t)
+	s := newSpinReader(client, budget)
+	require.NotNil(t, s)
+	now := fakeClock(t, s)
+	s.on = true
+	s.slots = 1 << 20
+	polls := 0
+	s.pollFn = func(fd uintptr) bool { polls++; return s.pollOnce(fd) }
+	stall := func() { *now += int64(3 * budget) } // a yield that lost a time slice
+	buf := make([]byte, 16)
+
+	// The reply is not there, a yield stalls: the poll gives up at once
+	// and the read parks for the reply.
+	s.yield = stall
+	s.onGiveUp = func() { _, _ = server.Write([]byte("late")) }
+	n, err := s.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "late", string(buf[:n]))
+	assert.Equal(t, 1, polls)
+	assert.True(t, contention.active(*now), "a stalled yield stops polling")
+	assert.Equal(t, int32(1), contention.level.Load())
+	assert.Zero(t, s.skip, "contention is not the slow-server back-off")
+
+	// While it lasts, no reader of the process polls.
+	other := newSpinReader(client, budget)
+	other.now, other.on, other.slots = s.now, true, 1<<20
+	other.pollFn = func(fd uintptr) bool { polls++; return other.pollOnce(fd) }
+	s.onGiveUp = nil
+	for _, r := range []*spinReader{s, other} {
+		_, err = server.Write([]byte("x"))
+		require.NoError(t, err)
+		n, err = r.Read(buf)
+		require.NoError(t, err)
+		assert.Equal(t, "x", string(buf[:n]))
+	}
+	assert.Equal(t, 1, polls, "no poll while the host is contended")
+
+	// After the pause, a poll whose yield stalls again, although the
+	// reply came during it: the reply is returned, and the next pause is
+	// twice as long.
+	*now = contention.until.Load()
+	s.yield = func() { stall(); _, _ = server.Write([]byte("during")) }
+	n, err = s.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "during", string(buf[:n]))
+	assert.Equal(t, 2, polls)
+	assert.Equal(t, int32(2), contention.level.Load())
+	assert.Equal(t, *now+int64(2*contendedMin), contention.until.Load(), "the second pause is twice the first")
+
+	// After it, a poll without a stall resets the level.
+	*now = contention.until.Load()
+	s.yield = func() {}
+	_, err = server.Write([]byte("y"))
+	require.NoError(t, err)
+	_, err = s.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 3, polls)
+	assert.Zero(t, contention.level.Load())
+}
+
+func TestContentionPauseIsBounded(t *testing.T) {
+	resetContention()
+	t.Cleanup(resetContention)
+	for range 40 {
+		contention.stalled(0)
+	}
+	assert.Equal(t, int64(contendedMax), contention.until.Load())
+	assert.True(t, contention.active(int64(contendedMax)-1))
+	assert.False(t, contention.active(int64(contendedMax)))
 }
 
 func TestSpinReaderNotForPipes(t *testing.T) {
