@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"github.com/respire-go/respire/gen/spec"
 	"slices"
 	"strings"
 
@@ -252,6 +253,19 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 	batch.Func().Params(jen.Id("b").Op("*").Id("Batch")).Id(m.name).Params(batchParams...).
 		Op("*").Id("Future").Types(futT).Block(bbody...)
 	batch.Line()
+	inTx := txAllowed(m.cmd)
+	if inTx {
+		// The same body, on the transaction's batch.
+		tbody := append([]jen.Code{jen.Id("b").Op(":=").Id("t").Dot("b")}, bbody...)
+		batch.Commentf("%s queues %s in the transaction; see Client.%s.", m.name, m.cmd.Name, m.name)
+		if dep := g.deprecation(m.cmd); dep != "" {
+			batch.Comment("")
+			batch.Comment(dep)
+		}
+		batch.Func().Params(jen.Id("t").Op("*").Id("Tx")).Id(m.name).Params(batchParams...).
+			Op("*").Id("Future").Types(futT).Block(tbody...)
+		batch.Line()
+	}
 	if m.lease != "" {
 		lbody := append([]jen.Code{newX("b")}, body...)
 		lbody = append(lbody, jen.Return(jen.Id("queue").Call(jen.Id("b"), jen.Id("x"), jen.Id(m.lease), jen.Id("pickLease"))))
@@ -260,8 +274,31 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 		batch.Func().Params(jen.Id("b").Op("*").Id("Batch")).Id(m.name + "Lease").Params(batchParams...).
 			Op("*").Id("Future").Types(jen.Op("*").Id("Lease")).Block(lbody...)
 		batch.Line()
+		if inTx {
+			tbody := append([]jen.Code{jen.Id("b").Op(":=").Id("t").Dot("b")}, lbody...)
+			batch.Commentf("%sLease queues %s in the transaction with the reply in a pooled Lease; see Client.%sLease.", m.name, m.cmd.Name, m.name)
+			batch.Comment("Release the Lease of the Future's value once done with its bytes.")
+			batch.Func().Params(jen.Id("t").Op("*").Id("Tx")).Id(m.name + "Lease").Params(batchParams...).
+				Op("*").Id("Future").Types(jen.Op("*").Id("Lease")).Block(tbody...)
+			batch.Line()
+		}
 	}
 	return nil
+}
+
+// txAllowed reports whether a command gets a method on Tx: what makes
+// sense inside MULTI. Not a blocking command (inside a transaction it
+// does not block: BLPOP answers nil at once), not one the server refuses
+// there (no_multi) or that belongs to a connection's state (pubsub), and
+// no admin command (CONFIG, SHUTDOWN, ...). Do still sends any command.
+func txAllowed(c *spec.Command) bool {
+	for _, f := range c.Flags {
+		switch f {
+		case "blocking", "no_multi", "pubsub", "admin":
+			return false
+		}
+	}
+	return true
 }
 
 // emitLease emits the allocation-free forms of a method whose reply is one

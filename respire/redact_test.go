@@ -253,7 +253,7 @@ func TestRedactionRenderingPaths(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "S3CRET")
 	tx := c.NewTx()
-	ft := tx.ACLSetUser("app", "<S3CRET-tx")
+	ft := tx.Do("ACL", "SETUSER", "app", "<S3CRET-tx")
 	err = tx.Exec(ctx)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "S3CRET")

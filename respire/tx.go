@@ -47,8 +47,8 @@ func (e *TxAbortedError) Unwrap() error { return e.Err }
 
 // Tx is a MULTI/EXEC transaction: the commands queued on it run on the
 // server one after the other, with no other client's command in between,
-// when Exec is called. Tx embeds *Batch, so every command method of Batch
-// queues into the transaction and returns a *Future for its typed result:
+// when Exec is called. Its command methods queue into the transaction and
+// return a *Future for the typed result:
 //
 //	tx := client.NewTx()
 //	n := tx.Incr("counter")
@@ -56,21 +56,48 @@ func (e *TxAbortedError) Unwrap() error { return e.Err }
 //	if err := tx.Exec(ctx); err != nil { ... }
 //	v, err := n.Result()
 //
-// Exec replaces Batch.Exec; do not call tx.Batch.Exec, which would send the
-// commands as a plain pipeline. A Tx is not safe for concurrent use and is
-// used once.
+// Tx offers the commands that make sense inside MULTI: not the blocking
+// ones (inside a transaction BLPOP does not block), not those the server
+// refuses there or that change the connection's state, and no admin
+// command; Do sends any command. A Tx is not safe for concurrent use and
+// is used once.
 //
 // For optimistic locking (WATCH), get the Tx from Client.Watch instead of
 // NewTx.
 type Tx struct {
-	*Batch
+	b        *Batch          // the queued commands
 	held     *transport.Held // the watched connection; nil outside Watch
 	watching bool            // the server holds WATCHed keys for held
 	err      error           // what Exec returned, for Watch
 }
 
 // NewTx returns an empty transaction that runs on c.
-func (c *Client) NewTx() *Tx { return &Tx{Batch: c.NewBatch()} }
+func (c *Client) NewTx() *Tx { return &Tx{b: c.NewBatch()} }
+
+// Len returns the number of commands queued.
+func (tx *Tx) Len() int { return tx.b.Len() }
+
+// Do queues any command, given as its words, in the transaction; see
+// Client.Do for the arguments it takes and the commands it refuses.
+func (tx *Tx) Do(args ...any) *Future[Reply] { return tx.b.Do(args...) }
+
+// HSetMap queues HSET with the fields and values of a map in the
+// transaction; see Client.HSetMap.
+func (tx *Tx) HSetMap(key string, fields map[string]any) *Future[int64] {
+	return tx.b.HSetMap(key, fields)
+}
+
+// XAddMap queues XADD with the fields and values of a map in the
+// transaction; see Client.XAddMap.
+func (tx *Tx) XAddMap(key string, id string, fields map[string]any, opts *XAddOptions) *Future[string] {
+	return tx.b.XAddMap(key, id, fields, opts)
+}
+
+// SetIfGet queues SET with a condition and GET in the transaction; see
+// Client.SetIfGet.
+func (tx *Tx) SetIfGet(key string, value string, condition SetIfCondition, opts *SetOptions) *Future[SetIfGetResult] {
+	return tx.b.SetIfGet(key, value, condition, opts)
+}
 
 // Encoded MULTI and EXEC, sent around the queued commands.
 const (
@@ -97,27 +124,27 @@ const (
 //
 // A Tx with no command sends nothing (outside Watch).
 func (tx *Tx) Exec(ctx context.Context) error {
-	if tx.Batch.done {
+	if tx.b.done {
 		return ErrBatchDone
 	}
-	if tx.c.ibatch != nil {
-		return tx.c.interceptBatch(ctx, tx.Batch, tx)
+	if tx.b.c.ibatch != nil {
+		return tx.b.c.interceptBatch(ctx, tx.b, tx)
 	}
 	return tx.execNow(ctx)
 }
 
 // execNow is Exec without interceptors.
 func (tx *Tx) execNow(ctx context.Context) error {
-	b := tx.Batch
+	b := tx.b
 	if b.done {
 		return ErrBatchDone
 	}
 	b.done = true
 	cmds, futs := b.cmds, b.futs
 	b.cmds, b.futs = nil, nil
-	ctx, bt := tx.c.traceBatchStart(ctx, cmds, true)
+	ctx, bt := tx.b.c.traceBatchStart(ctx, cmds, true)
 	tx.err = tx.exec(ctx, cmds, futs)
-	tx.c.traceBatchEnd(ctx, bt, tx.err)
+	tx.b.c.traceBatchEnd(ctx, bt, tx.err)
 	for _, x := range cmds {
 		x.Recycle()
 	}
@@ -133,7 +160,7 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 	if len(cmds) == 0 && tx.held == nil {
 		return nil
 	}
-	c := tx.c
+	c := tx.b.c
 	slot, keyed, err := txSlot(c, cmds)
 	if err != nil {
 		return settleAll(futs, err)

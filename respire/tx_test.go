@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func txWith(t *testing.T) (*Client, *txReplies, []settler, *Future[string], *Fut
 	get := tx.Get("k")
 	incr := tx.Incr("n")
 	hall := tx.HGetAll("h")
-	cmds, futs := tx.cmds, tx.futs
+	cmds, futs := tx.b.cmds, tx.b.futs
 	t.Cleanup(func() {
 		for _, x := range cmds {
 			x.Recycle()
@@ -152,3 +153,22 @@ func TestScriptHash(t *testing.T) {
 func fmtErr(s string) error { return &CommandError{Command: "EVALSHA", Err: newServerErrorText(s)} }
 
 func newServerErrorText(s string) *Error { return &Error{Prefix: s[:8], Message: s} }
+
+// TestTxOffersWhatMULTIAllows: a Tx has the command methods that make
+// sense inside MULTI, no blocking or admin command, and no way to run its
+// commands as a plain batch.
+func TestTxOffersWhatMULTIAllows(t *testing.T) {
+	tt := reflect.TypeOf(&Tx{})
+	for _, name := range []string{"Get", "Set", "Incr", "HSetMap", "XAddMap", "Do", "Len", "Exec", "GetLease", "Expire", "EvalSha"} {
+		_, ok := tt.MethodByName(name)
+		assert.True(t, ok, "Tx.%s", name)
+	}
+	for _, name := range []string{"BLPop", "BZPopMin", "XRead", "ConfigSet", "Shutdown", "Batch", "WaitAOF", "ClientKill"} {
+		_, ok := tt.MethodByName(name)
+		assert.False(t, ok, "Tx.%s", name)
+	}
+	_, ok := reflect.TypeOf(Tx{}).FieldByName("Batch")
+	assert.False(t, ok, "Tx does not embed Batch: tx.Batch.Exec would skip MULTI")
+	bt := reflect.TypeOf(&Batch{})
+	assert.Less(t, tt.NumMethod(), bt.NumMethod())
+}

@@ -139,7 +139,7 @@ func (c *Client) watchOnce(ctx context.Context, h *transport.Held, fn func(tx *T
 	if len(keys) == 0 {
 		return newArgError("WATCH", "key", "at least one value is required")
 	}
-	tx := &Tx{Batch: c.NewBatch(), held: h}
+	tx := &Tx{b: c.NewBatch(), held: h}
 	if err := tx.Watch(ctx, keys...); err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (c *Client) watchOnce(ctx context.Context, h *transport.Held, fn func(tx *T
 	switch {
 	case err != nil:
 		tx.discard()
-	case tx.done:
+	case tx.b.done:
 		err = tx.err
 	case tx.Len() == 0:
 		tx.discard()
@@ -179,7 +179,7 @@ var (
 // only after a read in the function given to Client.Watch. It fails on a
 // Tx that does not come from Client.Watch, and after Exec.
 func (tx *Tx) Watch(ctx context.Context, keys ...string) error {
-	if tx.held == nil || tx.done {
+	if tx.held == nil || tx.b.done {
 		return errors.New("respire: Tx.Watch: only inside Client.Watch, before Exec")
 	}
 	if len(keys) == 0 {
@@ -191,7 +191,7 @@ func (tx *Tx) Watch(ctx context.Context, keys ...string) error {
 		x.arg(k)
 	}
 	if err := tx.held.Do(ctx, x.sealed(), 1, x.handleDirect(decOK)); err != nil {
-		return tx.c.wrapErr(ctx, "WATCH", err)
+		return tx.b.c.wrapErr(ctx, "WATCH", err)
 	}
 	tx.watching = true
 	return withCommand(x.info, x.replyErr)
@@ -215,7 +215,7 @@ func (tx *Tx) unwatch(ctx context.Context) {
 // discard drops the queued commands unsent; their Futures stay unsettled
 // (ErrNotExecuted).
 func (tx *Tx) discard() {
-	b := tx.Batch
+	b := tx.b
 	if b.done {
 		return
 	}

@@ -11,6 +11,14 @@ func (b *Batch) ACLCat(opts *ACLCatOptions) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ACLCat queues ACL CAT in the transaction; see Client.ACLCat.
+func (t *Tx) ACLCat(opts *ACLCatOptions) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdACL_CAT)
+	argsACLCat(x, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ACLDelUser queues ACL DELUSER; see Client.ACLDelUser.
 func (b *Batch) ACLDelUser(usernames ...string) *Future[int64] {
 	x := b.newCmd(&cmdACL_DELUSER)
@@ -35,6 +43,14 @@ func (b *Batch) ACLGenPass(opts *ACLGenPassOptions) *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// ACLGenPass queues ACL GENPASS in the transaction; see Client.ACLGenPass.
+func (t *Tx) ACLGenPass(opts *ACLGenPassOptions) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdACL_GENPASS)
+	argsACLGenPass(x, opts)
+	return queue(b, x, decStr, pickStr)
+}
+
 // ACLGetUser queues ACL GETUSER; see Client.ACLGetUser.
 func (b *Batch) ACLGetUser(username string) *Future[ACLUser] {
 	x := b.newCmd(&cmdACL_GETUSER)
@@ -44,6 +60,13 @@ func (b *Batch) ACLGetUser(username string) *Future[ACLUser] {
 
 // ACLHelp queues ACL HELP; see Client.ACLHelp.
 func (b *Batch) ACLHelp() *Future[[]string] {
+	x := b.newCmd(&cmdACL_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ACLHelp queues ACL HELP in the transaction; see Client.ACLHelp.
+func (t *Tx) ACLHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdACL_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -102,8 +125,24 @@ func (b *Batch) ACLWhoAmI() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// ACLWhoAmI queues ACL WHOAMI in the transaction; see Client.ACLWhoAmI.
+func (t *Tx) ACLWhoAmI() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdACL_WHOAMI)
+	return queue(b, x, decStr, pickStr)
+}
+
 // Append queues APPEND; see Client.Append.
 func (b *Batch) Append(key string, value string) *Future[int64] {
+	x := b.newCmd(&cmdAPPEND)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decInt, pickInt)
+}
+
+// Append queues APPEND in the transaction; see Client.Append.
+func (t *Tx) Append(key string, value string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdAPPEND)
 	x.argKey(key)
 	x.arg(value)
@@ -130,8 +169,27 @@ func (b *Batch) BitCount(key string, opts *BitCountOptions) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// BitCount queues BITCOUNT in the transaction; see Client.BitCount.
+func (t *Tx) BitCount(key string, opts *BitCountOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdBITCOUNT)
+	argsBitCount(x, key, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // BitField queues BITFIELD; see Client.BitField.
 func (b *Batch) BitField(key string, operations ...BitFieldOp) *Future[[]Null[int64]] {
+	x := b.newCmd(&cmdBITFIELD)
+	x.argKey(key)
+	for _, e := range operations {
+		e.args(x, true)
+	}
+	return queue(b, x, decListNullInt, pickAny[[]Null[int64]])
+}
+
+// BitField queues BITFIELD in the transaction; see Client.BitField.
+func (t *Tx) BitField(key string, operations ...BitFieldOp) *Future[[]Null[int64]] {
+	b := t.b
 	x := b.newCmd(&cmdBITFIELD)
 	x.argKey(key)
 	for _, e := range operations {
@@ -147,6 +205,14 @@ func (b *Batch) BitFieldRO(key string, opts *BitFieldROOptions) *Future[[]int64]
 	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
+// BitFieldRO queues BITFIELD_RO in the transaction; see Client.BitFieldRO.
+func (t *Tx) BitFieldRO(key string, opts *BitFieldROOptions) *Future[[]int64] {
+	b := t.b
+	x := b.newCmd(&cmdBITFIELD_RO)
+	argsBitFieldRO(x, key, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
 // BitOp queues BITOP; see Client.BitOp.
 func (b *Batch) BitOp(operation BitOpOperation, destKey string, keys ...string) *Future[int64] {
 	x := b.newCmd(&cmdBITOP)
@@ -154,8 +220,24 @@ func (b *Batch) BitOp(operation BitOpOperation, destKey string, keys ...string) 
 	return queue(b, x, decInt, pickInt)
 }
 
+// BitOp queues BITOP in the transaction; see Client.BitOp.
+func (t *Tx) BitOp(operation BitOpOperation, destKey string, keys ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdBITOP)
+	argsBitOp(x, operation, destKey, keys)
+	return queue(b, x, decInt, pickInt)
+}
+
 // BitPos queues BITPOS; see Client.BitPos.
 func (b *Batch) BitPos(key string, bit int64, opts *BitPosOptions) *Future[int64] {
+	x := b.newCmd(&cmdBITPOS)
+	argsBitPos(x, key, bit, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// BitPos queues BITPOS in the transaction; see Client.BitPos.
+func (t *Tx) BitPos(key string, bit int64, opts *BitPosOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdBITPOS)
 	argsBitPos(x, key, bit, opts)
 	return queue(b, x, decInt, pickInt)
@@ -241,8 +323,22 @@ func (b *Batch) ClientGetName() *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// ClientGetName queues CLIENT GETNAME in the transaction; see Client.ClientGetName.
+func (t *Tx) ClientGetName() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdCLIENT_GETNAME)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // ClientGetRedir queues CLIENT GETREDIR; see Client.ClientGetRedir.
 func (b *Batch) ClientGetRedir() *Future[int64] {
+	x := b.newCmd(&cmdCLIENT_GETREDIR)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ClientGetRedir queues CLIENT GETREDIR in the transaction; see Client.ClientGetRedir.
+func (t *Tx) ClientGetRedir() *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdCLIENT_GETREDIR)
 	return queue(b, x, decInt, pickInt)
 }
@@ -253,14 +349,35 @@ func (b *Batch) ClientHelp() *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ClientHelp queues CLIENT HELP in the transaction; see Client.ClientHelp.
+func (t *Tx) ClientHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdCLIENT_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ClientID queues CLIENT ID; see Client.ClientID.
 func (b *Batch) ClientID() *Future[int64] {
 	x := b.newCmd(&cmdCLIENT_ID)
 	return queue(b, x, decInt, pickInt)
 }
 
+// ClientID queues CLIENT ID in the transaction; see Client.ClientID.
+func (t *Tx) ClientID() *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdCLIENT_ID)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ClientInfo queues CLIENT INFO; see Client.ClientInfo.
 func (b *Batch) ClientInfo() *Future[string] {
+	x := b.newCmd(&cmdCLIENT_INFO)
+	return queue(b, x, decStr, pickStr)
+}
+
+// ClientInfo queues CLIENT INFO in the transaction; see Client.ClientInfo.
+func (t *Tx) ClientInfo() *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdCLIENT_INFO)
 	return queue(b, x, decStr, pickStr)
 }
@@ -298,6 +415,13 @@ func (b *Batch) ClientPause(timeout time.Duration, opts *ClientPauseOptions) *Fu
 
 // ClientTrackingInfo queues CLIENT TRACKINGINFO; see Client.ClientTrackingInfo.
 func (b *Batch) ClientTrackingInfo() *Future[ClientTrackingInfo] {
+	x := b.newCmd(&cmdCLIENT_TRACKINGINFO)
+	return queue(b, x, decClientTrackingInfo, pickAny[ClientTrackingInfo])
+}
+
+// ClientTrackingInfo queues CLIENT TRACKINGINFO in the transaction; see Client.ClientTrackingInfo.
+func (t *Tx) ClientTrackingInfo() *Future[ClientTrackingInfo] {
+	b := t.b
 	x := b.newCmd(&cmdCLIENT_TRACKINGINFO)
 	return queue(b, x, decClientTrackingInfo, pickAny[ClientTrackingInfo])
 }
@@ -361,6 +485,14 @@ func (b *Batch) ClusterCountKeysInSlot(slot int64) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// ClusterCountKeysInSlot queues CLUSTER COUNTKEYSINSLOT in the transaction; see Client.ClusterCountKeysInSlot.
+func (t *Tx) ClusterCountKeysInSlot(slot int64) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_COUNTKEYSINSLOT)
+	x.argInt(slot)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ClusterDelSlots queues CLUSTER DELSLOTS; see Client.ClusterDelSlots.
 func (b *Batch) ClusterDelSlots(slots ...int64) *Future[struct{}] {
 	x := b.newCmd(&cmdCLUSTER_DELSLOTS)
@@ -416,6 +548,15 @@ func (b *Batch) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] 
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ClusterGetKeysInSlot queues CLUSTER GETKEYSINSLOT in the transaction; see Client.ClusterGetKeysInSlot.
+func (t *Tx) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_GETKEYSINSLOT)
+	x.argInt(slot)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ClusterGetSlotMigrations queues CLUSTER GETSLOTMIGRATIONS; see Client.ClusterGetSlotMigrations.
 func (b *Batch) ClusterGetSlotMigrations() *Future[[]map[string]Reply] {
 	x := b.newCmd(&cmdCLUSTER_GETSLOTMIGRATIONS)
@@ -428,8 +569,22 @@ func (b *Batch) ClusterHelp() *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ClusterHelp queues CLUSTER HELP in the transaction; see Client.ClusterHelp.
+func (t *Tx) ClusterHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ClusterInfo queues CLUSTER INFO; see Client.ClusterInfo.
 func (b *Batch) ClusterInfo() *Future[string] {
+	x := b.newCmd(&cmdCLUSTER_INFO)
+	return queue(b, x, decStr, pickStr)
+}
+
+// ClusterInfo queues CLUSTER INFO in the transaction; see Client.ClusterInfo.
+func (t *Tx) ClusterInfo() *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdCLUSTER_INFO)
 	return queue(b, x, decStr, pickStr)
 }
@@ -441,8 +596,23 @@ func (b *Batch) ClusterKeySlot(key string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// ClusterKeySlot queues CLUSTER KEYSLOT in the transaction; see Client.ClusterKeySlot.
+func (t *Tx) ClusterKeySlot(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_KEYSLOT)
+	x.arg(key)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ClusterLinks queues CLUSTER LINKS; see Client.ClusterLinks.
 func (b *Batch) ClusterLinks() *Future[[]ClusterLink] {
+	x := b.newCmd(&cmdCLUSTER_LINKS)
+	return queue(b, x, decListClusterLink, pickAny[[]ClusterLink])
+}
+
+// ClusterLinks queues CLUSTER LINKS in the transaction; see Client.ClusterLinks.
+func (t *Tx) ClusterLinks() *Future[[]ClusterLink] {
+	b := t.b
 	x := b.newCmd(&cmdCLUSTER_LINKS)
 	return queue(b, x, decListClusterLink, pickAny[[]ClusterLink])
 }
@@ -478,14 +648,35 @@ func (b *Batch) ClusterMyID() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// ClusterMyID queues CLUSTER MYID in the transaction; see Client.ClusterMyID.
+func (t *Tx) ClusterMyID() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_MYID)
+	return queue(b, x, decStr, pickStr)
+}
+
 // ClusterMyShardID queues CLUSTER MYSHARDID; see Client.ClusterMyShardID.
 func (b *Batch) ClusterMyShardID() *Future[string] {
 	x := b.newCmd(&cmdCLUSTER_MYSHARDID)
 	return queue(b, x, decStr, pickStr)
 }
 
+// ClusterMyShardID queues CLUSTER MYSHARDID in the transaction; see Client.ClusterMyShardID.
+func (t *Tx) ClusterMyShardID() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_MYSHARDID)
+	return queue(b, x, decStr, pickStr)
+}
+
 // ClusterNodes queues CLUSTER NODES; see Client.ClusterNodes.
 func (b *Batch) ClusterNodes() *Future[string] {
+	x := b.newCmd(&cmdCLUSTER_NODES)
+	return queue(b, x, decStr, pickStr)
+}
+
+// ClusterNodes queues CLUSTER NODES in the transaction; see Client.ClusterNodes.
+func (t *Tx) ClusterNodes() *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdCLUSTER_NODES)
 	return queue(b, x, decStr, pickStr)
 }
@@ -541,6 +732,13 @@ func (b *Batch) ClusterShards() *Future[[]ClusterShard] {
 	return queue(b, x, decListClusterShard, pickAny[[]ClusterShard])
 }
 
+// ClusterShards queues CLUSTER SHARDS in the transaction; see Client.ClusterShards.
+func (t *Tx) ClusterShards() *Future[[]ClusterShard] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_SHARDS)
+	return queue(b, x, decListClusterShard, pickAny[[]ClusterShard])
+}
+
 // ClusterSlaves queues CLUSTER SLAVES; see Client.ClusterSlaves.
 //
 // Deprecated: deprecated since 5.0.0; use ClusterReplicas instead.
@@ -557,10 +755,27 @@ func (b *Batch) ClusterSlotStats(filter ClusterSlotStatsFilter) *Future[[]SlotSt
 	return queue(b, x, decListSlotStats, pickAny[[]SlotStats])
 }
 
+// ClusterSlotStats queues CLUSTER SLOT-STATS in the transaction; see Client.ClusterSlotStats.
+func (t *Tx) ClusterSlotStats(filter ClusterSlotStatsFilter) *Future[[]SlotStats] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTER_SLOT_STATS)
+	filter.args(x, true)
+	return queue(b, x, decListSlotStats, pickAny[[]SlotStats])
+}
+
 // ClusterSlots queues CLUSTER SLOTS; see Client.ClusterSlots.
 //
 // Deprecated: deprecated since 7.0.0; use ClusterShards instead.
 func (b *Batch) ClusterSlots() *Future[[]Reply] {
+	x := b.newCmd(&cmdCLUSTER_SLOTS)
+	return queue(b, x, decListReply, pickAny[[]Reply])
+}
+
+// ClusterSlots queues CLUSTER SLOTS in the transaction; see Client.ClusterSlots.
+//
+// Deprecated: deprecated since 7.0.0; use ClusterShards instead.
+func (t *Tx) ClusterSlots() *Future[[]Reply] {
+	b := t.b
 	x := b.newCmd(&cmdCLUSTER_SLOTS)
 	return queue(b, x, decListReply, pickAny[[]Reply])
 }
@@ -579,14 +794,36 @@ func (b *Batch) ClusterScan(cursor string, opts *ClusterScanOptions) *Future[Clu
 	return queue(b, x, decClusterScanPage, pickAny[ClusterScanPage])
 }
 
+// ClusterScan queues CLUSTERSCAN in the transaction; see Client.ClusterScan.
+func (t *Tx) ClusterScan(cursor string, opts *ClusterScanOptions) *Future[ClusterScanPage] {
+	b := t.b
+	x := b.newCmd(&cmdCLUSTERSCAN)
+	argsClusterScan(x, cursor, opts)
+	return queue(b, x, decClusterScanPage, pickAny[ClusterScanPage])
+}
+
 // Command queues COMMAND; see Client.Command.
 func (b *Batch) Command() *Future[Reply] {
 	x := b.newCmd(&cmdCOMMAND)
 	return queue(b, x, decReply, pickAny[Reply])
 }
 
+// Command queues COMMAND in the transaction; see Client.Command.
+func (t *Tx) Command() *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdCOMMAND)
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
 // CommandCount queues COMMAND COUNT; see Client.CommandCount.
 func (b *Batch) CommandCount() *Future[int64] {
+	x := b.newCmd(&cmdCOMMAND_COUNT)
+	return queue(b, x, decInt, pickInt)
+}
+
+// CommandCount queues COMMAND COUNT in the transaction; see Client.CommandCount.
+func (t *Tx) CommandCount() *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdCOMMAND_COUNT)
 	return queue(b, x, decInt, pickInt)
 }
@@ -600,8 +837,29 @@ func (b *Batch) CommandDocs(commandNames ...string) *Future[Reply] {
 	return queue(b, x, decReply, pickAny[Reply])
 }
 
+// CommandDocs queues COMMAND DOCS in the transaction; see Client.CommandDocs.
+func (t *Tx) CommandDocs(commandNames ...string) *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdCOMMAND_DOCS)
+	for _, e := range commandNames {
+		x.arg(e)
+	}
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
 // CommandGetKeys queues COMMAND GETKEYS; see Client.CommandGetKeys.
 func (b *Batch) CommandGetKeys(command string, args ...string) *Future[[]string] {
+	x := b.newCmd(&cmdCOMMAND_GETKEYS)
+	x.arg(command)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// CommandGetKeys queues COMMAND GETKEYS in the transaction; see Client.CommandGetKeys.
+func (t *Tx) CommandGetKeys(command string, args ...string) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdCOMMAND_GETKEYS)
 	x.arg(command)
 	for _, e := range args {
@@ -620,8 +878,26 @@ func (b *Batch) CommandGetKeysAndFlags(command string, args ...string) *Future[[
 	return queue(b, x, decListKeyFlags, pickAny[[]KeyFlags])
 }
 
+// CommandGetKeysAndFlags queues COMMAND GETKEYSANDFLAGS in the transaction; see Client.CommandGetKeysAndFlags.
+func (t *Tx) CommandGetKeysAndFlags(command string, args ...string) *Future[[]KeyFlags] {
+	b := t.b
+	x := b.newCmd(&cmdCOMMAND_GETKEYSANDFLAGS)
+	x.arg(command)
+	for _, e := range args {
+		x.arg(e)
+	}
+	return queue(b, x, decListKeyFlags, pickAny[[]KeyFlags])
+}
+
 // CommandHelp queues COMMAND HELP; see Client.CommandHelp.
 func (b *Batch) CommandHelp() *Future[[]string] {
+	x := b.newCmd(&cmdCOMMAND_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// CommandHelp queues COMMAND HELP in the transaction; see Client.CommandHelp.
+func (t *Tx) CommandHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdCOMMAND_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -635,8 +911,26 @@ func (b *Batch) CommandInfo(commandNames ...string) *Future[Reply] {
 	return queue(b, x, decReply, pickAny[Reply])
 }
 
+// CommandInfo queues COMMAND INFO in the transaction; see Client.CommandInfo.
+func (t *Tx) CommandInfo(commandNames ...string) *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdCOMMAND_INFO)
+	for _, e := range commandNames {
+		x.arg(e)
+	}
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
 // CommandList queues COMMAND LIST; see Client.CommandList.
 func (b *Batch) CommandList(opts *CommandListOptions) *Future[[]string] {
+	x := b.newCmd(&cmdCOMMAND_LIST)
+	argsCommandList(x, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// CommandList queues COMMAND LIST in the transaction; see Client.CommandList.
+func (t *Tx) CommandList(opts *CommandListOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdCOMMAND_LIST)
 	argsCommandList(x, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -652,6 +946,13 @@ func (b *Batch) CommandLogGet(count int64, typeArg CommandLogGetType) *Future[[]
 
 // CommandLogHelp queues COMMANDLOG HELP; see Client.CommandLogHelp.
 func (b *Batch) CommandLogHelp() *Future[[]string] {
+	x := b.newCmd(&cmdCOMMANDLOG_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// CommandLogHelp queues COMMANDLOG HELP in the transaction; see Client.CommandLogHelp.
+func (t *Tx) CommandLogHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdCOMMANDLOG_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -686,6 +987,13 @@ func (b *Batch) ConfigHelp() *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ConfigHelp queues CONFIG HELP in the transaction; see Client.ConfigHelp.
+func (t *Tx) ConfigHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdCONFIG_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ConfigResetStat queues CONFIG RESETSTAT; see Client.ConfigResetStat.
 func (b *Batch) ConfigResetStat() *Future[struct{}] {
 	x := b.newCmd(&cmdCONFIG_RESETSTAT)
@@ -715,8 +1023,23 @@ func (b *Batch) Copy(source string, destination string, opts *CopyOptions) *Futu
 	return queue(b, x, decBool, pickBool)
 }
 
+// Copy queues COPY in the transaction; see Client.Copy.
+func (t *Tx) Copy(source string, destination string, opts *CopyOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdCOPY)
+	argsCopy(x, source, destination, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // DBSize queues DBSIZE; see Client.DBSize.
 func (b *Batch) DBSize() *Future[int64] {
+	x := b.newCmd(&cmdDBSIZE)
+	return queue(b, x, decInt, pickInt)
+}
+
+// DBSize queues DBSIZE in the transaction; see Client.DBSize.
+func (t *Tx) DBSize() *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdDBSIZE)
 	return queue(b, x, decInt, pickInt)
 }
@@ -738,8 +1061,25 @@ func (b *Batch) Decr(key string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// Decr queues DECR in the transaction; see Client.Decr.
+func (t *Tx) Decr(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdDECR)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
 // DecrBy queues DECRBY; see Client.DecrBy.
 func (b *Batch) DecrBy(key string, decrement int64) *Future[int64] {
+	x := b.newCmd(&cmdDECRBY)
+	x.argKey(key)
+	x.argInt(decrement)
+	return queue(b, x, decInt, pickInt)
+}
+
+// DecrBy queues DECRBY in the transaction; see Client.DecrBy.
+func (t *Tx) DecrBy(key string, decrement int64) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdDECRBY)
 	x.argKey(key)
 	x.argInt(decrement)
@@ -756,8 +1096,27 @@ func (b *Batch) Del(keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// Del queues DEL in the transaction; see Client.Del.
+func (t *Tx) Del(keys ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdDEL)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decInt, pickInt)
+}
+
 // DelEx queues DELEX; see Client.DelEx.
 func (b *Batch) DelEx(key string, opts *DelExOptions) *Future[int64] {
+	x := b.newCmd(&cmdDELEX)
+	argsDelEx(x, key, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// DelEx queues DELEX in the transaction; see Client.DelEx.
+func (t *Tx) DelEx(key string, opts *DelExOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdDELEX)
 	argsDelEx(x, key, opts)
 	return queue(b, x, decInt, pickInt)
@@ -771,8 +1130,25 @@ func (b *Batch) DelIfEq(key string, value string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// DelIfEq queues DELIFEQ in the transaction; see Client.DelIfEq.
+func (t *Tx) DelIfEq(key string, value string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdDELIFEQ)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decInt, pickInt)
+}
+
 // Digest queues DIGEST; see Client.Digest.
 func (b *Batch) Digest(key string) *Future[string] {
+	x := b.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// Digest queues DIGEST in the transaction; see Client.Digest.
+func (t *Tx) Digest(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdDIGEST)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -786,8 +1162,25 @@ func (b *Batch) DigestLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// DigestLease queues DIGEST in the transaction with the reply in a pooled Lease; see Client.DigestLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) DigestLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdDIGEST)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // Dump queues DUMP; see Client.Dump.
 func (b *Batch) Dump(key string) *Future[string] {
+	x := b.newCmd(&cmdDUMP)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// Dump queues DUMP in the transaction; see Client.Dump.
+func (t *Tx) Dump(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdDUMP)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -801,8 +1194,25 @@ func (b *Batch) DumpLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// DumpLease queues DUMP in the transaction with the reply in a pooled Lease; see Client.DumpLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) DumpLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdDUMP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // Echo queues ECHO; see Client.Echo.
 func (b *Batch) Echo(message string) *Future[string] {
+	x := b.newCmd(&cmdECHO)
+	x.arg(message)
+	return queue(b, x, decStr, pickStr)
+}
+
+// Echo queues ECHO in the transaction; see Client.Echo.
+func (t *Tx) Echo(message string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdECHO)
 	x.arg(message)
 	return queue(b, x, decStr, pickStr)
@@ -815,8 +1225,24 @@ func (b *Batch) Eval(script string, keys []string, args ...any) *Future[Reply] {
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
+// Eval queues EVAL in the transaction; see Client.Eval.
+func (t *Tx) Eval(script string, keys []string, args ...any) *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdEVAL)
+	argsEval(x, script, keys, args)
+	return queue(b, x, decReplyNull, pickAny[Reply])
+}
+
 // EvalSha queues EVALSHA; see Client.EvalSha.
 func (b *Batch) EvalSha(sha1 string, keys []string, args ...any) *Future[Reply] {
+	x := b.newCmd(&cmdEVALSHA)
+	argsEvalSha(x, sha1, keys, args)
+	return queue(b, x, decReplyNull, pickAny[Reply])
+}
+
+// EvalSha queues EVALSHA in the transaction; see Client.EvalSha.
+func (t *Tx) EvalSha(sha1 string, keys []string, args ...any) *Future[Reply] {
+	b := t.b
 	x := b.newCmd(&cmdEVALSHA)
 	argsEvalSha(x, sha1, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
@@ -829,8 +1255,24 @@ func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Reply
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
+// EvalShaRO queues EVALSHA_RO in the transaction; see Client.EvalShaRO.
+func (t *Tx) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdEVALSHA_RO)
+	argsEvalShaRO(x, sha1, keys, args)
+	return queue(b, x, decReplyNull, pickAny[Reply])
+}
+
 // EvalRO queues EVAL_RO; see Client.EvalRO.
 func (b *Batch) EvalRO(script string, keys []string, args ...any) *Future[Reply] {
+	x := b.newCmd(&cmdEVAL_RO)
+	argsEvalRO(x, script, keys, args)
+	return queue(b, x, decReplyNull, pickAny[Reply])
+}
+
+// EvalRO queues EVAL_RO in the transaction; see Client.EvalRO.
+func (t *Tx) EvalRO(script string, keys []string, args ...any) *Future[Reply] {
+	b := t.b
 	x := b.newCmd(&cmdEVAL_RO)
 	argsEvalRO(x, script, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
@@ -846,8 +1288,27 @@ func (b *Batch) Exists(keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// Exists queues EXISTS in the transaction; see Client.Exists.
+func (t *Tx) Exists(keys ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdEXISTS)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decInt, pickInt)
+}
+
 // Expire queues EXPIRE; see Client.Expire.
 func (b *Batch) Expire(key string, seconds time.Duration, opts *ExpireOptions) *Future[bool] {
+	x := b.newCmd(&cmdEXPIRE)
+	argsExpire(x, key, seconds, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
+// Expire queues EXPIRE in the transaction; see Client.Expire.
+func (t *Tx) Expire(key string, seconds time.Duration, opts *ExpireOptions) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdEXPIRE)
 	argsExpire(x, key, seconds, opts)
 	return queue(b, x, decBool, pickBool)
@@ -860,8 +1321,24 @@ func (b *Batch) ExpireAt(key string, unixTimeSeconds time.Time, opts *ExpireAtOp
 	return queue(b, x, decBool, pickBool)
 }
 
+// ExpireAt queues EXPIREAT in the transaction; see Client.ExpireAt.
+func (t *Tx) ExpireAt(key string, unixTimeSeconds time.Time, opts *ExpireAtOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdEXPIREAT)
+	argsExpireAt(x, key, unixTimeSeconds, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // ExpireTime queues EXPIRETIME; see Client.ExpireTime.
 func (b *Batch) ExpireTime(key string) *Future[time.Time] {
+	x := b.newCmd(&cmdEXPIRETIME)
+	x.argKey(key)
+	return queue(b, x, decUnixSeconds, pickTime)
+}
+
+// ExpireTime queues EXPIRETIME in the transaction; see Client.ExpireTime.
+func (t *Tx) ExpireTime(key string) *Future[time.Time] {
+	b := t.b
 	x := b.newCmd(&cmdEXPIRETIME)
 	x.argKey(key)
 	return queue(b, x, decUnixSeconds, pickTime)
@@ -881,8 +1358,24 @@ func (b *Batch) FCall(function string, keys []string, args ...any) *Future[Reply
 	return queue(b, x, decReplyNull, pickAny[Reply])
 }
 
+// FCall queues FCALL in the transaction; see Client.FCall.
+func (t *Tx) FCall(function string, keys []string, args ...any) *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdFCALL)
+	argsFCall(x, function, keys, args)
+	return queue(b, x, decReplyNull, pickAny[Reply])
+}
+
 // FCallRO queues FCALL_RO; see Client.FCallRO.
 func (b *Batch) FCallRO(function string, keys []string, args ...any) *Future[Reply] {
+	x := b.newCmd(&cmdFCALL_RO)
+	argsFCallRO(x, function, keys, args)
+	return queue(b, x, decReplyNull, pickAny[Reply])
+}
+
+// FCallRO queues FCALL_RO in the transaction; see Client.FCallRO.
+func (t *Tx) FCallRO(function string, keys []string, args ...any) *Future[Reply] {
+	b := t.b
 	x := b.newCmd(&cmdFCALL_RO)
 	argsFCallRO(x, function, keys, args)
 	return queue(b, x, decReplyNull, pickAny[Reply])
@@ -895,8 +1388,24 @@ func (b *Batch) FlushAll(opts *FlushAllOptions) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// FlushAll queues FLUSHALL in the transaction; see Client.FlushAll.
+func (t *Tx) FlushAll(opts *FlushAllOptions) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdFLUSHALL)
+	argsFlushAll(x, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // FlushDB queues FLUSHDB; see Client.FlushDB.
 func (b *Batch) FlushDB(opts *FlushDBOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdFLUSHDB)
+	argsFlushDB(x, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// FlushDB queues FLUSHDB in the transaction; see Client.FlushDB.
+func (t *Tx) FlushDB(opts *FlushDBOptions) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdFLUSHDB)
 	argsFlushDB(x, opts)
 	return queue(b, x, decOK, pickNone)
@@ -909,8 +1418,23 @@ func (b *Batch) FunctionDelete(libraryName string) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// FunctionDelete queues FUNCTION DELETE in the transaction; see Client.FunctionDelete.
+func (t *Tx) FunctionDelete(libraryName string) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdFUNCTION_DELETE)
+	x.arg(libraryName)
+	return queue(b, x, decOK, pickNone)
+}
+
 // FunctionDump queues FUNCTION DUMP; see Client.FunctionDump.
 func (b *Batch) FunctionDump() *Future[string] {
+	x := b.newCmd(&cmdFUNCTION_DUMP)
+	return queue(b, x, decStr, pickStr)
+}
+
+// FunctionDump queues FUNCTION DUMP in the transaction; see Client.FunctionDump.
+func (t *Tx) FunctionDump() *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdFUNCTION_DUMP)
 	return queue(b, x, decStr, pickStr)
 }
@@ -922,8 +1446,23 @@ func (b *Batch) FunctionFlush(opts *FunctionFlushOptions) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// FunctionFlush queues FUNCTION FLUSH in the transaction; see Client.FunctionFlush.
+func (t *Tx) FunctionFlush(opts *FunctionFlushOptions) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdFUNCTION_FLUSH)
+	argsFunctionFlush(x, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // FunctionHelp queues FUNCTION HELP; see Client.FunctionHelp.
 func (b *Batch) FunctionHelp() *Future[[]string] {
+	x := b.newCmd(&cmdFUNCTION_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// FunctionHelp queues FUNCTION HELP in the transaction; see Client.FunctionHelp.
+func (t *Tx) FunctionHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdFUNCTION_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -934,8 +1473,23 @@ func (b *Batch) FunctionKill() *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// FunctionKill queues FUNCTION KILL in the transaction; see Client.FunctionKill.
+func (t *Tx) FunctionKill() *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdFUNCTION_KILL)
+	return queue(b, x, decOK, pickNone)
+}
+
 // FunctionList queues FUNCTION LIST; see Client.FunctionList.
 func (b *Batch) FunctionList(opts *FunctionListOptions) *Future[[]FunctionLibrary] {
+	x := b.newCmd(&cmdFUNCTION_LIST)
+	argsFunctionList(x, opts)
+	return queue(b, x, decListFunctionLibrary, pickAny[[]FunctionLibrary])
+}
+
+// FunctionList queues FUNCTION LIST in the transaction; see Client.FunctionList.
+func (t *Tx) FunctionList(opts *FunctionListOptions) *Future[[]FunctionLibrary] {
+	b := t.b
 	x := b.newCmd(&cmdFUNCTION_LIST)
 	argsFunctionList(x, opts)
 	return queue(b, x, decListFunctionLibrary, pickAny[[]FunctionLibrary])
@@ -948,8 +1502,24 @@ func (b *Batch) FunctionLoad(functionCode string, opts *FunctionLoadOptions) *Fu
 	return queue(b, x, decStr, pickStr)
 }
 
+// FunctionLoad queues FUNCTION LOAD in the transaction; see Client.FunctionLoad.
+func (t *Tx) FunctionLoad(functionCode string, opts *FunctionLoadOptions) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdFUNCTION_LOAD)
+	argsFunctionLoad(x, functionCode, opts)
+	return queue(b, x, decStr, pickStr)
+}
+
 // FunctionRestore queues FUNCTION RESTORE; see Client.FunctionRestore.
 func (b *Batch) FunctionRestore(serializedValue string, opts *FunctionRestoreOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdFUNCTION_RESTORE)
+	argsFunctionRestore(x, serializedValue, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// FunctionRestore queues FUNCTION RESTORE in the transaction; see Client.FunctionRestore.
+func (t *Tx) FunctionRestore(serializedValue string, opts *FunctionRestoreOptions) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdFUNCTION_RESTORE)
 	argsFunctionRestore(x, serializedValue, opts)
 	return queue(b, x, decOK, pickNone)
@@ -961,8 +1531,23 @@ func (b *Batch) FunctionStats() *Future[FunctionStats] {
 	return queue(b, x, decFunctionStats, pickAny[FunctionStats])
 }
 
+// FunctionStats queues FUNCTION STATS in the transaction; see Client.FunctionStats.
+func (t *Tx) FunctionStats() *Future[FunctionStats] {
+	b := t.b
+	x := b.newCmd(&cmdFUNCTION_STATS)
+	return queue(b, x, decFunctionStats, pickAny[FunctionStats])
+}
+
 // GeoAdd queues GEOADD; see Client.GeoAdd.
 func (b *Batch) GeoAdd(key string, data []GeoMember, opts *GeoAddOptions) *Future[int64] {
+	x := b.newCmd(&cmdGEOADD)
+	argsGeoAdd(x, key, data, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// GeoAdd queues GEOADD in the transaction; see Client.GeoAdd.
+func (t *Tx) GeoAdd(key string, data []GeoMember, opts *GeoAddOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdGEOADD)
 	argsGeoAdd(x, key, data, opts)
 	return queue(b, x, decInt, pickInt)
@@ -975,8 +1560,27 @@ func (b *Batch) GeoDist(key string, member1 string, member2 string, opts *GeoDis
 	return queue(b, x, decFloatNull, pickFloat)
 }
 
+// GeoDist queues GEODIST in the transaction; see Client.GeoDist.
+func (t *Tx) GeoDist(key string, member1 string, member2 string, opts *GeoDistOptions) *Future[float64] {
+	b := t.b
+	x := b.newCmd(&cmdGEODIST)
+	argsGeoDist(x, key, member1, member2, opts)
+	return queue(b, x, decFloatNull, pickFloat)
+}
+
 // GeoHash queues GEOHASH; see Client.GeoHash.
 func (b *Batch) GeoHash(key string, members ...string) *Future[[]Null[string]] {
+	x := b.newCmd(&cmdGEOHASH)
+	x.argKey(key)
+	for _, e := range members {
+		x.arg(e)
+	}
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
+// GeoHash queues GEOHASH in the transaction; see Client.GeoHash.
+func (t *Tx) GeoHash(key string, members ...string) *Future[[]Null[string]] {
+	b := t.b
 	x := b.newCmd(&cmdGEOHASH)
 	x.argKey(key)
 	for _, e := range members {
@@ -995,10 +1599,31 @@ func (b *Batch) GeoPos(key string, members ...string) *Future[[]*GeoPos] {
 	return queue(b, x, decListPtrGeoPos, pickAny[[]*GeoPos])
 }
 
+// GeoPos queues GEOPOS in the transaction; see Client.GeoPos.
+func (t *Tx) GeoPos(key string, members ...string) *Future[[]*GeoPos] {
+	b := t.b
+	x := b.newCmd(&cmdGEOPOS)
+	x.argKey(key)
+	for _, e := range members {
+		x.arg(e)
+	}
+	return queue(b, x, decListPtrGeoPos, pickAny[[]*GeoPos])
+}
+
 // GeoRadius queues GEORADIUS; see Client.GeoRadius.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
 func (b *Batch) GeoRadius(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) *Future[[]string] {
+	x := b.newCmd(&cmdGEORADIUS)
+	argsGeoRadius(x, key, longitude, latitude, radius, unit, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// GeoRadius queues GEORADIUS in the transaction; see Client.GeoRadius.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
+func (t *Tx) GeoRadius(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdGEORADIUS)
 	argsGeoRadius(x, key, longitude, latitude, radius, unit, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -1013,10 +1638,30 @@ func (b *Batch) GeoRadiusLocations(key string, longitude float64, latitude float
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
 }
 
+// GeoRadiusLocations queues GEORADIUS in the transaction; see Client.GeoRadiusLocations.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
+func (t *Tx) GeoRadiusLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) *Future[[]GeoLocation] {
+	b := t.b
+	x := b.newCmd(&cmdGEORADIUS)
+	argsGeoRadiusLocations(x, key, longitude, latitude, radius, unit, opts)
+	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+}
+
 // GeoRadiusStore queues GEORADIUS; see Client.GeoRadiusStore.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
 func (b *Batch) GeoRadiusStore(key string, longitude float64, latitude float64, radius float64, unit Unit, storeKey string, opts *GeoRadiusOptions) *Future[int64] {
+	x := b.newCmd(&cmdGEORADIUS)
+	argsGeoRadiusStore(x, key, longitude, latitude, radius, unit, storeKey, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// GeoRadiusStore queues GEORADIUS in the transaction; see Client.GeoRadiusStore.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
+func (t *Tx) GeoRadiusStore(key string, longitude float64, latitude float64, radius float64, unit Unit, storeKey string, opts *GeoRadiusOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdGEORADIUS)
 	argsGeoRadiusStore(x, key, longitude, latitude, radius, unit, storeKey, opts)
 	return queue(b, x, decInt, pickInt)
@@ -1031,10 +1676,30 @@ func (b *Batch) GeoRadiusStoreDist(key string, longitude float64, latitude float
 	return queue(b, x, decInt, pickInt)
 }
 
+// GeoRadiusStoreDist queues GEORADIUS in the transaction; see Client.GeoRadiusStoreDist.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
+func (t *Tx) GeoRadiusStoreDist(key string, longitude float64, latitude float64, radius float64, unit Unit, storeDistKey string, opts *GeoRadiusOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdGEORADIUS)
+	argsGeoRadiusStoreDist(x, key, longitude, latitude, radius, unit, storeDistKey, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // GeoRadiusByMember queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMember.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
 func (b *Batch) GeoRadiusByMember(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) *Future[[]string] {
+	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
+	argsGeoRadiusByMember(x, key, member, radius, unit, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// GeoRadiusByMember queues GEORADIUSBYMEMBER in the transaction; see Client.GeoRadiusByMember.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
+func (t *Tx) GeoRadiusByMember(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
 	argsGeoRadiusByMember(x, key, member, radius, unit, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -1049,10 +1714,30 @@ func (b *Batch) GeoRadiusByMemberLocations(key string, member string, radius flo
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
 }
 
+// GeoRadiusByMemberLocations queues GEORADIUSBYMEMBER in the transaction; see Client.GeoRadiusByMemberLocations.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
+func (t *Tx) GeoRadiusByMemberLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) *Future[[]GeoLocation] {
+	b := t.b
+	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
+	argsGeoRadiusByMemberLocations(x, key, member, radius, unit, opts)
+	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+}
+
 // GeoRadiusByMemberStore queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMemberStore.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
 func (b *Batch) GeoRadiusByMemberStore(key string, member string, radius float64, unit Unit, storeKey string, opts *GeoRadiusByMemberOptions) *Future[int64] {
+	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
+	argsGeoRadiusByMemberStore(x, key, member, radius, unit, storeKey, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// GeoRadiusByMemberStore queues GEORADIUSBYMEMBER in the transaction; see Client.GeoRadiusByMemberStore.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
+func (t *Tx) GeoRadiusByMemberStore(key string, member string, radius float64, unit Unit, storeKey string, opts *GeoRadiusByMemberOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
 	argsGeoRadiusByMemberStore(x, key, member, radius, unit, storeKey, opts)
 	return queue(b, x, decInt, pickInt)
@@ -1067,10 +1752,30 @@ func (b *Batch) GeoRadiusByMemberStoreDist(key string, member string, radius flo
 	return queue(b, x, decInt, pickInt)
 }
 
+// GeoRadiusByMemberStoreDist queues GEORADIUSBYMEMBER in the transaction; see Client.GeoRadiusByMemberStoreDist.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
+func (t *Tx) GeoRadiusByMemberStoreDist(key string, member string, radius float64, unit Unit, storeDistKey string, opts *GeoRadiusByMemberOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
+	argsGeoRadiusByMemberStoreDist(x, key, member, radius, unit, storeDistKey, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // GeoRadiusByMemberRO queues GEORADIUSBYMEMBER_RO; see Client.GeoRadiusByMemberRO.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
 func (b *Batch) GeoRadiusByMemberRO(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) *Future[[]string] {
+	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
+	argsGeoRadiusByMemberRO(x, key, member, radius, unit, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// GeoRadiusByMemberRO queues GEORADIUSBYMEMBER_RO in the transaction; see Client.GeoRadiusByMemberRO.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
+func (t *Tx) GeoRadiusByMemberRO(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
 	argsGeoRadiusByMemberRO(x, key, member, radius, unit, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -1085,10 +1790,30 @@ func (b *Batch) GeoRadiusByMemberROLocations(key string, member string, radius f
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
 }
 
+// GeoRadiusByMemberROLocations queues GEORADIUSBYMEMBER_RO in the transaction; see Client.GeoRadiusByMemberROLocations.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
+func (t *Tx) GeoRadiusByMemberROLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) *Future[[]GeoLocation] {
+	b := t.b
+	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
+	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
+	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+}
+
 // GeoRadiusRO queues GEORADIUS_RO; see Client.GeoRadiusRO.
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
 func (b *Batch) GeoRadiusRO(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) *Future[[]string] {
+	x := b.newCmd(&cmdGEORADIUS_RO)
+	argsGeoRadiusRO(x, key, longitude, latitude, radius, unit, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// GeoRadiusRO queues GEORADIUS_RO in the transaction; see Client.GeoRadiusRO.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
+func (t *Tx) GeoRadiusRO(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdGEORADIUS_RO)
 	argsGeoRadiusRO(x, key, longitude, latitude, radius, unit, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -1103,8 +1828,26 @@ func (b *Batch) GeoRadiusROLocations(key string, longitude float64, latitude flo
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
 }
 
+// GeoRadiusROLocations queues GEORADIUS_RO in the transaction; see Client.GeoRadiusROLocations.
+//
+// Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
+func (t *Tx) GeoRadiusROLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) *Future[[]GeoLocation] {
+	b := t.b
+	x := b.newCmd(&cmdGEORADIUS_RO)
+	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
+	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+}
+
 // GeoSearch queues GEOSEARCH; see Client.GeoSearch.
 func (b *Batch) GeoSearch(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) *Future[[]string] {
+	x := b.newCmd(&cmdGEOSEARCH)
+	argsGeoSearch(x, key, from, by, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// GeoSearch queues GEOSEARCH in the transaction; see Client.GeoSearch.
+func (t *Tx) GeoSearch(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdGEOSEARCH)
 	argsGeoSearch(x, key, from, by, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -1117,6 +1860,14 @@ func (b *Batch) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchB
 	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
 }
 
+// GeoSearchLocations queues GEOSEARCH in the transaction; see Client.GeoSearchLocations.
+func (t *Tx) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) *Future[[]GeoLocation] {
+	b := t.b
+	x := b.newCmd(&cmdGEOSEARCH)
+	argsGeoSearchLocations(x, key, from, by, opts)
+	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+}
+
 // GeoSearchStore queues GEOSEARCHSTORE; see Client.GeoSearchStore.
 func (b *Batch) GeoSearchStore(destination string, source string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchStoreOptions) *Future[int64] {
 	x := b.newCmd(&cmdGEOSEARCHSTORE)
@@ -1124,8 +1875,24 @@ func (b *Batch) GeoSearchStore(destination string, source string, from GeoSearch
 	return queue(b, x, decInt, pickInt)
 }
 
+// GeoSearchStore queues GEOSEARCHSTORE in the transaction; see Client.GeoSearchStore.
+func (t *Tx) GeoSearchStore(destination string, source string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchStoreOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdGEOSEARCHSTORE)
+	argsGeoSearchStore(x, destination, source, from, by, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // Get queues GET; see Client.Get.
 func (b *Batch) Get(key string) *Future[string] {
+	x := b.newCmd(&cmdGET)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// Get queues GET in the transaction; see Client.Get.
+func (t *Tx) Get(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdGET)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -1139,8 +1906,26 @@ func (b *Batch) GetLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// GetLease queues GET in the transaction with the reply in a pooled Lease; see Client.GetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) GetLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdGET)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // GetBit queues GETBIT; see Client.GetBit.
 func (b *Batch) GetBit(key string, offset int64) *Future[int64] {
+	x := b.newCmd(&cmdGETBIT)
+	x.argKey(key)
+	x.argInt(offset)
+	return queue(b, x, decInt, pickInt)
+}
+
+// GetBit queues GETBIT in the transaction; see Client.GetBit.
+func (t *Tx) GetBit(key string, offset int64) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdGETBIT)
 	x.argKey(key)
 	x.argInt(offset)
@@ -1154,6 +1939,14 @@ func (b *Batch) GetDel(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// GetDel queues GETDEL in the transaction; see Client.GetDel.
+func (t *Tx) GetDel(key string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdGETDEL)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // GetDelLease queues GETDEL with the reply in a pooled Lease; see Client.GetDelLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) GetDelLease(key string) *Future[*Lease] {
@@ -1162,8 +1955,25 @@ func (b *Batch) GetDelLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// GetDelLease queues GETDEL in the transaction with the reply in a pooled Lease; see Client.GetDelLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) GetDelLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdGETDEL)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // GetEx queues GETEX; see Client.GetEx.
 func (b *Batch) GetEx(key string, opts *GetExOptions) *Future[string] {
+	x := b.newCmd(&cmdGETEX)
+	argsGetEx(x, key, opts)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// GetEx queues GETEX in the transaction; see Client.GetEx.
+func (t *Tx) GetEx(key string, opts *GetExOptions) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdGETEX)
 	argsGetEx(x, key, opts)
 	return queue(b, x, decStrNull, pickStr)
@@ -1177,8 +1987,25 @@ func (b *Batch) GetExLease(key string, opts *GetExOptions) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// GetExLease queues GETEX in the transaction with the reply in a pooled Lease; see Client.GetExLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) GetExLease(key string, opts *GetExOptions) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdGETEX)
+	argsGetEx(x, key, opts)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // GetRange queues GETRANGE; see Client.GetRange.
 func (b *Batch) GetRange(key string, start int64, end int64) *Future[string] {
+	x := b.newCmd(&cmdGETRANGE)
+	argsGetRange(x, key, start, end)
+	return queue(b, x, decStr, pickStr)
+}
+
+// GetRange queues GETRANGE in the transaction; see Client.GetRange.
+func (t *Tx) GetRange(key string, start int64, end int64) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdGETRANGE)
 	argsGetRange(x, key, start, end)
 	return queue(b, x, decStr, pickStr)
@@ -1187,6 +2014,15 @@ func (b *Batch) GetRange(key string, start int64, end int64) *Future[string] {
 // GetRangeLease queues GETRANGE with the reply in a pooled Lease; see Client.GetRangeLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) GetRangeLease(key string, start int64, end int64) *Future[*Lease] {
+	x := b.newCmd(&cmdGETRANGE)
+	argsGetRange(x, key, start, end)
+	return queue(b, x, decLease, pickLease)
+}
+
+// GetRangeLease queues GETRANGE in the transaction with the reply in a pooled Lease; see Client.GetRangeLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) GetRangeLease(key string, start int64, end int64) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdGETRANGE)
 	argsGetRange(x, key, start, end)
 	return queue(b, x, decLease, pickLease)
@@ -1202,9 +2038,30 @@ func (b *Batch) GetSet(key string, value string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// GetSet queues GETSET in the transaction; see Client.GetSet.
+//
+// Deprecated: deprecated since 6.2.0; use Set with the GET argument instead.
+func (t *Tx) GetSet(key string, value string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdGETSET)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // GetSetLease queues GETSET with the reply in a pooled Lease; see Client.GetSetLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) GetSetLease(key string, value string) *Future[*Lease] {
+	x := b.newCmd(&cmdGETSET)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
+// GetSetLease queues GETSET in the transaction with the reply in a pooled Lease; see Client.GetSetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) GetSetLease(key string, value string) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdGETSET)
 	x.argKey(key)
 	x.arg(value)
@@ -1218,8 +2075,25 @@ func (b *Batch) HDel(key string, fields ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// HDel queues HDEL in the transaction; see Client.HDel.
+func (t *Tx) HDel(key string, fields ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdHDEL)
+	argsHDel(x, key, fields)
+	return queue(b, x, decInt, pickInt)
+}
+
 // HExists queues HEXISTS; see Client.HExists.
 func (b *Batch) HExists(key string, field string) *Future[bool] {
+	x := b.newCmd(&cmdHEXISTS)
+	x.argKey(key)
+	x.arg(field)
+	return queue(b, x, decBool, pickBool)
+}
+
+// HExists queues HEXISTS in the transaction; see Client.HExists.
+func (t *Tx) HExists(key string, field string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdHEXISTS)
 	x.argKey(key)
 	x.arg(field)
@@ -1233,8 +2107,24 @@ func (b *Batch) HExpire(key string, seconds time.Duration, fields []string, opts
 	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
+// HExpire queues HEXPIRE in the transaction; see Client.HExpire.
+func (t *Tx) HExpire(key string, seconds time.Duration, fields []string, opts *HExpireOptions) *Future[[]int64] {
+	b := t.b
+	x := b.newCmd(&cmdHEXPIRE)
+	argsHExpire(x, key, seconds, fields, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
 // HExpireAt queues HEXPIREAT; see Client.HExpireAt.
 func (b *Batch) HExpireAt(key string, unixTimeSeconds time.Time, fields []string, opts *HExpireAtOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdHEXPIREAT)
+	argsHExpireAt(x, key, unixTimeSeconds, fields, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
+// HExpireAt queues HEXPIREAT in the transaction; see Client.HExpireAt.
+func (t *Tx) HExpireAt(key string, unixTimeSeconds time.Time, fields []string, opts *HExpireAtOptions) *Future[[]int64] {
+	b := t.b
 	x := b.newCmd(&cmdHEXPIREAT)
 	argsHExpireAt(x, key, unixTimeSeconds, fields, opts)
 	return queue(b, x, decListInt, pickAny[[]int64])
@@ -1247,8 +2137,25 @@ func (b *Batch) HExpireTime(key string, fields ...string) *Future[[]Null[time.Ti
 	return queue(b, x, decListDeadlineSeconds, pickAny[[]Null[time.Time]])
 }
 
+// HExpireTime queues HEXPIRETIME in the transaction; see Client.HExpireTime.
+func (t *Tx) HExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
+	b := t.b
+	x := b.newCmd(&cmdHEXPIRETIME)
+	argsHExpireTime(x, key, fields)
+	return queue(b, x, decListDeadlineSeconds, pickAny[[]Null[time.Time]])
+}
+
 // HGet queues HGET; see Client.HGet.
 func (b *Batch) HGet(key string, field string) *Future[string] {
+	x := b.newCmd(&cmdHGET)
+	x.argKey(key)
+	x.arg(field)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// HGet queues HGET in the transaction; see Client.HGet.
+func (t *Tx) HGet(key string, field string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdHGET)
 	x.argKey(key)
 	x.arg(field)
@@ -1264,8 +2171,26 @@ func (b *Batch) HGetLease(key string, field string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// HGetLease queues HGET in the transaction with the reply in a pooled Lease; see Client.HGetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) HGetLease(key string, field string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdHGET)
+	x.argKey(key)
+	x.arg(field)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // HGetAll queues HGETALL; see Client.HGetAll.
 func (b *Batch) HGetAll(key string) *Future[map[string]string] {
+	x := b.newCmd(&cmdHGETALL)
+	x.argKey(key)
+	return queue(b, x, decMapStrStr, pickAny[map[string]string])
+}
+
+// HGetAll queues HGETALL in the transaction; see Client.HGetAll.
+func (t *Tx) HGetAll(key string) *Future[map[string]string] {
+	b := t.b
 	x := b.newCmd(&cmdHGETALL)
 	x.argKey(key)
 	return queue(b, x, decMapStrStr, pickAny[map[string]string])
@@ -1278,8 +2203,24 @@ func (b *Batch) HGetDel(key string, fields ...string) *Future[[]Null[string]] {
 	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
 }
 
+// HGetDel queues HGETDEL in the transaction; see Client.HGetDel.
+func (t *Tx) HGetDel(key string, fields ...string) *Future[[]Null[string]] {
+	b := t.b
+	x := b.newCmd(&cmdHGETDEL)
+	argsHGetDel(x, key, fields)
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
 // HGetEx queues HGETEX; see Client.HGetEx.
 func (b *Batch) HGetEx(key string, fields []string, opts *HGetExOptions) *Future[[]Null[string]] {
+	x := b.newCmd(&cmdHGETEX)
+	argsHGetEx(x, key, fields, opts)
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
+// HGetEx queues HGETEX in the transaction; see Client.HGetEx.
+func (t *Tx) HGetEx(key string, fields []string, opts *HGetExOptions) *Future[[]Null[string]] {
+	b := t.b
 	x := b.newCmd(&cmdHGETEX)
 	argsHGetEx(x, key, fields, opts)
 	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
@@ -1292,8 +2233,24 @@ func (b *Batch) HIncrBy(key string, field string, increment int64) *Future[int64
 	return queue(b, x, decInt, pickInt)
 }
 
+// HIncrBy queues HINCRBY in the transaction; see Client.HIncrBy.
+func (t *Tx) HIncrBy(key string, field string, increment int64) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdHINCRBY)
+	argsHIncrBy(x, key, field, increment)
+	return queue(b, x, decInt, pickInt)
+}
+
 // HIncrByFloat queues HINCRBYFLOAT; see Client.HIncrByFloat.
 func (b *Batch) HIncrByFloat(key string, field string, increment float64) *Future[float64] {
+	x := b.newCmd(&cmdHINCRBYFLOAT)
+	argsHIncrByFloat(x, key, field, increment)
+	return queue(b, x, decFloat, pickFloat)
+}
+
+// HIncrByFloat queues HINCRBYFLOAT in the transaction; see Client.HIncrByFloat.
+func (t *Tx) HIncrByFloat(key string, field string, increment float64) *Future[float64] {
+	b := t.b
 	x := b.newCmd(&cmdHINCRBYFLOAT)
 	argsHIncrByFloat(x, key, field, increment)
 	return queue(b, x, decFloat, pickFloat)
@@ -1306,6 +2263,14 @@ func (b *Batch) HKeys(key string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// HKeys queues HKEYS in the transaction; see Client.HKeys.
+func (t *Tx) HKeys(key string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdHKEYS)
+	x.argKey(key)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // HLen queues HLEN; see Client.HLen.
 func (b *Batch) HLen(key string) *Future[int64] {
 	x := b.newCmd(&cmdHLEN)
@@ -1313,8 +2278,24 @@ func (b *Batch) HLen(key string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// HLen queues HLEN in the transaction; see Client.HLen.
+func (t *Tx) HLen(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdHLEN)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
 // HMGet queues HMGET; see Client.HMGet.
 func (b *Batch) HMGet(key string, fields ...string) *Future[[]Null[string]] {
+	x := b.newCmd(&cmdHMGET)
+	argsHMGet(x, key, fields)
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
+// HMGet queues HMGET in the transaction; see Client.HMGet.
+func (t *Tx) HMGet(key string, fields ...string) *Future[[]Null[string]] {
+	b := t.b
 	x := b.newCmd(&cmdHMGET)
 	argsHMGet(x, key, fields)
 	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
@@ -1329,6 +2310,16 @@ func (b *Batch) HMSet(key string, data ...FieldValue) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// HMSet queues HMSET in the transaction; see Client.HMSet.
+//
+// Deprecated: deprecated since 4.0.0; use HSet with multiple field-value pairs instead.
+func (t *Tx) HMSet(key string, data ...FieldValue) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdHMSET)
+	argsHMSet(x, key, data)
+	return queue(b, x, decOK, pickNone)
+}
+
 // HotkeysGet queues HOTKEYS GET; see Client.HotkeysGet.
 func (b *Batch) HotkeysGet() *Future[[]HotkeysReport] {
 	x := b.newCmd(&cmdHOTKEYS_GET)
@@ -1337,6 +2328,13 @@ func (b *Batch) HotkeysGet() *Future[[]HotkeysReport] {
 
 // HotkeysHelp queues HOTKEYS HELP; see Client.HotkeysHelp.
 func (b *Batch) HotkeysHelp() *Future[[]string] {
+	x := b.newCmd(&cmdHOTKEYS_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// HotkeysHelp queues HOTKEYS HELP in the transaction; see Client.HotkeysHelp.
+func (t *Tx) HotkeysHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdHOTKEYS_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -1367,8 +2365,24 @@ func (b *Batch) HPersist(key string, fields ...string) *Future[[]int64] {
 	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
+// HPersist queues HPERSIST in the transaction; see Client.HPersist.
+func (t *Tx) HPersist(key string, fields ...string) *Future[[]int64] {
+	b := t.b
+	x := b.newCmd(&cmdHPERSIST)
+	argsHPersist(x, key, fields)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
 // HPExpire queues HPEXPIRE; see Client.HPExpire.
 func (b *Batch) HPExpire(key string, milliseconds time.Duration, fields []string, opts *HPExpireOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdHPEXPIRE)
+	argsHPExpire(x, key, milliseconds, fields, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
+// HPExpire queues HPEXPIRE in the transaction; see Client.HPExpire.
+func (t *Tx) HPExpire(key string, milliseconds time.Duration, fields []string, opts *HPExpireOptions) *Future[[]int64] {
+	b := t.b
 	x := b.newCmd(&cmdHPEXPIRE)
 	argsHPExpire(x, key, milliseconds, fields, opts)
 	return queue(b, x, decListInt, pickAny[[]int64])
@@ -1381,8 +2395,24 @@ func (b *Batch) HPExpireAt(key string, unixTimeMilliseconds time.Time, fields []
 	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
+// HPExpireAt queues HPEXPIREAT in the transaction; see Client.HPExpireAt.
+func (t *Tx) HPExpireAt(key string, unixTimeMilliseconds time.Time, fields []string, opts *HPExpireAtOptions) *Future[[]int64] {
+	b := t.b
+	x := b.newCmd(&cmdHPEXPIREAT)
+	argsHPExpireAt(x, key, unixTimeMilliseconds, fields, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
 // HPExpireTime queues HPEXPIRETIME; see Client.HPExpireTime.
 func (b *Batch) HPExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
+	x := b.newCmd(&cmdHPEXPIRETIME)
+	argsHPExpireTime(x, key, fields)
+	return queue(b, x, decListDeadlineMillis, pickAny[[]Null[time.Time]])
+}
+
+// HPExpireTime queues HPEXPIRETIME in the transaction; see Client.HPExpireTime.
+func (t *Tx) HPExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
+	b := t.b
 	x := b.newCmd(&cmdHPEXPIRETIME)
 	argsHPExpireTime(x, key, fields)
 	return queue(b, x, decListDeadlineMillis, pickAny[[]Null[time.Time]])
@@ -1395,8 +2425,24 @@ func (b *Batch) HPTTL(key string, fields ...string) *Future[[]Null[time.Duration
 	return queue(b, x, decListTTLMillis, pickAny[[]Null[time.Duration]])
 }
 
+// HPTTL queues HPTTL in the transaction; see Client.HPTTL.
+func (t *Tx) HPTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
+	b := t.b
+	x := b.newCmd(&cmdHPTTL)
+	argsHPTTL(x, key, fields)
+	return queue(b, x, decListTTLMillis, pickAny[[]Null[time.Duration]])
+}
+
 // HRandField queues HRANDFIELD; see Client.HRandField.
 func (b *Batch) HRandField(key string) *Future[string] {
+	x := b.newCmd(&cmdHRANDFIELD)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// HRandField queues HRANDFIELD in the transaction; see Client.HRandField.
+func (t *Tx) HRandField(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdHRANDFIELD)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -1410,8 +2456,26 @@ func (b *Batch) HRandFieldLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// HRandFieldLease queues HRANDFIELD in the transaction with the reply in a pooled Lease; see Client.HRandFieldLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) HRandFieldLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdHRANDFIELD)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // HRandFieldCount queues HRANDFIELD; see Client.HRandFieldCount.
 func (b *Batch) HRandFieldCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdHRANDFIELD)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// HRandFieldCount queues HRANDFIELD in the transaction; see Client.HRandFieldCount.
+func (t *Tx) HRandFieldCount(key string, count int64) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdHRANDFIELD)
 	x.argKey(key)
 	x.argInt(count)
@@ -1425,8 +2489,24 @@ func (b *Batch) HRandFieldWithValues(key string, count int64) *Future[[]FieldVal
 	return queue(b, x, decListFieldValue, pickAny[[]FieldValue])
 }
 
+// HRandFieldWithValues queues HRANDFIELD in the transaction; see Client.HRandFieldWithValues.
+func (t *Tx) HRandFieldWithValues(key string, count int64) *Future[[]FieldValue] {
+	b := t.b
+	x := b.newCmd(&cmdHRANDFIELD)
+	argsHRandFieldWithValues(x, key, count)
+	return queue(b, x, decListFieldValue, pickAny[[]FieldValue])
+}
+
 // HScan queues HSCAN; see Client.HScan.
 func (b *Batch) HScan(key string, cursor int64, opts *HScanOptions) *Future[HScanPage] {
+	x := b.newCmd(&cmdHSCAN)
+	argsHScan(x, key, cursor, opts)
+	return queue(b, x, decHScanPage, pickAny[HScanPage])
+}
+
+// HScan queues HSCAN in the transaction; see Client.HScan.
+func (t *Tx) HScan(key string, cursor int64, opts *HScanOptions) *Future[HScanPage] {
+	b := t.b
 	x := b.newCmd(&cmdHSCAN)
 	argsHScan(x, key, cursor, opts)
 	return queue(b, x, decHScanPage, pickAny[HScanPage])
@@ -1439,8 +2519,24 @@ func (b *Batch) HScanNoValues(key string, cursor int64, opts *HScanOptions) *Fut
 	return queue(b, x, decScanPage, pickAny[ScanPage])
 }
 
+// HScanNoValues queues HSCAN in the transaction; see Client.HScanNoValues.
+func (t *Tx) HScanNoValues(key string, cursor int64, opts *HScanOptions) *Future[ScanPage] {
+	b := t.b
+	x := b.newCmd(&cmdHSCAN)
+	argsHScanNoValues(x, key, cursor, opts)
+	return queue(b, x, decScanPage, pickAny[ScanPage])
+}
+
 // HSet queues HSET; see Client.HSet.
 func (b *Batch) HSet(key string, data ...FieldValue) *Future[int64] {
+	x := b.newCmd(&cmdHSET)
+	argsHSet(x, key, data)
+	return queue(b, x, decInt, pickInt)
+}
+
+// HSet queues HSET in the transaction; see Client.HSet.
+func (t *Tx) HSet(key string, data ...FieldValue) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdHSET)
 	argsHSet(x, key, data)
 	return queue(b, x, decInt, pickInt)
@@ -1453,8 +2549,24 @@ func (b *Batch) HSetEx(key string, data []FieldValue, opts *HSetExOptions) *Futu
 	return queue(b, x, decBool, pickBool)
 }
 
+// HSetEx queues HSETEX in the transaction; see Client.HSetEx.
+func (t *Tx) HSetEx(key string, data []FieldValue, opts *HSetExOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdHSETEX)
+	argsHSetEx(x, key, data, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // HSetNX queues HSETNX; see Client.HSetNX.
 func (b *Batch) HSetNX(key string, field string, value string) *Future[bool] {
+	x := b.newCmd(&cmdHSETNX)
+	argsHSetNX(x, key, field, value)
+	return queue(b, x, decBool, pickBool)
+}
+
+// HSetNX queues HSETNX in the transaction; see Client.HSetNX.
+func (t *Tx) HSetNX(key string, field string, value string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdHSETNX)
 	argsHSetNX(x, key, field, value)
 	return queue(b, x, decBool, pickBool)
@@ -1468,8 +2580,25 @@ func (b *Batch) HStrLen(key string, field string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// HStrLen queues HSTRLEN in the transaction; see Client.HStrLen.
+func (t *Tx) HStrLen(key string, field string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdHSTRLEN)
+	x.argKey(key)
+	x.arg(field)
+	return queue(b, x, decInt, pickInt)
+}
+
 // HTTL queues HTTL; see Client.HTTL.
 func (b *Batch) HTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
+	x := b.newCmd(&cmdHTTL)
+	argsHTTL(x, key, fields)
+	return queue(b, x, decListTTLSeconds, pickAny[[]Null[time.Duration]])
+}
+
+// HTTL queues HTTL in the transaction; see Client.HTTL.
+func (t *Tx) HTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
+	b := t.b
 	x := b.newCmd(&cmdHTTL)
 	argsHTTL(x, key, fields)
 	return queue(b, x, decListTTLSeconds, pickAny[[]Null[time.Duration]])
@@ -1482,8 +2611,24 @@ func (b *Batch) HVals(key string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// HVals queues HVALS in the transaction; see Client.HVals.
+func (t *Tx) HVals(key string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdHVALS)
+	x.argKey(key)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // Incr queues INCR; see Client.Incr.
 func (b *Batch) Incr(key string) *Future[int64] {
+	x := b.newCmd(&cmdINCR)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
+// Incr queues INCR in the transaction; see Client.Incr.
+func (t *Tx) Incr(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdINCR)
 	x.argKey(key)
 	return queue(b, x, decInt, pickInt)
@@ -1497,8 +2642,26 @@ func (b *Batch) IncrBy(key string, increment int64) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// IncrBy queues INCRBY in the transaction; see Client.IncrBy.
+func (t *Tx) IncrBy(key string, increment int64) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdINCRBY)
+	x.argKey(key)
+	x.argInt(increment)
+	return queue(b, x, decInt, pickInt)
+}
+
 // IncrByFloat queues INCRBYFLOAT; see Client.IncrByFloat.
 func (b *Batch) IncrByFloat(key string, increment float64) *Future[float64] {
+	x := b.newCmd(&cmdINCRBYFLOAT)
+	x.argKey(key)
+	argDouble(x, "increment", increment)
+	return queue(b, x, decFloat, pickFloat)
+}
+
+// IncrByFloat queues INCRBYFLOAT in the transaction; see Client.IncrByFloat.
+func (t *Tx) IncrByFloat(key string, increment float64) *Future[float64] {
+	b := t.b
 	x := b.newCmd(&cmdINCRBYFLOAT)
 	x.argKey(key)
 	argDouble(x, "increment", increment)
@@ -1514,6 +2677,16 @@ func (b *Batch) Info(sections ...string) *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// Info queues INFO in the transaction; see Client.Info.
+func (t *Tx) Info(sections ...string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdINFO)
+	for _, e := range sections {
+		x.arg(e)
+	}
+	return queue(b, x, decStr, pickStr)
+}
+
 // Keys queues KEYS; see Client.Keys.
 func (b *Batch) Keys(pattern string) *Future[[]string] {
 	x := b.newCmd(&cmdKEYS)
@@ -1521,8 +2694,23 @@ func (b *Batch) Keys(pattern string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// Keys queues KEYS in the transaction; see Client.Keys.
+func (t *Tx) Keys(pattern string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdKEYS)
+	x.arg(pattern)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // LastSave queues LASTSAVE; see Client.LastSave.
 func (b *Batch) LastSave() *Future[int64] {
+	x := b.newCmd(&cmdLASTSAVE)
+	return queue(b, x, decInt, pickInt)
+}
+
+// LastSave queues LASTSAVE in the transaction; see Client.LastSave.
+func (t *Tx) LastSave() *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdLASTSAVE)
 	return queue(b, x, decInt, pickInt)
 }
@@ -1542,6 +2730,13 @@ func (b *Batch) LatencyGraph(event string) *Future[string] {
 
 // LatencyHelp queues LATENCY HELP; see Client.LatencyHelp.
 func (b *Batch) LatencyHelp() *Future[[]string] {
+	x := b.newCmd(&cmdLATENCY_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// LatencyHelp queues LATENCY HELP in the transaction; see Client.LatencyHelp.
+func (t *Tx) LatencyHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdLATENCY_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -1584,9 +2779,26 @@ func (b *Batch) LCS(key1 string, key2 string, opts *LCSOptions) *Future[string] 
 	return queue(b, x, decStr, pickStr)
 }
 
+// LCS queues LCS in the transaction; see Client.LCS.
+func (t *Tx) LCS(key1 string, key2 string, opts *LCSOptions) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdLCS)
+	argsLCS(x, key1, key2, opts)
+	return queue(b, x, decStr, pickStr)
+}
+
 // LCSLease queues LCS with the reply in a pooled Lease; see Client.LCSLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) LCSLease(key1 string, key2 string, opts *LCSOptions) *Future[*Lease] {
+	x := b.newCmd(&cmdLCS)
+	argsLCS(x, key1, key2, opts)
+	return queue(b, x, decLease, pickLease)
+}
+
+// LCSLease queues LCS in the transaction with the reply in a pooled Lease; see Client.LCSLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) LCSLease(key1 string, key2 string, opts *LCSOptions) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdLCS)
 	argsLCS(x, key1, key2, opts)
 	return queue(b, x, decLease, pickLease)
@@ -1599,6 +2811,14 @@ func (b *Batch) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64
 	return queue(b, x, decInt, pickInt)
 }
 
+// LCSLen queues LCS in the transaction; see Client.LCSLen.
+func (t *Tx) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdLCS)
+	argsLCSLen(x, key1, key2, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // LCSIdx queues LCS; see Client.LCSIdx.
 func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSIdx] {
 	x := b.newCmd(&cmdLCS)
@@ -1606,8 +2826,25 @@ func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSId
 	return queue(b, x, decLCSIdx, pickAny[LCSIdx])
 }
 
+// LCSIdx queues LCS in the transaction; see Client.LCSIdx.
+func (t *Tx) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSIdx] {
+	b := t.b
+	x := b.newCmd(&cmdLCS)
+	argsLCSIdx(x, key1, key2, opts)
+	return queue(b, x, decLCSIdx, pickAny[LCSIdx])
+}
+
 // LIndex queues LINDEX; see Client.LIndex.
 func (b *Batch) LIndex(key string, index int64) *Future[string] {
+	x := b.newCmd(&cmdLINDEX)
+	x.argKey(key)
+	x.argInt(index)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// LIndex queues LINDEX in the transaction; see Client.LIndex.
+func (t *Tx) LIndex(key string, index int64) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdLINDEX)
 	x.argKey(key)
 	x.argInt(index)
@@ -1623,8 +2860,26 @@ func (b *Batch) LIndexLease(key string, index int64) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// LIndexLease queues LINDEX in the transaction with the reply in a pooled Lease; see Client.LIndexLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) LIndexLease(key string, index int64) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdLINDEX)
+	x.argKey(key)
+	x.argInt(index)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // LInsert queues LINSERT; see Client.LInsert.
 func (b *Batch) LInsert(key string, where Position, pivot string, element string) *Future[int64] {
+	x := b.newCmd(&cmdLINSERT)
+	argsLInsert(x, key, where, pivot, element)
+	return queue(b, x, decInt, pickInt)
+}
+
+// LInsert queues LINSERT in the transaction; see Client.LInsert.
+func (t *Tx) LInsert(key string, where Position, pivot string, element string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdLINSERT)
 	argsLInsert(x, key, where, pivot, element)
 	return queue(b, x, decInt, pickInt)
@@ -1637,8 +2892,24 @@ func (b *Batch) LLen(key string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// LLen queues LLEN in the transaction; see Client.LLen.
+func (t *Tx) LLen(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdLLEN)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
 // LMove queues LMOVE; see Client.LMove.
 func (b *Batch) LMove(source string, destination string, whereFrom Side, whereTo Side) *Future[string] {
+	x := b.newCmd(&cmdLMOVE)
+	argsLMove(x, source, destination, whereFrom, whereTo)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// LMove queues LMOVE in the transaction; see Client.LMove.
+func (t *Tx) LMove(source string, destination string, whereFrom Side, whereTo Side) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdLMOVE)
 	argsLMove(x, source, destination, whereFrom, whereTo)
 	return queue(b, x, decStrNull, pickStr)
@@ -1652,8 +2923,25 @@ func (b *Batch) LMoveLease(source string, destination string, whereFrom Side, wh
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// LMoveLease queues LMOVE in the transaction with the reply in a pooled Lease; see Client.LMoveLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) LMoveLease(source string, destination string, whereFrom Side, whereTo Side) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdLMOVE)
+	argsLMove(x, source, destination, whereFrom, whereTo)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // LMPop queues LMPOP; see Client.LMPop.
 func (b *Batch) LMPop(keys []string, where Side, opts *LMPopOptions) *Future[KeyElements] {
+	x := b.newCmd(&cmdLMPOP)
+	argsLMPop(x, keys, where, opts)
+	return queue(b, x, decKeyElementsNull, pickAny[KeyElements])
+}
+
+// LMPop queues LMPOP in the transaction; see Client.LMPop.
+func (t *Tx) LMPop(keys []string, where Side, opts *LMPopOptions) *Future[KeyElements] {
+	b := t.b
 	x := b.newCmd(&cmdLMPOP)
 	argsLMPop(x, keys, where, opts)
 	return queue(b, x, decKeyElementsNull, pickAny[KeyElements])
@@ -1666,8 +2954,24 @@ func (b *Batch) Lolwut(opts *LolwutOptions) *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// Lolwut queues LOLWUT in the transaction; see Client.Lolwut.
+func (t *Tx) Lolwut(opts *LolwutOptions) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdLOLWUT)
+	argsLolwut(x, opts)
+	return queue(b, x, decStr, pickStr)
+}
+
 // LPop queues LPOP; see Client.LPop.
 func (b *Batch) LPop(key string) *Future[string] {
+	x := b.newCmd(&cmdLPOP)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// LPop queues LPOP in the transaction; see Client.LPop.
+func (t *Tx) LPop(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdLPOP)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -1681,8 +2985,26 @@ func (b *Batch) LPopLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// LPopLease queues LPOP in the transaction with the reply in a pooled Lease; see Client.LPopLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) LPopLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdLPOP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // LPopCount queues LPOP; see Client.LPopCount.
 func (b *Batch) LPopCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdLPOP)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStrNull, pickAny[[]string])
+}
+
+// LPopCount queues LPOP in the transaction; see Client.LPopCount.
+func (t *Tx) LPopCount(key string, count int64) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdLPOP)
 	x.argKey(key)
 	x.argInt(count)
@@ -1696,8 +3018,24 @@ func (b *Batch) LPos(key string, element string, opts *LPosOptions) *Future[int6
 	return queue(b, x, decIntNull, pickInt)
 }
 
+// LPos queues LPOS in the transaction; see Client.LPos.
+func (t *Tx) LPos(key string, element string, opts *LPosOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdLPOS)
+	argsLPos(x, key, element, opts)
+	return queue(b, x, decIntNull, pickInt)
+}
+
 // LPosCount queues LPOS; see Client.LPosCount.
 func (b *Batch) LPosCount(key string, element string, numMatches int64, opts *LPosOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdLPOS)
+	argsLPosCount(x, key, element, numMatches, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
+// LPosCount queues LPOS in the transaction; see Client.LPosCount.
+func (t *Tx) LPosCount(key string, element string, numMatches int64, opts *LPosOptions) *Future[[]int64] {
+	b := t.b
 	x := b.newCmd(&cmdLPOS)
 	argsLPosCount(x, key, element, numMatches, opts)
 	return queue(b, x, decListInt, pickAny[[]int64])
@@ -1710,8 +3048,24 @@ func (b *Batch) LPush(key string, elements ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// LPush queues LPUSH in the transaction; see Client.LPush.
+func (t *Tx) LPush(key string, elements ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdLPUSH)
+	argsLPush(x, key, elements)
+	return queue(b, x, decInt, pickInt)
+}
+
 // LPushX queues LPUSHX; see Client.LPushX.
 func (b *Batch) LPushX(key string, elements ...string) *Future[int64] {
+	x := b.newCmd(&cmdLPUSHX)
+	argsLPushX(x, key, elements)
+	return queue(b, x, decInt, pickInt)
+}
+
+// LPushX queues LPUSHX in the transaction; see Client.LPushX.
+func (t *Tx) LPushX(key string, elements ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdLPUSHX)
 	argsLPushX(x, key, elements)
 	return queue(b, x, decInt, pickInt)
@@ -1724,8 +3078,24 @@ func (b *Batch) LRange(key string, start int64, stop int64) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// LRange queues LRANGE in the transaction; see Client.LRange.
+func (t *Tx) LRange(key string, start int64, stop int64) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdLRANGE)
+	argsLRange(x, key, start, stop)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // LRem queues LREM; see Client.LRem.
 func (b *Batch) LRem(key string, count int64, element string) *Future[int64] {
+	x := b.newCmd(&cmdLREM)
+	argsLRem(x, key, count, element)
+	return queue(b, x, decInt, pickInt)
+}
+
+// LRem queues LREM in the transaction; see Client.LRem.
+func (t *Tx) LRem(key string, count int64, element string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdLREM)
 	argsLRem(x, key, count, element)
 	return queue(b, x, decInt, pickInt)
@@ -1738,8 +3108,24 @@ func (b *Batch) LSet(key string, index int64, element string) *Future[struct{}] 
 	return queue(b, x, decOK, pickNone)
 }
 
+// LSet queues LSET in the transaction; see Client.LSet.
+func (t *Tx) LSet(key string, index int64, element string) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdLSET)
+	argsLSet(x, key, index, element)
+	return queue(b, x, decOK, pickNone)
+}
+
 // LTrim queues LTRIM; see Client.LTrim.
 func (b *Batch) LTrim(key string, start int64, stop int64) *Future[struct{}] {
+	x := b.newCmd(&cmdLTRIM)
+	argsLTrim(x, key, start, stop)
+	return queue(b, x, decOK, pickNone)
+}
+
+// LTrim queues LTRIM in the transaction; see Client.LTrim.
+func (t *Tx) LTrim(key string, start int64, stop int64) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdLTRIM)
 	argsLTrim(x, key, start, stop)
 	return queue(b, x, decOK, pickNone)
@@ -1751,8 +3137,22 @@ func (b *Batch) MemoryDoctor() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// MemoryDoctor queues MEMORY DOCTOR in the transaction; see Client.MemoryDoctor.
+func (t *Tx) MemoryDoctor() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdMEMORY_DOCTOR)
+	return queue(b, x, decStr, pickStr)
+}
+
 // MemoryHelp queues MEMORY HELP; see Client.MemoryHelp.
 func (b *Batch) MemoryHelp() *Future[[]string] {
+	x := b.newCmd(&cmdMEMORY_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// MemoryHelp queues MEMORY HELP in the transaction; see Client.MemoryHelp.
+func (t *Tx) MemoryHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdMEMORY_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -1763,8 +3163,22 @@ func (b *Batch) MemoryMallocStats() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// MemoryMallocStats queues MEMORY MALLOC-STATS in the transaction; see Client.MemoryMallocStats.
+func (t *Tx) MemoryMallocStats() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdMEMORY_MALLOC_STATS)
+	return queue(b, x, decStr, pickStr)
+}
+
 // MemoryPurge queues MEMORY PURGE; see Client.MemoryPurge.
 func (b *Batch) MemoryPurge() *Future[struct{}] {
+	x := b.newCmd(&cmdMEMORY_PURGE)
+	return queue(b, x, decOK, pickNone)
+}
+
+// MemoryPurge queues MEMORY PURGE in the transaction; see Client.MemoryPurge.
+func (t *Tx) MemoryPurge() *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdMEMORY_PURGE)
 	return queue(b, x, decOK, pickNone)
 }
@@ -1775,8 +3189,23 @@ func (b *Batch) MemoryStats() *Future[map[string]Reply] {
 	return queue(b, x, decMapStrReply, pickAny[map[string]Reply])
 }
 
+// MemoryStats queues MEMORY STATS in the transaction; see Client.MemoryStats.
+func (t *Tx) MemoryStats() *Future[map[string]Reply] {
+	b := t.b
+	x := b.newCmd(&cmdMEMORY_STATS)
+	return queue(b, x, decMapStrReply, pickAny[map[string]Reply])
+}
+
 // MemoryUsage queues MEMORY USAGE; see Client.MemoryUsage.
 func (b *Batch) MemoryUsage(key string, opts *MemoryUsageOptions) *Future[int64] {
+	x := b.newCmd(&cmdMEMORY_USAGE)
+	argsMemoryUsage(x, key, opts)
+	return queue(b, x, decIntNull, pickInt)
+}
+
+// MemoryUsage queues MEMORY USAGE in the transaction; see Client.MemoryUsage.
+func (t *Tx) MemoryUsage(key string, opts *MemoryUsageOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdMEMORY_USAGE)
 	argsMemoryUsage(x, key, opts)
 	return queue(b, x, decIntNull, pickInt)
@@ -1792,6 +3221,17 @@ func (b *Batch) MGet(keys ...string) *Future[[]Null[string]] {
 	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
 }
 
+// MGet queues MGET in the transaction; see Client.MGet.
+func (t *Tx) MGet(keys ...string) *Future[[]Null[string]] {
+	b := t.b
+	x := b.newCmd(&cmdMGET)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
 // Migrate queues MIGRATE; see Client.Migrate.
 func (b *Batch) Migrate(host string, port int64, key string, destinationDB int64, timeout time.Duration, opts *MigrateOptions) *Future[string] {
 	x := b.newCmd(&cmdMIGRATE)
@@ -1799,8 +3239,23 @@ func (b *Batch) Migrate(host string, port int64, key string, destinationDB int64
 	return queue(b, x, decStr, pickStr)
 }
 
+// Migrate queues MIGRATE in the transaction; see Client.Migrate.
+func (t *Tx) Migrate(host string, port int64, key string, destinationDB int64, timeout time.Duration, opts *MigrateOptions) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdMIGRATE)
+	argsMigrate(x, host, port, key, destinationDB, timeout, opts)
+	return queue(b, x, decStr, pickStr)
+}
+
 // ModuleHelp queues MODULE HELP; see Client.ModuleHelp.
 func (b *Batch) ModuleHelp() *Future[[]string] {
+	x := b.newCmd(&cmdMODULE_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ModuleHelp queues MODULE HELP in the transaction; see Client.ModuleHelp.
+func (t *Tx) ModuleHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdMODULE_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -1843,8 +3298,28 @@ func (b *Batch) Move(key string, db int64) *Future[bool] {
 	return queue(b, x, decBool, pickBool)
 }
 
+// Move queues MOVE in the transaction; see Client.Move.
+func (t *Tx) Move(key string, db int64) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdMOVE)
+	x.argKey(key)
+	x.argInt(db)
+	return queue(b, x, decBool, pickBool)
+}
+
 // MSet queues MSET; see Client.MSet.
 func (b *Batch) MSet(data ...KeyValue) *Future[struct{}] {
+	x := b.newCmd(&cmdMSET)
+	needOne(x, "data", len(data))
+	for _, e := range data {
+		e.args(x)
+	}
+	return queue(b, x, decOK, pickNone)
+}
+
+// MSet queues MSET in the transaction; see Client.MSet.
+func (t *Tx) MSet(data ...KeyValue) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdMSET)
 	needOne(x, "data", len(data))
 	for _, e := range data {
@@ -1860,8 +3335,27 @@ func (b *Batch) MSetEx(data []KeyValue, opts *MSetExOptions) *Future[bool] {
 	return queue(b, x, decBool, pickBool)
 }
 
+// MSetEx queues MSETEX in the transaction; see Client.MSetEx.
+func (t *Tx) MSetEx(data []KeyValue, opts *MSetExOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdMSETEX)
+	argsMSetEx(x, data, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // MSetNX queues MSETNX; see Client.MSetNX.
 func (b *Batch) MSetNX(data ...KeyValue) *Future[bool] {
+	x := b.newCmd(&cmdMSETNX)
+	needOne(x, "data", len(data))
+	for _, e := range data {
+		e.args(x)
+	}
+	return queue(b, x, decBool, pickBool)
+}
+
+// MSetNX queues MSETNX in the transaction; see Client.MSetNX.
+func (t *Tx) MSetNX(data ...KeyValue) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdMSETNX)
 	needOne(x, "data", len(data))
 	for _, e := range data {
@@ -1877,9 +3371,26 @@ func (b *Batch) ObjectEncoding(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// ObjectEncoding queues OBJECT ENCODING in the transaction; see Client.ObjectEncoding.
+func (t *Tx) ObjectEncoding(key string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdOBJECT_ENCODING)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // ObjectEncodingLease queues OBJECT ENCODING with the reply in a pooled Lease; see Client.ObjectEncodingLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) ObjectEncodingLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdOBJECT_ENCODING)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
+// ObjectEncodingLease queues OBJECT ENCODING in the transaction with the reply in a pooled Lease; see Client.ObjectEncodingLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) ObjectEncodingLease(key string) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdOBJECT_ENCODING)
 	x.argKey(key)
 	return queue(b, x, decLeaseNull, pickLease)
@@ -1892,14 +3403,37 @@ func (b *Batch) ObjectFreq(key string) *Future[int64] {
 	return queue(b, x, decIntNull, pickInt)
 }
 
+// ObjectFreq queues OBJECT FREQ in the transaction; see Client.ObjectFreq.
+func (t *Tx) ObjectFreq(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdOBJECT_FREQ)
+	x.argKey(key)
+	return queue(b, x, decIntNull, pickInt)
+}
+
 // ObjectHelp queues OBJECT HELP; see Client.ObjectHelp.
 func (b *Batch) ObjectHelp() *Future[[]string] {
 	x := b.newCmd(&cmdOBJECT_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ObjectHelp queues OBJECT HELP in the transaction; see Client.ObjectHelp.
+func (t *Tx) ObjectHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdOBJECT_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ObjectIdleTime queues OBJECT IDLETIME; see Client.ObjectIdleTime.
 func (b *Batch) ObjectIdleTime(key string) *Future[int64] {
+	x := b.newCmd(&cmdOBJECT_IDLETIME)
+	x.argKey(key)
+	return queue(b, x, decIntNull, pickInt)
+}
+
+// ObjectIdleTime queues OBJECT IDLETIME in the transaction; see Client.ObjectIdleTime.
+func (t *Tx) ObjectIdleTime(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdOBJECT_IDLETIME)
 	x.argKey(key)
 	return queue(b, x, decIntNull, pickInt)
@@ -1912,8 +3446,24 @@ func (b *Batch) ObjectRefCount(key string) *Future[int64] {
 	return queue(b, x, decIntNull, pickInt)
 }
 
+// ObjectRefCount queues OBJECT REFCOUNT in the transaction; see Client.ObjectRefCount.
+func (t *Tx) ObjectRefCount(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdOBJECT_REFCOUNT)
+	x.argKey(key)
+	return queue(b, x, decIntNull, pickInt)
+}
+
 // Persist queues PERSIST; see Client.Persist.
 func (b *Batch) Persist(key string) *Future[bool] {
+	x := b.newCmd(&cmdPERSIST)
+	x.argKey(key)
+	return queue(b, x, decBool, pickBool)
+}
+
+// Persist queues PERSIST in the transaction; see Client.Persist.
+func (t *Tx) Persist(key string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdPERSIST)
 	x.argKey(key)
 	return queue(b, x, decBool, pickBool)
@@ -1926,6 +3476,14 @@ func (b *Batch) PExpire(key string, milliseconds time.Duration, opts *PExpireOpt
 	return queue(b, x, decBool, pickBool)
 }
 
+// PExpire queues PEXPIRE in the transaction; see Client.PExpire.
+func (t *Tx) PExpire(key string, milliseconds time.Duration, opts *PExpireOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdPEXPIRE)
+	argsPExpire(x, key, milliseconds, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // PExpireAt queues PEXPIREAT; see Client.PExpireAt.
 func (b *Batch) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExpireAtOptions) *Future[bool] {
 	x := b.newCmd(&cmdPEXPIREAT)
@@ -1933,8 +3491,24 @@ func (b *Batch) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExp
 	return queue(b, x, decBool, pickBool)
 }
 
+// PExpireAt queues PEXPIREAT in the transaction; see Client.PExpireAt.
+func (t *Tx) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExpireAtOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdPEXPIREAT)
+	argsPExpireAt(x, key, unixTimeMilliseconds, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
 // PExpireTime queues PEXPIRETIME; see Client.PExpireTime.
 func (b *Batch) PExpireTime(key string) *Future[time.Time] {
+	x := b.newCmd(&cmdPEXPIRETIME)
+	x.argKey(key)
+	return queue(b, x, decUnixMillis, pickTime)
+}
+
+// PExpireTime queues PEXPIRETIME in the transaction; see Client.PExpireTime.
+func (t *Tx) PExpireTime(key string) *Future[time.Time] {
+	b := t.b
 	x := b.newCmd(&cmdPEXPIRETIME)
 	x.argKey(key)
 	return queue(b, x, decUnixMillis, pickTime)
@@ -1950,8 +3524,30 @@ func (b *Batch) PFAdd(key string, elements ...string) *Future[bool] {
 	return queue(b, x, decBool, pickBool)
 }
 
+// PFAdd queues PFADD in the transaction; see Client.PFAdd.
+func (t *Tx) PFAdd(key string, elements ...string) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdPFADD)
+	x.argKey(key)
+	for _, e := range elements {
+		x.arg(e)
+	}
+	return queue(b, x, decBool, pickBool)
+}
+
 // PFCount queues PFCOUNT; see Client.PFCount.
 func (b *Batch) PFCount(keys ...string) *Future[int64] {
+	x := b.newCmd(&cmdPFCOUNT)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decInt, pickInt)
+}
+
+// PFCount queues PFCOUNT in the transaction; see Client.PFCount.
+func (t *Tx) PFCount(keys ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdPFCOUNT)
 	needOne(x, "key", len(keys))
 	for _, e := range keys {
@@ -1978,6 +3574,17 @@ func (b *Batch) PFMerge(destKey string, sourceKeys ...string) *Future[struct{}] 
 	return queue(b, x, decOK, pickNone)
 }
 
+// PFMerge queues PFMERGE in the transaction; see Client.PFMerge.
+func (t *Tx) PFMerge(destKey string, sourceKeys ...string) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdPFMERGE)
+	x.argKey(destKey)
+	for _, e := range sourceKeys {
+		x.argKey(e)
+	}
+	return queue(b, x, decOK, pickNone)
+}
+
 // PFSelfTest queues PFSELFTEST; see Client.PFSelfTest.
 func (b *Batch) PFSelfTest() *Future[struct{}] {
 	x := b.newCmd(&cmdPFSELFTEST)
@@ -1990,8 +3597,23 @@ func (b *Batch) Ping() *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// Ping queues PING in the transaction; see Client.Ping.
+func (t *Tx) Ping() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdPING)
+	return queue(b, x, decStr, pickStr)
+}
+
 // PingMessage queues PING; see Client.PingMessage.
 func (b *Batch) PingMessage(message string) *Future[string] {
+	x := b.newCmd(&cmdPING)
+	x.arg(message)
+	return queue(b, x, decStr, pickStr)
+}
+
+// PingMessage queues PING in the transaction; see Client.PingMessage.
+func (t *Tx) PingMessage(message string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdPING)
 	x.arg(message)
 	return queue(b, x, decStr, pickStr)
@@ -2006,8 +3628,26 @@ func (b *Batch) PSetEx(key string, milliseconds time.Duration, value string) *Fu
 	return queue(b, x, decOK, pickNone)
 }
 
+// PSetEx queues PSETEX in the transaction; see Client.PSetEx.
+//
+// Deprecated: deprecated since 2.6.12; use Set with the PX argument instead.
+func (t *Tx) PSetEx(key string, milliseconds time.Duration, value string) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdPSETEX)
+	argsPSetEx(x, key, milliseconds, value)
+	return queue(b, x, decOK, pickNone)
+}
+
 // PTTL queues PTTL; see Client.PTTL.
 func (b *Batch) PTTL(key string) *Future[time.Duration] {
+	x := b.newCmd(&cmdPTTL)
+	x.argKey(key)
+	return queue(b, x, decTTLMillis, pickDuration)
+}
+
+// PTTL queues PTTL in the transaction; see Client.PTTL.
+func (t *Tx) PTTL(key string) *Future[time.Duration] {
+	b := t.b
 	x := b.newCmd(&cmdPTTL)
 	x.argKey(key)
 	return queue(b, x, decTTLMillis, pickDuration)
@@ -2030,6 +3670,13 @@ func (b *Batch) PubSubChannels(opts *PubSubChannelsOptions) *Future[[]string] {
 
 // PubSubHelp queues PUBSUB HELP; see Client.PubSubHelp.
 func (b *Batch) PubSubHelp() *Future[[]string] {
+	x := b.newCmd(&cmdPUBSUB_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// PubSubHelp queues PUBSUB HELP in the transaction; see Client.PubSubHelp.
+func (t *Tx) PubSubHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdPUBSUB_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -2071,6 +3718,13 @@ func (b *Batch) RandomKey() *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// RandomKey queues RANDOMKEY in the transaction; see Client.RandomKey.
+func (t *Tx) RandomKey() *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdRANDOMKEY)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // Rename queues RENAME; see Client.Rename.
 func (b *Batch) Rename(key string, newKey string) *Future[struct{}] {
 	x := b.newCmd(&cmdRENAME)
@@ -2079,8 +3733,26 @@ func (b *Batch) Rename(key string, newKey string) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// Rename queues RENAME in the transaction; see Client.Rename.
+func (t *Tx) Rename(key string, newKey string) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdRENAME)
+	x.argKey(key)
+	x.argKey(newKey)
+	return queue(b, x, decOK, pickNone)
+}
+
 // RenameNX queues RENAMENX; see Client.RenameNX.
 func (b *Batch) RenameNX(key string, newKey string) *Future[bool] {
+	x := b.newCmd(&cmdRENAMENX)
+	x.argKey(key)
+	x.argKey(newKey)
+	return queue(b, x, decBool, pickBool)
+}
+
+// RenameNX queues RENAMENX in the transaction; see Client.RenameNX.
+func (t *Tx) RenameNX(key string, newKey string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdRENAMENX)
 	x.argKey(key)
 	x.argKey(newKey)
@@ -2101,8 +3773,24 @@ func (b *Batch) Restore(key string, ttl int64, serializedValue string, opts *Res
 	return queue(b, x, decOK, pickNone)
 }
 
+// Restore queues RESTORE in the transaction; see Client.Restore.
+func (t *Tx) Restore(key string, ttl int64, serializedValue string, opts *RestoreOptions) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdRESTORE)
+	argsRestore(x, key, ttl, serializedValue, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // RestoreAsking queues RESTORE-ASKING; see Client.RestoreAsking.
 func (b *Batch) RestoreAsking(key string, ttl int64, serializedValue string, opts *RestoreAskingOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdRESTORE_ASKING)
+	argsRestoreAsking(x, key, ttl, serializedValue, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// RestoreAsking queues RESTORE-ASKING in the transaction; see Client.RestoreAsking.
+func (t *Tx) RestoreAsking(key string, ttl int64, serializedValue string, opts *RestoreAskingOptions) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdRESTORE_ASKING)
 	argsRestoreAsking(x, key, ttl, serializedValue, opts)
 	return queue(b, x, decOK, pickNone)
@@ -2114,8 +3802,23 @@ func (b *Batch) Role() *Future[Reply] {
 	return queue(b, x, decReply, pickAny[Reply])
 }
 
+// Role queues ROLE in the transaction; see Client.Role.
+func (t *Tx) Role() *Future[Reply] {
+	b := t.b
+	x := b.newCmd(&cmdROLE)
+	return queue(b, x, decReply, pickAny[Reply])
+}
+
 // RPop queues RPOP; see Client.RPop.
 func (b *Batch) RPop(key string) *Future[string] {
+	x := b.newCmd(&cmdRPOP)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// RPop queues RPOP in the transaction; see Client.RPop.
+func (t *Tx) RPop(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdRPOP)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -2129,8 +3832,26 @@ func (b *Batch) RPopLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// RPopLease queues RPOP in the transaction with the reply in a pooled Lease; see Client.RPopLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) RPopLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdRPOP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // RPopCount queues RPOP; see Client.RPopCount.
 func (b *Batch) RPopCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdRPOP)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStrNull, pickAny[[]string])
+}
+
+// RPopCount queues RPOP in the transaction; see Client.RPopCount.
+func (t *Tx) RPopCount(key string, count int64) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdRPOP)
 	x.argKey(key)
 	x.argInt(count)
@@ -2147,9 +3868,30 @@ func (b *Batch) RPopLPush(source string, destination string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// RPopLPush queues RPOPLPUSH in the transaction; see Client.RPopLPush.
+//
+// Deprecated: deprecated since 6.2.0; use LMove with the RIGHT and LEFT arguments instead.
+func (t *Tx) RPopLPush(source string, destination string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdRPOPLPUSH)
+	x.argKey(source)
+	x.argKey(destination)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // RPopLPushLease queues RPOPLPUSH with the reply in a pooled Lease; see Client.RPopLPushLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) RPopLPushLease(source string, destination string) *Future[*Lease] {
+	x := b.newCmd(&cmdRPOPLPUSH)
+	x.argKey(source)
+	x.argKey(destination)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
+// RPopLPushLease queues RPOPLPUSH in the transaction with the reply in a pooled Lease; see Client.RPopLPushLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) RPopLPushLease(source string, destination string) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdRPOPLPUSH)
 	x.argKey(source)
 	x.argKey(destination)
@@ -2163,6 +3905,14 @@ func (b *Batch) RPush(key string, elements ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// RPush queues RPUSH in the transaction; see Client.RPush.
+func (t *Tx) RPush(key string, elements ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdRPUSH)
+	argsRPush(x, key, elements)
+	return queue(b, x, decInt, pickInt)
+}
+
 // RPushX queues RPUSHX; see Client.RPushX.
 func (b *Batch) RPushX(key string, elements ...string) *Future[int64] {
 	x := b.newCmd(&cmdRPUSHX)
@@ -2170,8 +3920,24 @@ func (b *Batch) RPushX(key string, elements ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// RPushX queues RPUSHX in the transaction; see Client.RPushX.
+func (t *Tx) RPushX(key string, elements ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdRPUSHX)
+	argsRPushX(x, key, elements)
+	return queue(b, x, decInt, pickInt)
+}
+
 // SAdd queues SADD; see Client.SAdd.
 func (b *Batch) SAdd(key string, members ...string) *Future[int64] {
+	x := b.newCmd(&cmdSADD)
+	argsSAdd(x, key, members)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SAdd queues SADD in the transaction; see Client.SAdd.
+func (t *Tx) SAdd(key string, members ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSADD)
 	argsSAdd(x, key, members)
 	return queue(b, x, decInt, pickInt)
@@ -2190,8 +3956,24 @@ func (b *Batch) Scan(cursor int64, opts *ScanOptions) *Future[ScanPage] {
 	return queue(b, x, decScanPage, pickAny[ScanPage])
 }
 
+// Scan queues SCAN in the transaction; see Client.Scan.
+func (t *Tx) Scan(cursor int64, opts *ScanOptions) *Future[ScanPage] {
+	b := t.b
+	x := b.newCmd(&cmdSCAN)
+	argsScan(x, cursor, opts)
+	return queue(b, x, decScanPage, pickAny[ScanPage])
+}
+
 // SCard queues SCARD; see Client.SCard.
 func (b *Batch) SCard(key string) *Future[int64] {
+	x := b.newCmd(&cmdSCARD)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SCard queues SCARD in the transaction; see Client.SCard.
+func (t *Tx) SCard(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSCARD)
 	x.argKey(key)
 	return queue(b, x, decInt, pickInt)
@@ -2207,8 +3989,27 @@ func (b *Batch) ScriptExists(sha1s ...string) *Future[[]bool] {
 	return queue(b, x, decListBool, pickAny[[]bool])
 }
 
+// ScriptExists queues SCRIPT EXISTS in the transaction; see Client.ScriptExists.
+func (t *Tx) ScriptExists(sha1s ...string) *Future[[]bool] {
+	b := t.b
+	x := b.newCmd(&cmdSCRIPT_EXISTS)
+	needOne(x, "sha1", len(sha1s))
+	for _, e := range sha1s {
+		x.arg(e)
+	}
+	return queue(b, x, decListBool, pickAny[[]bool])
+}
+
 // ScriptFlush queues SCRIPT FLUSH; see Client.ScriptFlush.
 func (b *Batch) ScriptFlush(opts *ScriptFlushOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdSCRIPT_FLUSH)
+	argsScriptFlush(x, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// ScriptFlush queues SCRIPT FLUSH in the transaction; see Client.ScriptFlush.
+func (t *Tx) ScriptFlush(opts *ScriptFlushOptions) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdSCRIPT_FLUSH)
 	argsScriptFlush(x, opts)
 	return queue(b, x, decOK, pickNone)
@@ -2220,8 +4021,22 @@ func (b *Batch) ScriptHelp() *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ScriptHelp queues SCRIPT HELP in the transaction; see Client.ScriptHelp.
+func (t *Tx) ScriptHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSCRIPT_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ScriptKill queues SCRIPT KILL; see Client.ScriptKill.
 func (b *Batch) ScriptKill() *Future[struct{}] {
+	x := b.newCmd(&cmdSCRIPT_KILL)
+	return queue(b, x, decOK, pickNone)
+}
+
+// ScriptKill queues SCRIPT KILL in the transaction; see Client.ScriptKill.
+func (t *Tx) ScriptKill() *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdSCRIPT_KILL)
 	return queue(b, x, decOK, pickNone)
 }
@@ -2233,8 +4048,24 @@ func (b *Batch) ScriptLoad(script string) *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// ScriptLoad queues SCRIPT LOAD in the transaction; see Client.ScriptLoad.
+func (t *Tx) ScriptLoad(script string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdSCRIPT_LOAD)
+	x.arg(script)
+	return queue(b, x, decStr, pickStr)
+}
+
 // ScriptShow queues SCRIPT SHOW; see Client.ScriptShow.
 func (b *Batch) ScriptShow(sha1 string) *Future[string] {
+	x := b.newCmd(&cmdSCRIPT_SHOW)
+	x.arg(sha1)
+	return queue(b, x, decStr, pickStr)
+}
+
+// ScriptShow queues SCRIPT SHOW in the transaction; see Client.ScriptShow.
+func (t *Tx) ScriptShow(sha1 string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdSCRIPT_SHOW)
 	x.arg(sha1)
 	return queue(b, x, decStr, pickStr)
@@ -2250,8 +4081,27 @@ func (b *Batch) SDiff(keys ...string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// SDiff queues SDIFF in the transaction; see Client.SDiff.
+func (t *Tx) SDiff(keys ...string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSDIFF)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // SDiffStore queues SDIFFSTORE; see Client.SDiffStore.
 func (b *Batch) SDiffStore(destination string, keys ...string) *Future[int64] {
+	x := b.newCmd(&cmdSDIFFSTORE)
+	argsSDiffStore(x, destination, keys)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SDiffStore queues SDIFFSTORE in the transaction; see Client.SDiffStore.
+func (t *Tx) SDiffStore(destination string, keys ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSDIFFSTORE)
 	argsSDiffStore(x, destination, keys)
 	return queue(b, x, decInt, pickInt)
@@ -2264,6 +4114,14 @@ func (b *Batch) Set(key string, value string, opts *SetOptions) *Future[struct{}
 	return queue(b, x, decOK, pickNone)
 }
 
+// Set queues SET in the transaction; see Client.Set.
+func (t *Tx) Set(key string, value string, opts *SetOptions) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdSET)
+	argsSet(x, key, value, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // SetIf queues SET; see Client.SetIf.
 func (b *Batch) SetIf(key string, value string, condition SetIfCondition, opts *SetOptions) *Future[bool] {
 	x := b.newCmd(&cmdSET)
@@ -2271,8 +4129,24 @@ func (b *Batch) SetIf(key string, value string, condition SetIfCondition, opts *
 	return queue(b, x, decOKOrNull, pickBool)
 }
 
+// SetIf queues SET in the transaction; see Client.SetIf.
+func (t *Tx) SetIf(key string, value string, condition SetIfCondition, opts *SetOptions) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdSET)
+	argsSetIf(x, key, value, condition, opts)
+	return queue(b, x, decOKOrNull, pickBool)
+}
+
 // SetGet queues SET; see Client.SetGet.
 func (b *Batch) SetGet(key string, value string, opts *SetOptions) *Future[string] {
+	x := b.newCmd(&cmdSET)
+	argsSetGet(x, key, value, opts)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// SetGet queues SET in the transaction; see Client.SetGet.
+func (t *Tx) SetGet(key string, value string, opts *SetOptions) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdSET)
 	argsSetGet(x, key, value, opts)
 	return queue(b, x, decStrNull, pickStr)
@@ -2286,8 +4160,25 @@ func (b *Batch) SetGetLease(key string, value string, opts *SetOptions) *Future[
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// SetGetLease queues SET in the transaction with the reply in a pooled Lease; see Client.SetGetLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) SetGetLease(key string, value string, opts *SetOptions) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdSET)
+	argsSetGet(x, key, value, opts)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // SetBit queues SETBIT; see Client.SetBit.
 func (b *Batch) SetBit(key string, offset int64, value int64) *Future[int64] {
+	x := b.newCmd(&cmdSETBIT)
+	argsSetBit(x, key, offset, value)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SetBit queues SETBIT in the transaction; see Client.SetBit.
+func (t *Tx) SetBit(key string, offset int64, value int64) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSETBIT)
 	argsSetBit(x, key, offset, value)
 	return queue(b, x, decInt, pickInt)
@@ -2297,6 +4188,16 @@ func (b *Batch) SetBit(key string, offset int64, value int64) *Future[int64] {
 //
 // Deprecated: deprecated since 2.6.12; use Set with the EX argument instead.
 func (b *Batch) SetEx(key string, seconds time.Duration, value string) *Future[struct{}] {
+	x := b.newCmd(&cmdSETEX)
+	argsSetEx(x, key, seconds, value)
+	return queue(b, x, decOK, pickNone)
+}
+
+// SetEx queues SETEX in the transaction; see Client.SetEx.
+//
+// Deprecated: deprecated since 2.6.12; use Set with the EX argument instead.
+func (t *Tx) SetEx(key string, seconds time.Duration, value string) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdSETEX)
 	argsSetEx(x, key, seconds, value)
 	return queue(b, x, decOK, pickNone)
@@ -2312,8 +4213,27 @@ func (b *Batch) SetNX(key string, value string) *Future[bool] {
 	return queue(b, x, decBool, pickBool)
 }
 
+// SetNX queues SETNX in the transaction; see Client.SetNX.
+//
+// Deprecated: deprecated since 2.6.12; use Set with the NX argument instead.
+func (t *Tx) SetNX(key string, value string) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdSETNX)
+	x.argKey(key)
+	x.arg(value)
+	return queue(b, x, decBool, pickBool)
+}
+
 // SetRange queues SETRANGE; see Client.SetRange.
 func (b *Batch) SetRange(key string, offset int64, value string) *Future[int64] {
+	x := b.newCmd(&cmdSETRANGE)
+	argsSetRange(x, key, offset, value)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SetRange queues SETRANGE in the transaction; see Client.SetRange.
+func (t *Tx) SetRange(key string, offset int64, value string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSETRANGE)
 	argsSetRange(x, key, offset, value)
 	return queue(b, x, decInt, pickInt)
@@ -2336,8 +4256,27 @@ func (b *Batch) SInter(keys ...string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// SInter queues SINTER in the transaction; see Client.SInter.
+func (t *Tx) SInter(keys ...string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSINTER)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // SInterCard queues SINTERCARD; see Client.SInterCard.
 func (b *Batch) SInterCard(keys []string, opts *SInterCardOptions) *Future[int64] {
+	x := b.newCmd(&cmdSINTERCARD)
+	argsSInterCard(x, keys, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SInterCard queues SINTERCARD in the transaction; see Client.SInterCard.
+func (t *Tx) SInterCard(keys []string, opts *SInterCardOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSINTERCARD)
 	argsSInterCard(x, keys, opts)
 	return queue(b, x, decInt, pickInt)
@@ -2350,8 +4289,25 @@ func (b *Batch) SInterStore(destination string, keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// SInterStore queues SINTERSTORE in the transaction; see Client.SInterStore.
+func (t *Tx) SInterStore(destination string, keys ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdSINTERSTORE)
+	argsSInterStore(x, destination, keys)
+	return queue(b, x, decInt, pickInt)
+}
+
 // SIsMember queues SISMEMBER; see Client.SIsMember.
 func (b *Batch) SIsMember(key string, member string) *Future[bool] {
+	x := b.newCmd(&cmdSISMEMBER)
+	x.argKey(key)
+	x.arg(member)
+	return queue(b, x, decBool, pickBool)
+}
+
+// SIsMember queues SISMEMBER in the transaction; see Client.SIsMember.
+func (t *Tx) SIsMember(key string, member string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdSISMEMBER)
 	x.argKey(key)
 	x.arg(member)
@@ -2380,6 +4336,13 @@ func (b *Batch) SlowLogHelp() *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// SlowLogHelp queues SLOWLOG HELP in the transaction; see Client.SlowLogHelp.
+func (t *Tx) SlowLogHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSLOWLOG_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // SlowLogLen queues SLOWLOG LEN; see Client.SlowLogLen.
 func (b *Batch) SlowLogLen() *Future[int64] {
 	x := b.newCmd(&cmdSLOWLOG_LEN)
@@ -2399,8 +4362,24 @@ func (b *Batch) SMembers(key string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// SMembers queues SMEMBERS in the transaction; see Client.SMembers.
+func (t *Tx) SMembers(key string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSMEMBERS)
+	x.argKey(key)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // SMIsMember queues SMISMEMBER; see Client.SMIsMember.
 func (b *Batch) SMIsMember(key string, members ...string) *Future[[]bool] {
+	x := b.newCmd(&cmdSMISMEMBER)
+	argsSMIsMember(x, key, members)
+	return queue(b, x, decListBool, pickAny[[]bool])
+}
+
+// SMIsMember queues SMISMEMBER in the transaction; see Client.SMIsMember.
+func (t *Tx) SMIsMember(key string, members ...string) *Future[[]bool] {
+	b := t.b
 	x := b.newCmd(&cmdSMISMEMBER)
 	argsSMIsMember(x, key, members)
 	return queue(b, x, decListBool, pickAny[[]bool])
@@ -2413,8 +4392,24 @@ func (b *Batch) SMove(source string, destination string, member string) *Future[
 	return queue(b, x, decBool, pickBool)
 }
 
+// SMove queues SMOVE in the transaction; see Client.SMove.
+func (t *Tx) SMove(source string, destination string, member string) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdSMOVE)
+	argsSMove(x, source, destination, member)
+	return queue(b, x, decBool, pickBool)
+}
+
 // Sort queues SORT; see Client.Sort.
 func (b *Batch) Sort(key string, opts *SortOptions) *Future[[]Null[string]] {
+	x := b.newCmd(&cmdSORT)
+	argsSort(x, key, opts)
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
+// Sort queues SORT in the transaction; see Client.Sort.
+func (t *Tx) Sort(key string, opts *SortOptions) *Future[[]Null[string]] {
+	b := t.b
 	x := b.newCmd(&cmdSORT)
 	argsSort(x, key, opts)
 	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
@@ -2427,6 +4422,14 @@ func (b *Batch) SortStore(key string, destination string, opts *SortOptions) *Fu
 	return queue(b, x, decInt, pickInt)
 }
 
+// SortStore queues SORT in the transaction; see Client.SortStore.
+func (t *Tx) SortStore(key string, destination string, opts *SortOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdSORT)
+	argsSortStore(x, key, destination, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // SortRO queues SORT_RO; see Client.SortRO.
 func (b *Batch) SortRO(key string, opts *SortROOptions) *Future[[]Null[string]] {
 	x := b.newCmd(&cmdSORT_RO)
@@ -2434,8 +4437,24 @@ func (b *Batch) SortRO(key string, opts *SortROOptions) *Future[[]Null[string]] 
 	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
 }
 
+// SortRO queues SORT_RO in the transaction; see Client.SortRO.
+func (t *Tx) SortRO(key string, opts *SortROOptions) *Future[[]Null[string]] {
+	b := t.b
+	x := b.newCmd(&cmdSORT_RO)
+	argsSortRO(x, key, opts)
+	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+}
+
 // SPop queues SPOP; see Client.SPop.
 func (b *Batch) SPop(key string) *Future[string] {
+	x := b.newCmd(&cmdSPOP)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// SPop queues SPOP in the transaction; see Client.SPop.
+func (t *Tx) SPop(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdSPOP)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -2449,8 +4468,26 @@ func (b *Batch) SPopLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// SPopLease queues SPOP in the transaction with the reply in a pooled Lease; see Client.SPopLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) SPopLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdSPOP)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // SPopCount queues SPOP; see Client.SPopCount.
 func (b *Batch) SPopCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdSPOP)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// SPopCount queues SPOP in the transaction; see Client.SPopCount.
+func (t *Tx) SPopCount(key string, count int64) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdSPOP)
 	x.argKey(key)
 	x.argInt(count)
@@ -2472,9 +4509,26 @@ func (b *Batch) SRandMember(key string) *Future[string] {
 	return queue(b, x, decStrNull, pickStr)
 }
 
+// SRandMember queues SRANDMEMBER in the transaction; see Client.SRandMember.
+func (t *Tx) SRandMember(key string) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdSRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
 // SRandMemberLease queues SRANDMEMBER with the reply in a pooled Lease; see Client.SRandMemberLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) SRandMemberLease(key string) *Future[*Lease] {
+	x := b.newCmd(&cmdSRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
+// SRandMemberLease queues SRANDMEMBER in the transaction with the reply in a pooled Lease; see Client.SRandMemberLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) SRandMemberLease(key string) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdSRANDMEMBER)
 	x.argKey(key)
 	return queue(b, x, decLeaseNull, pickLease)
@@ -2488,8 +4542,25 @@ func (b *Batch) SRandMemberCount(key string, count int64) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// SRandMemberCount queues SRANDMEMBER in the transaction; see Client.SRandMemberCount.
+func (t *Tx) SRandMemberCount(key string, count int64) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSRANDMEMBER)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // SRem queues SREM; see Client.SRem.
 func (b *Batch) SRem(key string, members ...string) *Future[int64] {
+	x := b.newCmd(&cmdSREM)
+	argsSRem(x, key, members)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SRem queues SREM in the transaction; see Client.SRem.
+func (t *Tx) SRem(key string, members ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSREM)
 	argsSRem(x, key, members)
 	return queue(b, x, decInt, pickInt)
@@ -2502,8 +4573,24 @@ func (b *Batch) SScan(key string, cursor int64, opts *SScanOptions) *Future[Scan
 	return queue(b, x, decScanPage, pickAny[ScanPage])
 }
 
+// SScan queues SSCAN in the transaction; see Client.SScan.
+func (t *Tx) SScan(key string, cursor int64, opts *SScanOptions) *Future[ScanPage] {
+	b := t.b
+	x := b.newCmd(&cmdSSCAN)
+	argsSScan(x, key, cursor, opts)
+	return queue(b, x, decScanPage, pickAny[ScanPage])
+}
+
 // StrLen queues STRLEN; see Client.StrLen.
 func (b *Batch) StrLen(key string) *Future[int64] {
+	x := b.newCmd(&cmdSTRLEN)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
+// StrLen queues STRLEN in the transaction; see Client.StrLen.
+func (t *Tx) StrLen(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSTRLEN)
 	x.argKey(key)
 	return queue(b, x, decInt, pickInt)
@@ -2518,9 +4605,28 @@ func (b *Batch) SubStr(key string, start int64, end int64) *Future[string] {
 	return queue(b, x, decStr, pickStr)
 }
 
+// SubStr queues SUBSTR in the transaction; see Client.SubStr.
+//
+// Deprecated: deprecated since 2.0.0; use GetRange instead.
+func (t *Tx) SubStr(key string, start int64, end int64) *Future[string] {
+	b := t.b
+	x := b.newCmd(&cmdSUBSTR)
+	argsSubStr(x, key, start, end)
+	return queue(b, x, decStr, pickStr)
+}
+
 // SubStrLease queues SUBSTR with the reply in a pooled Lease; see Client.SubStrLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (b *Batch) SubStrLease(key string, start int64, end int64) *Future[*Lease] {
+	x := b.newCmd(&cmdSUBSTR)
+	argsSubStr(x, key, start, end)
+	return queue(b, x, decLease, pickLease)
+}
+
+// SubStrLease queues SUBSTR in the transaction with the reply in a pooled Lease; see Client.SubStrLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) SubStrLease(key string, start int64, end int64) *Future[*Lease] {
+	b := t.b
 	x := b.newCmd(&cmdSUBSTR)
 	argsSubStr(x, key, start, end)
 	return queue(b, x, decLease, pickLease)
@@ -2536,8 +4642,27 @@ func (b *Batch) SUnion(keys ...string) *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// SUnion queues SUNION in the transaction; see Client.SUnion.
+func (t *Tx) SUnion(keys ...string) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdSUNION)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // SUnionStore queues SUNIONSTORE; see Client.SUnionStore.
 func (b *Batch) SUnionStore(destination string, keys ...string) *Future[int64] {
+	x := b.newCmd(&cmdSUNIONSTORE)
+	argsSUnionStore(x, destination, keys)
+	return queue(b, x, decInt, pickInt)
+}
+
+// SUnionStore queues SUNIONSTORE in the transaction; see Client.SUnionStore.
+func (t *Tx) SUnionStore(destination string, keys ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdSUNIONSTORE)
 	argsSUnionStore(x, destination, keys)
 	return queue(b, x, decInt, pickInt)
@@ -2551,14 +4676,41 @@ func (b *Batch) SwapDB(index1 int64, index2 int64) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// SwapDB queues SWAPDB in the transaction; see Client.SwapDB.
+func (t *Tx) SwapDB(index1 int64, index2 int64) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdSWAPDB)
+	x.argInt(index1)
+	x.argInt(index2)
+	return queue(b, x, decOK, pickNone)
+}
+
 // Time queues TIME; see Client.Time.
 func (b *Batch) Time() *Future[ServerTime] {
 	x := b.newCmd(&cmdTIME)
 	return queue(b, x, decServerTime, pickAny[ServerTime])
 }
 
+// Time queues TIME in the transaction; see Client.Time.
+func (t *Tx) Time() *Future[ServerTime] {
+	b := t.b
+	x := b.newCmd(&cmdTIME)
+	return queue(b, x, decServerTime, pickAny[ServerTime])
+}
+
 // Touch queues TOUCH; see Client.Touch.
 func (b *Batch) Touch(keys ...string) *Future[int64] {
+	x := b.newCmd(&cmdTOUCH)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decInt, pickInt)
+}
+
+// Touch queues TOUCH in the transaction; see Client.Touch.
+func (t *Tx) Touch(keys ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdTOUCH)
 	needOne(x, "key", len(keys))
 	for _, e := range keys {
@@ -2574,6 +4726,14 @@ func (b *Batch) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
 	return queue(b, x, decOK, pickNone)
 }
 
+// TrimSlots queues TRIMSLOTS in the transaction; see Client.TrimSlots.
+func (t *Tx) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdTRIMSLOTS)
+	argsTrimSlots(x, slots)
+	return queue(b, x, decOK, pickNone)
+}
+
 // TTL queues TTL; see Client.TTL.
 func (b *Batch) TTL(key string) *Future[time.Duration] {
 	x := b.newCmd(&cmdTTL)
@@ -2581,8 +4741,24 @@ func (b *Batch) TTL(key string) *Future[time.Duration] {
 	return queue(b, x, decTTLSeconds, pickDuration)
 }
 
+// TTL queues TTL in the transaction; see Client.TTL.
+func (t *Tx) TTL(key string) *Future[time.Duration] {
+	b := t.b
+	x := b.newCmd(&cmdTTL)
+	x.argKey(key)
+	return queue(b, x, decTTLSeconds, pickDuration)
+}
+
 // Type queues TYPE; see Client.Type.
 func (b *Batch) Type(key string) *Future[string] {
+	x := b.newCmd(&cmdTYPE)
+	x.argKey(key)
+	return queue(b, x, decStr, pickStr)
+}
+
+// Type queues TYPE in the transaction; see Client.Type.
+func (t *Tx) Type(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdTYPE)
 	x.argKey(key)
 	return queue(b, x, decStr, pickStr)
@@ -2598,8 +4774,27 @@ func (b *Batch) Unlink(keys ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// Unlink queues UNLINK in the transaction; see Client.Unlink.
+func (t *Tx) Unlink(keys ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdUNLINK)
+	needOne(x, "key", len(keys))
+	for _, e := range keys {
+		x.argKey(e)
+	}
+	return queue(b, x, decInt, pickInt)
+}
+
 // VAdd queues VADD; see Client.VAdd.
 func (b *Batch) VAdd(key string, vector Vector, element string, opts *VAddOptions) *Future[bool] {
+	x := b.newCmd(&cmdVADD)
+	argsVAdd(x, key, vector, element, opts)
+	return queue(b, x, decBool, pickBool)
+}
+
+// VAdd queues VADD in the transaction; see Client.VAdd.
+func (t *Tx) VAdd(key string, vector Vector, element string, opts *VAddOptions) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdVADD)
 	argsVAdd(x, key, vector, element, opts)
 	return queue(b, x, decBool, pickBool)
@@ -2612,8 +4807,24 @@ func (b *Batch) VCard(key string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// VCard queues VCARD in the transaction; see Client.VCard.
+func (t *Tx) VCard(key string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdVCARD)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
 // VDim queues VDIM; see Client.VDim.
 func (b *Batch) VDim(key string) *Future[int64] {
+	x := b.newCmd(&cmdVDIM)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
+// VDim queues VDIM in the transaction; see Client.VDim.
+func (t *Tx) VDim(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdVDIM)
 	x.argKey(key)
 	return queue(b, x, decInt, pickInt)
@@ -2627,6 +4838,15 @@ func (b *Batch) VEmb(key string, element string) *Future[[]float64] {
 	return queue(b, x, decListFloatNull, pickAny[[]float64])
 }
 
+// VEmb queues VEMB in the transaction; see Client.VEmb.
+func (t *Tx) VEmb(key string, element string) *Future[[]float64] {
+	b := t.b
+	x := b.newCmd(&cmdVEMB)
+	x.argKey(key)
+	x.arg(element)
+	return queue(b, x, decListFloatNull, pickAny[[]float64])
+}
+
 // VEmbRaw queues VEMB; see Client.VEmbRaw.
 func (b *Batch) VEmbRaw(key string, element string) *Future[VectorRaw] {
 	x := b.newCmd(&cmdVEMB)
@@ -2634,8 +4854,25 @@ func (b *Batch) VEmbRaw(key string, element string) *Future[VectorRaw] {
 	return queue(b, x, decVectorRawNull, pickAny[VectorRaw])
 }
 
+// VEmbRaw queues VEMB in the transaction; see Client.VEmbRaw.
+func (t *Tx) VEmbRaw(key string, element string) *Future[VectorRaw] {
+	b := t.b
+	x := b.newCmd(&cmdVEMB)
+	argsVEmbRaw(x, key, element)
+	return queue(b, x, decVectorRawNull, pickAny[VectorRaw])
+}
+
 // VGetAttr queues VGETATTR; see Client.VGetAttr.
 func (b *Batch) VGetAttr(key string, element string) *Future[string] {
+	x := b.newCmd(&cmdVGETATTR)
+	x.argKey(key)
+	x.arg(element)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// VGetAttr queues VGETATTR in the transaction; see Client.VGetAttr.
+func (t *Tx) VGetAttr(key string, element string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdVGETATTR)
 	x.argKey(key)
 	x.arg(element)
@@ -2651,6 +4888,16 @@ func (b *Batch) VGetAttrLease(key string, element string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// VGetAttrLease queues VGETATTR in the transaction with the reply in a pooled Lease; see Client.VGetAttrLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) VGetAttrLease(key string, element string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdVGETATTR)
+	x.argKey(key)
+	x.arg(element)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // VInfo queues VINFO; see Client.VInfo.
 func (b *Batch) VInfo(key string) *Future[VectorSetInfo] {
 	x := b.newCmd(&cmdVINFO)
@@ -2658,8 +4905,25 @@ func (b *Batch) VInfo(key string) *Future[VectorSetInfo] {
 	return queue(b, x, decVectorSetInfoNull, pickAny[VectorSetInfo])
 }
 
+// VInfo queues VINFO in the transaction; see Client.VInfo.
+func (t *Tx) VInfo(key string) *Future[VectorSetInfo] {
+	b := t.b
+	x := b.newCmd(&cmdVINFO)
+	x.argKey(key)
+	return queue(b, x, decVectorSetInfoNull, pickAny[VectorSetInfo])
+}
+
 // VIsMember queues VISMEMBER; see Client.VIsMember.
 func (b *Batch) VIsMember(key string, element string) *Future[bool] {
+	x := b.newCmd(&cmdVISMEMBER)
+	x.argKey(key)
+	x.arg(element)
+	return queue(b, x, decBool, pickBool)
+}
+
+// VIsMember queues VISMEMBER in the transaction; see Client.VIsMember.
+func (t *Tx) VIsMember(key string, element string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdVISMEMBER)
 	x.argKey(key)
 	x.arg(element)
@@ -2674,6 +4938,15 @@ func (b *Batch) VLinks(key string, element string) *Future[[][]string] {
 	return queue(b, x, decListListStrNull, pickAny[[][]string])
 }
 
+// VLinks queues VLINKS in the transaction; see Client.VLinks.
+func (t *Tx) VLinks(key string, element string) *Future[[][]string] {
+	b := t.b
+	x := b.newCmd(&cmdVLINKS)
+	x.argKey(key)
+	x.arg(element)
+	return queue(b, x, decListListStrNull, pickAny[[][]string])
+}
+
 // VLinksWithScores queues VLINKS; see Client.VLinksWithScores.
 func (b *Batch) VLinksWithScores(key string, element string) *Future[[][]ScoredMember] {
 	x := b.newCmd(&cmdVLINKS)
@@ -2681,8 +4954,24 @@ func (b *Batch) VLinksWithScores(key string, element string) *Future[[][]ScoredM
 	return queue(b, x, decListListScoredMemberNull, pickAny[[][]ScoredMember])
 }
 
+// VLinksWithScores queues VLINKS in the transaction; see Client.VLinksWithScores.
+func (t *Tx) VLinksWithScores(key string, element string) *Future[[][]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdVLINKS)
+	argsVLinksWithScores(x, key, element)
+	return queue(b, x, decListListScoredMemberNull, pickAny[[][]ScoredMember])
+}
+
 // VRandMember queues VRANDMEMBER; see Client.VRandMember.
 func (b *Batch) VRandMember(key string) *Future[string] {
+	x := b.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// VRandMember queues VRANDMEMBER in the transaction; see Client.VRandMember.
+func (t *Tx) VRandMember(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -2696,8 +4985,26 @@ func (b *Batch) VRandMemberLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// VRandMemberLease queues VRANDMEMBER in the transaction with the reply in a pooled Lease; see Client.VRandMemberLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) VRandMemberLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // VRandMemberCount queues VRANDMEMBER; see Client.VRandMemberCount.
 func (b *Batch) VRandMemberCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdVRANDMEMBER)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// VRandMemberCount queues VRANDMEMBER in the transaction; see Client.VRandMemberCount.
+func (t *Tx) VRandMemberCount(key string, count int64) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdVRANDMEMBER)
 	x.argKey(key)
 	x.argInt(count)
@@ -2711,8 +5018,25 @@ func (b *Batch) VRange(key string, start string, end string, opts *VRangeOptions
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// VRange queues VRANGE in the transaction; see Client.VRange.
+func (t *Tx) VRange(key string, start string, end string, opts *VRangeOptions) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdVRANGE)
+	argsVRange(x, key, start, end, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // VRem queues VREM; see Client.VRem.
 func (b *Batch) VRem(key string, element string) *Future[bool] {
+	x := b.newCmd(&cmdVREM)
+	x.argKey(key)
+	x.arg(element)
+	return queue(b, x, decBool, pickBool)
+}
+
+// VRem queues VREM in the transaction; see Client.VRem.
+func (t *Tx) VRem(key string, element string) *Future[bool] {
+	b := t.b
 	x := b.newCmd(&cmdVREM)
 	x.argKey(key)
 	x.arg(element)
@@ -2726,8 +5050,24 @@ func (b *Batch) VSetAttr(key string, element string, json string) *Future[bool] 
 	return queue(b, x, decBool, pickBool)
 }
 
+// VSetAttr queues VSETATTR in the transaction; see Client.VSetAttr.
+func (t *Tx) VSetAttr(key string, element string, json string) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdVSETATTR)
+	argsVSetAttr(x, key, element, json)
+	return queue(b, x, decBool, pickBool)
+}
+
 // VSim queues VSIM; see Client.VSim.
 func (b *Batch) VSim(key string, query Query, opts *VSimOptions) *Future[[]string] {
+	x := b.newCmd(&cmdVSIM)
+	argsVSim(x, key, query, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// VSim queues VSIM in the transaction; see Client.VSim.
+func (t *Tx) VSim(key string, query Query, opts *VSimOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdVSIM)
 	argsVSim(x, key, query, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -2740,8 +5080,24 @@ func (b *Batch) VSimWithScores(key string, query Query, opts *VSimOptions) *Futu
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// VSimWithScores queues VSIM in the transaction; see Client.VSimWithScores.
+func (t *Tx) VSimWithScores(key string, query Query, opts *VSimOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdVSIM)
+	argsVSimWithScores(x, key, query, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // VSimWithAttribs queues VSIM; see Client.VSimWithAttribs.
 func (b *Batch) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Future[[]MemberAttributes] {
+	x := b.newCmd(&cmdVSIM)
+	argsVSimWithAttribs(x, key, query, opts)
+	return queue(b, x, decListMemberAttributes, pickAny[[]MemberAttributes])
+}
+
+// VSimWithAttribs queues VSIM in the transaction; see Client.VSimWithAttribs.
+func (t *Tx) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Future[[]MemberAttributes] {
+	b := t.b
 	x := b.newCmd(&cmdVSIM)
 	argsVSimWithAttribs(x, key, query, opts)
 	return queue(b, x, decListMemberAttributes, pickAny[[]MemberAttributes])
@@ -2769,6 +5125,14 @@ func (b *Batch) XAck(key string, group string, ids ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// XAck queues XACK in the transaction; see Client.XAck.
+func (t *Tx) XAck(key string, group string, ids ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdXACK)
+	argsXAck(x, key, group, ids)
+	return queue(b, x, decInt, pickInt)
+}
+
 // XAckDel queues XACKDEL; see Client.XAckDel.
 func (b *Batch) XAckDel(key string, group string, ids []string, opts *XAckDelOptions) *Future[[]int64] {
 	x := b.newCmd(&cmdXACKDEL)
@@ -2776,8 +5140,24 @@ func (b *Batch) XAckDel(key string, group string, ids []string, opts *XAckDelOpt
 	return queue(b, x, decListInt, pickAny[[]int64])
 }
 
+// XAckDel queues XACKDEL in the transaction; see Client.XAckDel.
+func (t *Tx) XAckDel(key string, group string, ids []string, opts *XAckDelOptions) *Future[[]int64] {
+	b := t.b
+	x := b.newCmd(&cmdXACKDEL)
+	argsXAckDel(x, key, group, ids, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
 // XAdd queues XADD; see Client.XAdd.
 func (b *Batch) XAdd(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
+	x := b.newCmd(&cmdXADD)
+	argsXAdd(x, key, id, data, opts)
+	return queue(b, x, decStr, pickStr)
+}
+
+// XAdd queues XADD in the transaction; see Client.XAdd.
+func (t *Tx) XAdd(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdXADD)
 	argsXAdd(x, key, id, data, opts)
 	return queue(b, x, decStr, pickStr)
@@ -2791,8 +5171,25 @@ func (b *Batch) XAddLease(key string, id string, data []FieldValue, opts *XAddOp
 	return queue(b, x, decLease, pickLease)
 }
 
+// XAddLease queues XADD in the transaction with the reply in a pooled Lease; see Client.XAddLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) XAddLease(key string, id string, data []FieldValue, opts *XAddOptions) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdXADD)
+	argsXAdd(x, key, id, data, opts)
+	return queue(b, x, decLease, pickLease)
+}
+
 // XAddNoMkStream queues XADD; see Client.XAddNoMkStream.
 func (b *Batch) XAddNoMkStream(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
+	x := b.newCmd(&cmdXADD)
+	argsXAddNoMkStream(x, key, id, data, opts)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// XAddNoMkStream queues XADD in the transaction; see Client.XAddNoMkStream.
+func (t *Tx) XAddNoMkStream(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdXADD)
 	argsXAddNoMkStream(x, key, id, data, opts)
 	return queue(b, x, decStrNull, pickStr)
@@ -2806,8 +5203,25 @@ func (b *Batch) XAddNoMkStreamLease(key string, id string, data []FieldValue, op
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// XAddNoMkStreamLease queues XADD in the transaction with the reply in a pooled Lease; see Client.XAddNoMkStreamLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) XAddNoMkStreamLease(key string, id string, data []FieldValue, opts *XAddOptions) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdXADD)
+	argsXAddNoMkStream(x, key, id, data, opts)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // XAutoClaim queues XAUTOCLAIM; see Client.XAutoClaim.
 func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
+	x := b.newCmd(&cmdXAUTOCLAIM)
+	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
+	return queue(b, x, decXAutoClaim, pickAny[XAutoClaim])
+}
+
+// XAutoClaim queues XAUTOCLAIM in the transaction; see Client.XAutoClaim.
+func (t *Tx) XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
+	b := t.b
 	x := b.newCmd(&cmdXAUTOCLAIM)
 	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
 	return queue(b, x, decXAutoClaim, pickAny[XAutoClaim])
@@ -2820,8 +5234,24 @@ func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minI
 	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
 }
 
+// XAutoClaimJustID queues XAUTOCLAIM in the transaction; see Client.XAutoClaimJustID.
+func (t *Tx) XAutoClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaimIDs] {
+	b := t.b
+	x := b.newCmd(&cmdXAUTOCLAIM)
+	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
+	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
+}
+
 // XCfgSet queues XCFGSET; see Client.XCfgSet.
 func (b *Batch) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdXCFGSET)
+	argsXCfgSet(x, key, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// XCfgSet queues XCFGSET in the transaction; see Client.XCfgSet.
+func (t *Tx) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdXCFGSET)
 	argsXCfgSet(x, key, opts)
 	return queue(b, x, decOK, pickNone)
@@ -2834,8 +5264,24 @@ func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime ti
 	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
 }
 
+// XClaim queues XCLAIM in the transaction; see Client.XClaim.
+func (t *Tx) XClaim(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
+	b := t.b
+	x := b.newCmd(&cmdXCLAIM)
+	argsXClaim(x, key, group, consumer, minIdleTime, ids, opts)
+	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
+}
+
 // XClaimJustID queues XCLAIM; see Client.XClaimJustID.
 func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]string] {
+	x := b.newCmd(&cmdXCLAIM)
+	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// XClaimJustID queues XCLAIM in the transaction; see Client.XClaimJustID.
+func (t *Tx) XClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdXCLAIM)
 	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -2848,8 +5294,24 @@ func (b *Batch) XDel(key string, ids ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// XDel queues XDEL in the transaction; see Client.XDel.
+func (t *Tx) XDel(key string, ids ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdXDEL)
+	argsXDel(x, key, ids)
+	return queue(b, x, decInt, pickInt)
+}
+
 // XDelEx queues XDELEX; see Client.XDelEx.
 func (b *Batch) XDelEx(key string, ids []string, opts *XDelExOptions) *Future[[]int64] {
+	x := b.newCmd(&cmdXDELEX)
+	argsXDelEx(x, key, ids, opts)
+	return queue(b, x, decListInt, pickAny[[]int64])
+}
+
+// XDelEx queues XDELEX in the transaction; see Client.XDelEx.
+func (t *Tx) XDelEx(key string, ids []string, opts *XDelExOptions) *Future[[]int64] {
+	b := t.b
 	x := b.newCmd(&cmdXDELEX)
 	argsXDelEx(x, key, ids, opts)
 	return queue(b, x, decListInt, pickAny[[]int64])
@@ -2862,6 +5324,14 @@ func (b *Batch) XGroupCreate(key string, group string, id string, opts *XGroupCr
 	return queue(b, x, decOK, pickNone)
 }
 
+// XGroupCreate queues XGROUP CREATE in the transaction; see Client.XGroupCreate.
+func (t *Tx) XGroupCreate(key string, group string, id string, opts *XGroupCreateOptions) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdXGROUP_CREATE)
+	argsXGroupCreate(x, key, group, id, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // XGroupCreateConsumer queues XGROUP CREATECONSUMER; see Client.XGroupCreateConsumer.
 func (b *Batch) XGroupCreateConsumer(key string, group string, consumer string) *Future[bool] {
 	x := b.newCmd(&cmdXGROUP_CREATECONSUMER)
@@ -2869,8 +5339,24 @@ func (b *Batch) XGroupCreateConsumer(key string, group string, consumer string) 
 	return queue(b, x, decBool, pickBool)
 }
 
+// XGroupCreateConsumer queues XGROUP CREATECONSUMER in the transaction; see Client.XGroupCreateConsumer.
+func (t *Tx) XGroupCreateConsumer(key string, group string, consumer string) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdXGROUP_CREATECONSUMER)
+	argsXGroupCreateConsumer(x, key, group, consumer)
+	return queue(b, x, decBool, pickBool)
+}
+
 // XGroupDelConsumer queues XGROUP DELCONSUMER; see Client.XGroupDelConsumer.
 func (b *Batch) XGroupDelConsumer(key string, group string, consumer string) *Future[int64] {
+	x := b.newCmd(&cmdXGROUP_DELCONSUMER)
+	argsXGroupDelConsumer(x, key, group, consumer)
+	return queue(b, x, decInt, pickInt)
+}
+
+// XGroupDelConsumer queues XGROUP DELCONSUMER in the transaction; see Client.XGroupDelConsumer.
+func (t *Tx) XGroupDelConsumer(key string, group string, consumer string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdXGROUP_DELCONSUMER)
 	argsXGroupDelConsumer(x, key, group, consumer)
 	return queue(b, x, decInt, pickInt)
@@ -2884,8 +5370,24 @@ func (b *Batch) XGroupDestroy(key string, group string) *Future[bool] {
 	return queue(b, x, decBool, pickBool)
 }
 
+// XGroupDestroy queues XGROUP DESTROY in the transaction; see Client.XGroupDestroy.
+func (t *Tx) XGroupDestroy(key string, group string) *Future[bool] {
+	b := t.b
+	x := b.newCmd(&cmdXGROUP_DESTROY)
+	x.argKey(key)
+	x.arg(group)
+	return queue(b, x, decBool, pickBool)
+}
+
 // XGroupHelp queues XGROUP HELP; see Client.XGroupHelp.
 func (b *Batch) XGroupHelp() *Future[[]string] {
+	x := b.newCmd(&cmdXGROUP_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// XGroupHelp queues XGROUP HELP in the transaction; see Client.XGroupHelp.
+func (t *Tx) XGroupHelp() *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdXGROUP_HELP)
 	return queue(b, x, decListStr, pickAny[[]string])
 }
@@ -2897,8 +5399,24 @@ func (b *Batch) XGroupSetID(key string, group string, id string, opts *XGroupSet
 	return queue(b, x, decOK, pickNone)
 }
 
+// XGroupSetID queues XGROUP SETID in the transaction; see Client.XGroupSetID.
+func (t *Tx) XGroupSetID(key string, group string, id string, opts *XGroupSetIDOptions) *Future[struct{}] {
+	b := t.b
+	x := b.newCmd(&cmdXGROUP_SETID)
+	argsXGroupSetID(x, key, group, id, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
 // XIDMPRecord queues XIDMPRECORD; see Client.XIDMPRecord.
 func (b *Batch) XIDMPRecord(key string, pid string, iid string, streamID string) *Future[struct{}] {
+	x := b.newCmd(&cmdXIDMPRECORD)
+	argsXIDMPRecord(x, key, pid, iid, streamID)
+	return queue(b, x, decOK, pickNone)
+}
+
+// XIDMPRecord queues XIDMPRECORD in the transaction; see Client.XIDMPRecord.
+func (t *Tx) XIDMPRecord(key string, pid string, iid string, streamID string) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdXIDMPRECORD)
 	argsXIDMPRecord(x, key, pid, iid, streamID)
 	return queue(b, x, decOK, pickNone)
@@ -2912,8 +5430,25 @@ func (b *Batch) XInfoConsumers(key string, group string) *Future[[]XInfoConsumer
 	return queue(b, x, decListXInfoConsumer, pickAny[[]XInfoConsumer])
 }
 
+// XInfoConsumers queues XINFO CONSUMERS in the transaction; see Client.XInfoConsumers.
+func (t *Tx) XInfoConsumers(key string, group string) *Future[[]XInfoConsumer] {
+	b := t.b
+	x := b.newCmd(&cmdXINFO_CONSUMERS)
+	x.argKey(key)
+	x.arg(group)
+	return queue(b, x, decListXInfoConsumer, pickAny[[]XInfoConsumer])
+}
+
 // XInfoGroups queues XINFO GROUPS; see Client.XInfoGroups.
 func (b *Batch) XInfoGroups(key string) *Future[[]XInfoGroup] {
+	x := b.newCmd(&cmdXINFO_GROUPS)
+	x.argKey(key)
+	return queue(b, x, decListXInfoGroup, pickAny[[]XInfoGroup])
+}
+
+// XInfoGroups queues XINFO GROUPS in the transaction; see Client.XInfoGroups.
+func (t *Tx) XInfoGroups(key string) *Future[[]XInfoGroup] {
+	b := t.b
 	x := b.newCmd(&cmdXINFO_GROUPS)
 	x.argKey(key)
 	return queue(b, x, decListXInfoGroup, pickAny[[]XInfoGroup])
@@ -2925,8 +5460,23 @@ func (b *Batch) XInfoHelp() *Future[[]string] {
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// XInfoHelp queues XINFO HELP in the transaction; see Client.XInfoHelp.
+func (t *Tx) XInfoHelp() *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdXINFO_HELP)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // XInfoStream queues XINFO STREAM; see Client.XInfoStream.
 func (b *Batch) XInfoStream(key string) *Future[XInfoStream] {
+	x := b.newCmd(&cmdXINFO_STREAM)
+	x.argKey(key)
+	return queue(b, x, decXInfoStream, pickAny[XInfoStream])
+}
+
+// XInfoStream queues XINFO STREAM in the transaction; see Client.XInfoStream.
+func (t *Tx) XInfoStream(key string) *Future[XInfoStream] {
+	b := t.b
 	x := b.newCmd(&cmdXINFO_STREAM)
 	x.argKey(key)
 	return queue(b, x, decXInfoStream, pickAny[XInfoStream])
@@ -2939,8 +5489,24 @@ func (b *Batch) XInfoStreamFull(key string, opts *XInfoStreamFullOptions) *Futur
 	return queue(b, x, decXInfoStreamFull, pickAny[XInfoStreamFull])
 }
 
+// XInfoStreamFull queues XINFO STREAM in the transaction; see Client.XInfoStreamFull.
+func (t *Tx) XInfoStreamFull(key string, opts *XInfoStreamFullOptions) *Future[XInfoStreamFull] {
+	b := t.b
+	x := b.newCmd(&cmdXINFO_STREAM)
+	argsXInfoStreamFull(x, key, opts)
+	return queue(b, x, decXInfoStreamFull, pickAny[XInfoStreamFull])
+}
+
 // XLen queues XLEN; see Client.XLen.
 func (b *Batch) XLen(key string) *Future[int64] {
+	x := b.newCmd(&cmdXLEN)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
+// XLen queues XLEN in the transaction; see Client.XLen.
+func (t *Tx) XLen(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdXLEN)
 	x.argKey(key)
 	return queue(b, x, decInt, pickInt)
@@ -2954,6 +5520,15 @@ func (b *Batch) XPending(key string, group string) *Future[XPendingSummary] {
 	return queue(b, x, decXPendingSummary, pickAny[XPendingSummary])
 }
 
+// XPending queues XPENDING in the transaction; see Client.XPending.
+func (t *Tx) XPending(key string, group string) *Future[XPendingSummary] {
+	b := t.b
+	x := b.newCmd(&cmdXPENDING)
+	x.argKey(key)
+	x.arg(group)
+	return queue(b, x, decXPendingSummary, pickAny[XPendingSummary])
+}
+
 // XPendingExt queues XPENDING; see Client.XPendingExt.
 func (b *Batch) XPendingExt(key string, group string, start string, end string, count int64, opts *XPendingExtOptions) *Future[[]XPendingEntry] {
 	x := b.newCmd(&cmdXPENDING)
@@ -2961,8 +5536,24 @@ func (b *Batch) XPendingExt(key string, group string, start string, end string, 
 	return queue(b, x, decListXPendingEntry, pickAny[[]XPendingEntry])
 }
 
+// XPendingExt queues XPENDING in the transaction; see Client.XPendingExt.
+func (t *Tx) XPendingExt(key string, group string, start string, end string, count int64, opts *XPendingExtOptions) *Future[[]XPendingEntry] {
+	b := t.b
+	x := b.newCmd(&cmdXPENDING)
+	argsXPendingExt(x, key, group, start, end, count, opts)
+	return queue(b, x, decListXPendingEntry, pickAny[[]XPendingEntry])
+}
+
 // XRange queues XRANGE; see Client.XRange.
 func (b *Batch) XRange(key string, start string, end string, opts *XRangeOptions) *Future[[]StreamEntry] {
+	x := b.newCmd(&cmdXRANGE)
+	argsXRange(x, key, start, end, opts)
+	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
+}
+
+// XRange queues XRANGE in the transaction; see Client.XRange.
+func (t *Tx) XRange(key string, start string, end string, opts *XRangeOptions) *Future[[]StreamEntry] {
+	b := t.b
 	x := b.newCmd(&cmdXRANGE)
 	argsXRange(x, key, start, end, opts)
 	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
@@ -2989,8 +5580,24 @@ func (b *Batch) XRevRange(key string, end string, start string, opts *XRevRangeO
 	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
 }
 
+// XRevRange queues XREVRANGE in the transaction; see Client.XRevRange.
+func (t *Tx) XRevRange(key string, end string, start string, opts *XRevRangeOptions) *Future[[]StreamEntry] {
+	b := t.b
+	x := b.newCmd(&cmdXREVRANGE)
+	argsXRevRange(x, key, end, start, opts)
+	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
+}
+
 // XSetID queues XSETID; see Client.XSetID.
 func (b *Batch) XSetID(key string, lastID string, opts *XSetIDOptions) *Future[struct{}] {
+	x := b.newCmd(&cmdXSETID)
+	argsXSetID(x, key, lastID, opts)
+	return queue(b, x, decOK, pickNone)
+}
+
+// XSetID queues XSETID in the transaction; see Client.XSetID.
+func (t *Tx) XSetID(key string, lastID string, opts *XSetIDOptions) *Future[struct{}] {
+	b := t.b
 	x := b.newCmd(&cmdXSETID)
 	argsXSetID(x, key, lastID, opts)
 	return queue(b, x, decOK, pickNone)
@@ -3003,8 +5610,24 @@ func (b *Batch) XTrim(key string, strategy TrimStrategy, threshold string, opts 
 	return queue(b, x, decInt, pickInt)
 }
 
+// XTrim queues XTRIM in the transaction; see Client.XTrim.
+func (t *Tx) XTrim(key string, strategy TrimStrategy, threshold string, opts *XTrimOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdXTRIM)
+	argsXTrim(x, key, strategy, threshold, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ZAdd queues ZADD; see Client.ZAdd.
 func (b *Batch) ZAdd(key string, data []ScoredMember, opts *ZAddOptions) *Future[int64] {
+	x := b.newCmd(&cmdZADD)
+	argsZAdd(x, key, data, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZAdd queues ZADD in the transaction; see Client.ZAdd.
+func (t *Tx) ZAdd(key string, data []ScoredMember, opts *ZAddOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZADD)
 	argsZAdd(x, key, data, opts)
 	return queue(b, x, decInt, pickInt)
@@ -3017,8 +5640,24 @@ func (b *Batch) ZAddIncr(key string, data []ScoredMember, opts *ZAddOptions) *Fu
 	return queue(b, x, decFloatNull, pickFloat)
 }
 
+// ZAddIncr queues ZADD in the transaction; see Client.ZAddIncr.
+func (t *Tx) ZAddIncr(key string, data []ScoredMember, opts *ZAddOptions) *Future[float64] {
+	b := t.b
+	x := b.newCmd(&cmdZADD)
+	argsZAddIncr(x, key, data, opts)
+	return queue(b, x, decFloatNull, pickFloat)
+}
+
 // ZCard queues ZCARD; see Client.ZCard.
 func (b *Batch) ZCard(key string) *Future[int64] {
+	x := b.newCmd(&cmdZCARD)
+	x.argKey(key)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZCard queues ZCARD in the transaction; see Client.ZCard.
+func (t *Tx) ZCard(key string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZCARD)
 	x.argKey(key)
 	return queue(b, x, decInt, pickInt)
@@ -3031,8 +5670,24 @@ func (b *Batch) ZCount(key string, min string, max string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// ZCount queues ZCOUNT in the transaction; see Client.ZCount.
+func (t *Tx) ZCount(key string, min string, max string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdZCOUNT)
+	argsZCount(x, key, min, max)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ZDiff queues ZDIFF; see Client.ZDiff.
 func (b *Batch) ZDiff(keys ...string) *Future[[]string] {
+	x := b.newCmd(&cmdZDIFF)
+	argsZDiff(x, keys)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZDiff queues ZDIFF in the transaction; see Client.ZDiff.
+func (t *Tx) ZDiff(keys ...string) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZDIFF)
 	argsZDiff(x, keys)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -3045,8 +5700,24 @@ func (b *Batch) ZDiffWithScores(keys ...string) *Future[[]ScoredMember] {
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZDiffWithScores queues ZDIFF in the transaction; see Client.ZDiffWithScores.
+func (t *Tx) ZDiffWithScores(keys ...string) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZDIFF)
+	argsZDiffWithScores(x, keys)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZDiffStore queues ZDIFFSTORE; see Client.ZDiffStore.
 func (b *Batch) ZDiffStore(destination string, keys ...string) *Future[int64] {
+	x := b.newCmd(&cmdZDIFFSTORE)
+	argsZDiffStore(x, destination, keys)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZDiffStore queues ZDIFFSTORE in the transaction; see Client.ZDiffStore.
+func (t *Tx) ZDiffStore(destination string, keys ...string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZDIFFSTORE)
 	argsZDiffStore(x, destination, keys)
 	return queue(b, x, decInt, pickInt)
@@ -3059,8 +5730,24 @@ func (b *Batch) ZIncrBy(key string, increment float64, member string) *Future[fl
 	return queue(b, x, decFloat, pickFloat)
 }
 
+// ZIncrBy queues ZINCRBY in the transaction; see Client.ZIncrBy.
+func (t *Tx) ZIncrBy(key string, increment float64, member string) *Future[float64] {
+	b := t.b
+	x := b.newCmd(&cmdZINCRBY)
+	argsZIncrBy(x, key, increment, member)
+	return queue(b, x, decFloat, pickFloat)
+}
+
 // ZInter queues ZINTER; see Client.ZInter.
 func (b *Batch) ZInter(keys []string, opts *ZInterOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZINTER)
+	argsZInter(x, keys, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZInter queues ZINTER in the transaction; see Client.ZInter.
+func (t *Tx) ZInter(keys []string, opts *ZInterOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZINTER)
 	argsZInter(x, keys, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -3073,8 +5760,24 @@ func (b *Batch) ZInterWithScores(keys []string, opts *ZInterOptions) *Future[[]S
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZInterWithScores queues ZINTER in the transaction; see Client.ZInterWithScores.
+func (t *Tx) ZInterWithScores(keys []string, opts *ZInterOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZINTER)
+	argsZInterWithScores(x, keys, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZInterCard queues ZINTERCARD; see Client.ZInterCard.
 func (b *Batch) ZInterCard(keys []string, opts *ZInterCardOptions) *Future[int64] {
+	x := b.newCmd(&cmdZINTERCARD)
+	argsZInterCard(x, keys, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZInterCard queues ZINTERCARD in the transaction; see Client.ZInterCard.
+func (t *Tx) ZInterCard(keys []string, opts *ZInterCardOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZINTERCARD)
 	argsZInterCard(x, keys, opts)
 	return queue(b, x, decInt, pickInt)
@@ -3087,8 +5790,24 @@ func (b *Batch) ZInterStore(destination string, keys []string, opts *ZInterStore
 	return queue(b, x, decInt, pickInt)
 }
 
+// ZInterStore queues ZINTERSTORE in the transaction; see Client.ZInterStore.
+func (t *Tx) ZInterStore(destination string, keys []string, opts *ZInterStoreOptions) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdZINTERSTORE)
+	argsZInterStore(x, destination, keys, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ZLexCount queues ZLEXCOUNT; see Client.ZLexCount.
 func (b *Batch) ZLexCount(key string, min string, max string) *Future[int64] {
+	x := b.newCmd(&cmdZLEXCOUNT)
+	argsZLexCount(x, key, min, max)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZLexCount queues ZLEXCOUNT in the transaction; see Client.ZLexCount.
+func (t *Tx) ZLexCount(key string, min string, max string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZLEXCOUNT)
 	argsZLexCount(x, key, min, max)
 	return queue(b, x, decInt, pickInt)
@@ -3101,8 +5820,24 @@ func (b *Batch) ZMPop(keys []string, where ScoreEnd, opts *ZMPopOptions) *Future
 	return queue(b, x, decKeyScoredMembersNull, pickAny[KeyScoredMembers])
 }
 
+// ZMPop queues ZMPOP in the transaction; see Client.ZMPop.
+func (t *Tx) ZMPop(keys []string, where ScoreEnd, opts *ZMPopOptions) *Future[KeyScoredMembers] {
+	b := t.b
+	x := b.newCmd(&cmdZMPOP)
+	argsZMPop(x, keys, where, opts)
+	return queue(b, x, decKeyScoredMembersNull, pickAny[KeyScoredMembers])
+}
+
 // ZMScore queues ZMSCORE; see Client.ZMScore.
 func (b *Batch) ZMScore(key string, members ...string) *Future[[]Null[float64]] {
+	x := b.newCmd(&cmdZMSCORE)
+	argsZMScore(x, key, members)
+	return queue(b, x, decListNullFloat, pickAny[[]Null[float64]])
+}
+
+// ZMScore queues ZMSCORE in the transaction; see Client.ZMScore.
+func (t *Tx) ZMScore(key string, members ...string) *Future[[]Null[float64]] {
+	b := t.b
 	x := b.newCmd(&cmdZMSCORE)
 	argsZMScore(x, key, members)
 	return queue(b, x, decListNullFloat, pickAny[[]Null[float64]])
@@ -3115,6 +5850,14 @@ func (b *Batch) ZPopMax(key string, opts *ZPopMaxOptions) *Future[[]ScoredMember
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZPopMax queues ZPOPMAX in the transaction; see Client.ZPopMax.
+func (t *Tx) ZPopMax(key string, opts *ZPopMaxOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZPOPMAX)
+	argsZPopMax(x, key, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZPopMin queues ZPOPMIN; see Client.ZPopMin.
 func (b *Batch) ZPopMin(key string, opts *ZPopMinOptions) *Future[[]ScoredMember] {
 	x := b.newCmd(&cmdZPOPMIN)
@@ -3122,8 +5865,24 @@ func (b *Batch) ZPopMin(key string, opts *ZPopMinOptions) *Future[[]ScoredMember
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZPopMin queues ZPOPMIN in the transaction; see Client.ZPopMin.
+func (t *Tx) ZPopMin(key string, opts *ZPopMinOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZPOPMIN)
+	argsZPopMin(x, key, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZRandMember queues ZRANDMEMBER; see Client.ZRandMember.
 func (b *Batch) ZRandMember(key string) *Future[string] {
+	x := b.newCmd(&cmdZRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decStrNull, pickStr)
+}
+
+// ZRandMember queues ZRANDMEMBER in the transaction; see Client.ZRandMember.
+func (t *Tx) ZRandMember(key string) *Future[string] {
+	b := t.b
 	x := b.newCmd(&cmdZRANDMEMBER)
 	x.argKey(key)
 	return queue(b, x, decStrNull, pickStr)
@@ -3137,8 +5896,26 @@ func (b *Batch) ZRandMemberLease(key string) *Future[*Lease] {
 	return queue(b, x, decLeaseNull, pickLease)
 }
 
+// ZRandMemberLease queues ZRANDMEMBER in the transaction with the reply in a pooled Lease; see Client.ZRandMemberLease.
+// Release the Lease of the Future's value once done with its bytes.
+func (t *Tx) ZRandMemberLease(key string) *Future[*Lease] {
+	b := t.b
+	x := b.newCmd(&cmdZRANDMEMBER)
+	x.argKey(key)
+	return queue(b, x, decLeaseNull, pickLease)
+}
+
 // ZRandMemberCount queues ZRANDMEMBER; see Client.ZRandMemberCount.
 func (b *Batch) ZRandMemberCount(key string, count int64) *Future[[]string] {
+	x := b.newCmd(&cmdZRANDMEMBER)
+	x.argKey(key)
+	x.argInt(count)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZRandMemberCount queues ZRANDMEMBER in the transaction; see Client.ZRandMemberCount.
+func (t *Tx) ZRandMemberCount(key string, count int64) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZRANDMEMBER)
 	x.argKey(key)
 	x.argInt(count)
@@ -3152,8 +5929,24 @@ func (b *Batch) ZRandMemberWithScores(key string, count int64) *Future[[]ScoredM
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZRandMemberWithScores queues ZRANDMEMBER in the transaction; see Client.ZRandMemberWithScores.
+func (t *Tx) ZRandMemberWithScores(key string, count int64) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZRANDMEMBER)
+	argsZRandMemberWithScores(x, key, count)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZRange queues ZRANGE; see Client.ZRange.
 func (b *Batch) ZRange(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZRANGE)
+	argsZRange(x, key, start, stop, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZRange queues ZRANGE in the transaction; see Client.ZRange.
+func (t *Tx) ZRange(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZRANGE)
 	argsZRange(x, key, start, stop, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -3166,6 +5959,14 @@ func (b *Batch) ZRangeWithScores(key string, start int64, stop int64, opts *ZRan
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZRangeWithScores queues ZRANGE in the transaction; see Client.ZRangeWithScores.
+func (t *Tx) ZRangeWithScores(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeWithScores(x, key, start, stop, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZRangeBy queues ZRANGE; see Client.ZRangeBy.
 func (b *Batch) ZRangeBy(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]string] {
 	x := b.newCmd(&cmdZRANGE)
@@ -3173,8 +5974,24 @@ func (b *Batch) ZRangeBy(key string, start string, stop string, sortBy SortBy, o
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ZRangeBy queues ZRANGE in the transaction; see Client.ZRangeBy.
+func (t *Tx) ZRangeBy(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeBy(x, key, start, stop, sortBy, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ZRangeByWithScores queues ZRANGE; see Client.ZRangeByWithScores.
 func (b *Batch) ZRangeByWithScores(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]ScoredMember] {
+	x := b.newCmd(&cmdZRANGE)
+	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
+// ZRangeByWithScores queues ZRANGE in the transaction; see Client.ZRangeByWithScores.
+func (t *Tx) ZRangeByWithScores(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]ScoredMember] {
+	b := t.b
 	x := b.newCmd(&cmdZRANGE)
 	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
@@ -3189,10 +6006,30 @@ func (b *Batch) ZRangeByLex(key string, min string, max string, opts *ZRangeByLe
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ZRangeByLex queues ZRANGEBYLEX in the transaction; see Client.ZRangeByLex.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the BYLEX argument instead.
+func (t *Tx) ZRangeByLex(key string, min string, max string, opts *ZRangeByLexOptions) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdZRANGEBYLEX)
+	argsZRangeByLex(x, key, min, max, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ZRangeByScore queues ZRANGEBYSCORE; see Client.ZRangeByScore.
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the BYSCORE argument instead.
 func (b *Batch) ZRangeByScore(key string, min string, max string, opts *ZRangeByScoreOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZRANGEBYSCORE)
+	argsZRangeByScore(x, key, min, max, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZRangeByScore queues ZRANGEBYSCORE in the transaction; see Client.ZRangeByScore.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the BYSCORE argument instead.
+func (t *Tx) ZRangeByScore(key string, min string, max string, opts *ZRangeByScoreOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZRANGEBYSCORE)
 	argsZRangeByScore(x, key, min, max, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -3207,8 +6044,26 @@ func (b *Batch) ZRangeByScoreWithScores(key string, min string, max string, opts
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZRangeByScoreWithScores queues ZRANGEBYSCORE in the transaction; see Client.ZRangeByScoreWithScores.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the BYSCORE argument instead.
+func (t *Tx) ZRangeByScoreWithScores(key string, min string, max string, opts *ZRangeByScoreOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZRANGEBYSCORE)
+	argsZRangeByScoreWithScores(x, key, min, max, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZRangeStore queues ZRANGESTORE; see Client.ZRangeStore.
 func (b *Batch) ZRangeStore(dst string, src string, min string, max string, opts *ZRangeStoreOptions) *Future[int64] {
+	x := b.newCmd(&cmdZRANGESTORE)
+	argsZRangeStore(x, dst, src, min, max, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZRangeStore queues ZRANGESTORE in the transaction; see Client.ZRangeStore.
+func (t *Tx) ZRangeStore(dst string, src string, min string, max string, opts *ZRangeStoreOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZRANGESTORE)
 	argsZRangeStore(x, dst, src, min, max, opts)
 	return queue(b, x, decInt, pickInt)
@@ -3222,8 +6077,25 @@ func (b *Batch) ZRank(key string, member string) *Future[int64] {
 	return queue(b, x, decIntNull, pickInt)
 }
 
+// ZRank queues ZRANK in the transaction; see Client.ZRank.
+func (t *Tx) ZRank(key string, member string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdZRANK)
+	x.argKey(key)
+	x.arg(member)
+	return queue(b, x, decIntNull, pickInt)
+}
+
 // ZRankWithScore queues ZRANK; see Client.ZRankWithScore.
 func (b *Batch) ZRankWithScore(key string, member string) *Future[RankScore] {
+	x := b.newCmd(&cmdZRANK)
+	argsZRankWithScore(x, key, member)
+	return queue(b, x, decRankScoreNull, pickAny[RankScore])
+}
+
+// ZRankWithScore queues ZRANK in the transaction; see Client.ZRankWithScore.
+func (t *Tx) ZRankWithScore(key string, member string) *Future[RankScore] {
+	b := t.b
 	x := b.newCmd(&cmdZRANK)
 	argsZRankWithScore(x, key, member)
 	return queue(b, x, decRankScoreNull, pickAny[RankScore])
@@ -3236,8 +6108,24 @@ func (b *Batch) ZRem(key string, members ...string) *Future[int64] {
 	return queue(b, x, decInt, pickInt)
 }
 
+// ZRem queues ZREM in the transaction; see Client.ZRem.
+func (t *Tx) ZRem(key string, members ...string) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdZREM)
+	argsZRem(x, key, members)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ZRemRangeByLex queues ZREMRANGEBYLEX; see Client.ZRemRangeByLex.
 func (b *Batch) ZRemRangeByLex(key string, min string, max string) *Future[int64] {
+	x := b.newCmd(&cmdZREMRANGEBYLEX)
+	argsZRemRangeByLex(x, key, min, max)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZRemRangeByLex queues ZREMRANGEBYLEX in the transaction; see Client.ZRemRangeByLex.
+func (t *Tx) ZRemRangeByLex(key string, min string, max string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZREMRANGEBYLEX)
 	argsZRemRangeByLex(x, key, min, max)
 	return queue(b, x, decInt, pickInt)
@@ -3250,8 +6138,24 @@ func (b *Batch) ZRemRangeByRank(key string, start int64, stop int64) *Future[int
 	return queue(b, x, decInt, pickInt)
 }
 
+// ZRemRangeByRank queues ZREMRANGEBYRANK in the transaction; see Client.ZRemRangeByRank.
+func (t *Tx) ZRemRangeByRank(key string, start int64, stop int64) *Future[int64] {
+	b := t.b
+	x := b.newCmd(&cmdZREMRANGEBYRANK)
+	argsZRemRangeByRank(x, key, start, stop)
+	return queue(b, x, decInt, pickInt)
+}
+
 // ZRemRangeByScore queues ZREMRANGEBYSCORE; see Client.ZRemRangeByScore.
 func (b *Batch) ZRemRangeByScore(key string, min string, max string) *Future[int64] {
+	x := b.newCmd(&cmdZREMRANGEBYSCORE)
+	argsZRemRangeByScore(x, key, min, max)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZRemRangeByScore queues ZREMRANGEBYSCORE in the transaction; see Client.ZRemRangeByScore.
+func (t *Tx) ZRemRangeByScore(key string, min string, max string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZREMRANGEBYSCORE)
 	argsZRemRangeByScore(x, key, min, max)
 	return queue(b, x, decInt, pickInt)
@@ -3266,10 +6170,30 @@ func (b *Batch) ZRevRange(key string, start int64, stop int64) *Future[[]string]
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ZRevRange queues ZREVRANGE in the transaction; see Client.ZRevRange.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the REV argument instead.
+func (t *Tx) ZRevRange(key string, start int64, stop int64) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdZREVRANGE)
+	argsZRevRange(x, key, start, stop)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ZRevRangeWithScores queues ZREVRANGE; see Client.ZRevRangeWithScores.
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV argument instead.
 func (b *Batch) ZRevRangeWithScores(key string, start int64, stop int64) *Future[[]ScoredMember] {
+	x := b.newCmd(&cmdZREVRANGE)
+	argsZRevRangeWithScores(x, key, start, stop)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
+// ZRevRangeWithScores queues ZREVRANGE in the transaction; see Client.ZRevRangeWithScores.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the REV argument instead.
+func (t *Tx) ZRevRangeWithScores(key string, start int64, stop int64) *Future[[]ScoredMember] {
+	b := t.b
 	x := b.newCmd(&cmdZREVRANGE)
 	argsZRevRangeWithScores(x, key, start, stop)
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
@@ -3284,10 +6208,30 @@ func (b *Batch) ZRevRangeByLex(key string, max string, min string, opts *ZRevRan
 	return queue(b, x, decListStr, pickAny[[]string])
 }
 
+// ZRevRangeByLex queues ZREVRANGEBYLEX in the transaction; see Client.ZRevRangeByLex.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYLEX arguments instead.
+func (t *Tx) ZRevRangeByLex(key string, max string, min string, opts *ZRevRangeByLexOptions) *Future[[]string] {
+	b := t.b
+	x := b.newCmd(&cmdZREVRANGEBYLEX)
+	argsZRevRangeByLex(x, key, max, min, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
 // ZRevRangeByScore queues ZREVRANGEBYSCORE; see Client.ZRevRangeByScore.
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYSCORE arguments instead.
 func (b *Batch) ZRevRangeByScore(key string, max string, min string, opts *ZRevRangeByScoreOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZREVRANGEBYSCORE)
+	argsZRevRangeByScore(x, key, max, min, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZRevRangeByScore queues ZREVRANGEBYSCORE in the transaction; see Client.ZRevRangeByScore.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYSCORE arguments instead.
+func (t *Tx) ZRevRangeByScore(key string, max string, min string, opts *ZRevRangeByScoreOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZREVRANGEBYSCORE)
 	argsZRevRangeByScore(x, key, max, min, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -3302,8 +6246,27 @@ func (b *Batch) ZRevRangeByScoreWithScores(key string, max string, min string, o
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZRevRangeByScoreWithScores queues ZREVRANGEBYSCORE in the transaction; see Client.ZRevRangeByScoreWithScores.
+//
+// Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYSCORE arguments instead.
+func (t *Tx) ZRevRangeByScoreWithScores(key string, max string, min string, opts *ZRevRangeByScoreOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZREVRANGEBYSCORE)
+	argsZRevRangeByScoreWithScores(x, key, max, min, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZRevRank queues ZREVRANK; see Client.ZRevRank.
 func (b *Batch) ZRevRank(key string, member string) *Future[int64] {
+	x := b.newCmd(&cmdZREVRANK)
+	x.argKey(key)
+	x.arg(member)
+	return queue(b, x, decIntNull, pickInt)
+}
+
+// ZRevRank queues ZREVRANK in the transaction; see Client.ZRevRank.
+func (t *Tx) ZRevRank(key string, member string) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZREVRANK)
 	x.argKey(key)
 	x.arg(member)
@@ -3317,6 +6280,14 @@ func (b *Batch) ZRevRankWithScore(key string, member string) *Future[RankScore] 
 	return queue(b, x, decRankScoreNull, pickAny[RankScore])
 }
 
+// ZRevRankWithScore queues ZREVRANK in the transaction; see Client.ZRevRankWithScore.
+func (t *Tx) ZRevRankWithScore(key string, member string) *Future[RankScore] {
+	b := t.b
+	x := b.newCmd(&cmdZREVRANK)
+	argsZRevRankWithScore(x, key, member)
+	return queue(b, x, decRankScoreNull, pickAny[RankScore])
+}
+
 // ZScan queues ZSCAN; see Client.ZScan.
 func (b *Batch) ZScan(key string, cursor int64, opts *ZScanOptions) *Future[ZScanPage] {
 	x := b.newCmd(&cmdZSCAN)
@@ -3324,8 +6295,24 @@ func (b *Batch) ZScan(key string, cursor int64, opts *ZScanOptions) *Future[ZSca
 	return queue(b, x, decZScanPage, pickAny[ZScanPage])
 }
 
+// ZScan queues ZSCAN in the transaction; see Client.ZScan.
+func (t *Tx) ZScan(key string, cursor int64, opts *ZScanOptions) *Future[ZScanPage] {
+	b := t.b
+	x := b.newCmd(&cmdZSCAN)
+	argsZScan(x, key, cursor, opts)
+	return queue(b, x, decZScanPage, pickAny[ZScanPage])
+}
+
 // ZScanNoScores queues ZSCAN; see Client.ZScanNoScores.
 func (b *Batch) ZScanNoScores(key string, cursor int64, opts *ZScanOptions) *Future[ScanPage] {
+	x := b.newCmd(&cmdZSCAN)
+	argsZScanNoScores(x, key, cursor, opts)
+	return queue(b, x, decScanPage, pickAny[ScanPage])
+}
+
+// ZScanNoScores queues ZSCAN in the transaction; see Client.ZScanNoScores.
+func (t *Tx) ZScanNoScores(key string, cursor int64, opts *ZScanOptions) *Future[ScanPage] {
+	b := t.b
 	x := b.newCmd(&cmdZSCAN)
 	argsZScanNoScores(x, key, cursor, opts)
 	return queue(b, x, decScanPage, pickAny[ScanPage])
@@ -3339,8 +6326,25 @@ func (b *Batch) ZScore(key string, member string) *Future[float64] {
 	return queue(b, x, decFloatNull, pickFloat)
 }
 
+// ZScore queues ZSCORE in the transaction; see Client.ZScore.
+func (t *Tx) ZScore(key string, member string) *Future[float64] {
+	b := t.b
+	x := b.newCmd(&cmdZSCORE)
+	x.argKey(key)
+	x.arg(member)
+	return queue(b, x, decFloatNull, pickFloat)
+}
+
 // ZUnion queues ZUNION; see Client.ZUnion.
 func (b *Batch) ZUnion(keys []string, opts *ZUnionOptions) *Future[[]string] {
+	x := b.newCmd(&cmdZUNION)
+	argsZUnion(x, keys, opts)
+	return queue(b, x, decListStr, pickAny[[]string])
+}
+
+// ZUnion queues ZUNION in the transaction; see Client.ZUnion.
+func (t *Tx) ZUnion(keys []string, opts *ZUnionOptions) *Future[[]string] {
+	b := t.b
 	x := b.newCmd(&cmdZUNION)
 	argsZUnion(x, keys, opts)
 	return queue(b, x, decListStr, pickAny[[]string])
@@ -3353,8 +6357,24 @@ func (b *Batch) ZUnionWithScores(keys []string, opts *ZUnionOptions) *Future[[]S
 	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
 }
 
+// ZUnionWithScores queues ZUNION in the transaction; see Client.ZUnionWithScores.
+func (t *Tx) ZUnionWithScores(keys []string, opts *ZUnionOptions) *Future[[]ScoredMember] {
+	b := t.b
+	x := b.newCmd(&cmdZUNION)
+	argsZUnionWithScores(x, keys, opts)
+	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+}
+
 // ZUnionStore queues ZUNIONSTORE; see Client.ZUnionStore.
 func (b *Batch) ZUnionStore(destination string, keys []string, opts *ZUnionStoreOptions) *Future[int64] {
+	x := b.newCmd(&cmdZUNIONSTORE)
+	argsZUnionStore(x, destination, keys, opts)
+	return queue(b, x, decInt, pickInt)
+}
+
+// ZUnionStore queues ZUNIONSTORE in the transaction; see Client.ZUnionStore.
+func (t *Tx) ZUnionStore(destination string, keys []string, opts *ZUnionStoreOptions) *Future[int64] {
+	b := t.b
 	x := b.newCmd(&cmdZUNIONSTORE)
 	argsZUnionStore(x, destination, keys, opts)
 	return queue(b, x, decInt, pickInt)

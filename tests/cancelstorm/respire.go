@@ -35,8 +35,15 @@ func (r respireClient) MGet(ctx context.Context, keys []string) ([]string, error
 	return out, nil
 }
 
+// queuer is what a Batch and a Tx offer that queue uses.
+type queuer interface {
+	Set(key, value string, opts *respire.SetOptions) *respire.Future[struct{}]
+	Incr(key string) *respire.Future[int64]
+	Get(key string) *respire.Future[string]
+}
+
 // queue adds cmds to b; settle copies the results back.
-func queue(b *respire.Batch, cmds []Cmd) (settle func()) {
+func queue(b queuer, cmds []Cmd) (settle func()) {
 	strs := make([]*respire.Future[string], len(cmds))
 	ints := make([]*respire.Future[int64], len(cmds))
 	sets := make([]*respire.Future[struct{}], len(cmds))
@@ -75,7 +82,7 @@ func (r respireClient) Batch(ctx context.Context, cmds []Cmd) error {
 
 func (r respireClient) Tx(ctx context.Context, cmds []Cmd) error {
 	tx := r.c.NewTx()
-	settle := queue(tx.Batch, cmds)
+	settle := queue(tx, cmds)
 	err := tx.Exec(ctx)
 	settle()
 	return err

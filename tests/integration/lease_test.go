@@ -352,7 +352,9 @@ func TestBatchLeaseForms(t *testing.T) {
 					require.NoError(t, c.Set(ctx, pre+name, v, nil))
 					names = append(names, name)
 				}
-				run := func(t *testing.T, b *respire.Batch, exec func() error) {
+				run := func(t *testing.T, b interface {
+					GetLease(key string) *respire.Future[*respire.Lease]
+				}, exec func() error) {
 					futs := make([]*respire.Future[*respire.Lease], len(names))
 					for i, name := range names {
 						futs[i] = b.GetLease(pre + name)
@@ -380,7 +382,7 @@ func TestBatchLeaseForms(t *testing.T) {
 				})
 				t.Run("tx", func(t *testing.T) {
 					tx := c.NewTx()
-					run(t, tx.Batch, func() error { return tx.Exec(ctx) })
+					run(t, tx, func() error { return tx.Exec(ctx) })
 				})
 			})
 		}

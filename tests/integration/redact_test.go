@@ -146,7 +146,7 @@ func TestCredentialsNeverRendered(t *testing.T) {
 	require.Error(t, err)
 	errText(err)
 	tx := c.NewTx()
-	ft := tx.ACLSetUser("app", "<S3CRET-tx-absent")
+	ft := tx.Do("ACL", "SETUSER", "app", "<S3CRET-tx-absent")
 	tx.Do("CONFIG", "SET", "masterauth", "S3CRET-tx")
 	errText(tx.Exec(ctx))
 	_, err = ft.Result()
