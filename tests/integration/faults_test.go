@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,39 +12,67 @@ import (
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/faultproxy"
 	"github.com/respire-go/respire/tests/harness"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-var debugCfg = harness.Config{Args: []string{"enable-debug-command yes"}}
+// heldProxy is a proxy to srv that tells when a client's bytes hold
+// marker: Hold(true) keeps a command's reply owed for as long as a test
+// needs, without a sleeping server or a bound on time.
+func heldProxy(t *testing.T, srv *harness.Server, marker string) (*faultproxy.Proxy, <-chan struct{}) {
+	t.Helper()
+	p, err := faultproxy.New(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	seen := make(chan struct{}, 1)
+	p.OnClientData(func(_ int, b []byte) {
+		if bytes.Contains(b, []byte(marker)) {
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return p, seen
+}
 
-// TestContextCancelMidFlight: the caller returns promptly with the
-// context's error, and the late reply is discarded without shifting later
-// replies onto the wrong callers.
+// await fails the test unless ch delivers within a limit that only a hang
+// reaches.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: nothing after 10s", what)
+		panic("unreachable")
+	}
+}
+
+// TestContextCancelMidFlight: a caller whose command was sent returns with
+// the context's error without waiting for the reply (held by the proxy
+// until the caller returned), and the late reply is discarded without
+// shifting later replies onto the wrong callers.
 func TestContextCancelMidFlight(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
-		srv := startFlavor(t, f, debugCfg)
+		srv := startFlavor(t, f, harness.Config{})
 		for _, mode := range modes {
 			t.Run(mode.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
+				p, sent := heldProxy(t, srv, "cancel:held")
+				c := connect(t, respire.Options{Addr: p.Addr(), ReadMode: mode.readMode, Protocol: mode.protocol})
 				bg := ctxT(t)
 				require.NoError(t, c.Set(bg, "cancel:k", "v1", nil))
 
+				p.Hold(true)
 				ctx, cancel := context.WithCancel(bg)
 				done := make(chan error, 1)
 				go func() {
-					_, err := c.Do(ctx, "DEBUG", "SLEEP", "0.3")
+					_, err := c.Do(ctx, "GET", "cancel:held")
 					done <- err
 				}()
-				// Wait until the server runs the sleep: a second client
-				// sees the command in CLIENT LIST? Simpler: the sleep blocks
-				// the server, so cancel right away; the command was sent or
-				// not, either way the caller must return at once.
+				await(t, sent, "the GET reaching the proxy")
 				cancel()
-				start := time.Now()
-				err := <-done
-				require.ErrorIs(t, err, context.Canceled)
-				assert.Less(t, time.Since(start), 200*time.Millisecond)
+				require.ErrorIs(t, await(t, done, "the cancelled caller waits for its reply"), context.Canceled)
+				p.Hold(false)
 
 				// The same client keeps working and replies stay matched.
 				for i := range 20 {
@@ -58,28 +87,49 @@ func TestContextCancelMidFlight(t *testing.T) {
 	})
 }
 
-// TestDeadlineMidFlight: a deadline shorter than the server's work ends
-// the call with DeadlineExceeded while the reply is still owed.
+// TestDeadlineMidFlight: a deadline ends a sent call with DeadlineExceeded
+// while its reply is still owed; later commands queue behind that reply
+// and get their own.
 func TestDeadlineMidFlight(t *testing.T) {
-	srv := harness.Start(t, debugCfg)
+	srv := harness.Start(t, harness.Config{})
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
+			p, sent := heldProxy(t, srv, "deadline:held")
+			c := connect(t, respire.Options{Addr: p.Addr(), ReadMode: mode.readMode, Protocol: mode.protocol})
 			bg := ctxT(t)
+			_, err := c.Del(bg, "deadline:n")
+			require.NoError(t, err)
+
+			p.Hold(true)
 			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 			defer cancel()
-			start := time.Now()
-			_, err := c.Do(ctx, "DEBUG", "SLEEP", "0.4")
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			require.Less(t, time.Since(start), 300*time.Millisecond)
-			// Later commands queue behind the sleep and get their own replies.
-			for i := range 10 {
-				n, err := c.Incr(bg, "deadline:n")
-				require.NoError(t, err)
-				require.Equal(t, int64(i+1), n)
-			}
-			_, err = c.Del(bg, "deadline:n")
-			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Do(ctx, "GET", "deadline:held")
+				done <- err
+			}()
+			await(t, sent, "the GET reaching the proxy")
+			require.ErrorIs(t, await(t, done, "the caller past its deadline waits for its reply"), context.DeadlineExceeded)
+			// Later commands queue behind the owed reply (the first INCR
+			// is sent while it is held) and get their own replies.
+			sendsBefore := c.Stats().Sends
+			incrs := make(chan error, 1)
+			go func() {
+				for i := range 10 {
+					n, err := c.Incr(bg, "deadline:n")
+					if err == nil && n != int64(i+1) {
+						err = fmt.Errorf("INCR %d: got %d", i+1, n)
+					}
+					if err != nil {
+						incrs <- err
+						return
+					}
+				}
+				incrs <- nil
+			}()
+			require.Eventually(t, func() bool { return c.Stats().Sends > sendsBefore }, 10*time.Second, time.Millisecond)
+			p.Hold(false)
+			require.NoError(t, await(t, incrs, "INCRs"))
 		})
 	}
 }
@@ -158,34 +208,31 @@ func TestServerKilledAndRestarted(t *testing.T) {
 	})
 }
 
-// TestCloseWithCallsInFlight: Close fails calls in flight and later calls
-// with ErrClosed, promptly.
+// TestCloseWithCallsInFlight: Close fails calls in flight (their replies
+// held by the proxy: a call waiting for its reply would hang) and later
+// calls with ErrClosed.
 func TestCloseWithCallsInFlight(t *testing.T) {
-	srv := harness.Start(t, debugCfg)
-	for _, mode := range modes[:2] {
+	srv := harness.Start(t, harness.Config{})
+	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, ReadMode: mode.readMode})
+			p, sent := heldProxy(t, srv, "close:held")
+			c, err := respire.Connect(ctxT(t), respire.Options{Addr: p.Addr(), ReadMode: mode.readMode, Protocol: mode.protocol})
 			require.NoError(t, err)
 			bg := ctxT(t)
+			p.Hold(true)
 			errs := make(chan error, 8)
 			for range 8 {
 				go func() {
-					_, err := c.Do(bg, "DEBUG", "SLEEP", "0.5")
+					_, err := c.Do(bg, "GET", "close:held")
 					errs <- err
 				}()
 			}
-			// Wait until at least one call is on the wire: the server is
-			// asleep, so a PING on another client answers only later; we
-			// just need Close to race calls in flight, so make sure the
-			// sends happened by waiting for the client's send counter.
-			require.Eventually(t, func() bool { return c.Stats().Sends >= 1 }, 5*time.Second, time.Millisecond)
-			start := time.Now()
+			await(t, sent, "a GET reaching the proxy")
 			require.NoError(t, c.Close())
 			for range 8 {
-				err := <-errs
-				require.ErrorIs(t, err, respire.ErrClosed)
+				require.ErrorIs(t, await(t, errs, "a call in flight at Close"), respire.ErrClosed)
 			}
-			require.Less(t, time.Since(start), 400*time.Millisecond)
+			p.Hold(false)
 			_, err = c.Get(bg, "x")
 			require.ErrorIs(t, err, respire.ErrClosed)
 			require.NoError(t, c.Close(), "a second Close is harmless")
@@ -253,21 +300,23 @@ func TestHostileServerBytes(t *testing.T) {
 		":12x\r\n",
 	} {
 		t.Run(fmt.Sprintf("%q", garbage), func(t *testing.T) {
-			srv := harness.Start(t, debugCfg)
-			p, err := faultproxy.New(srv.Addr)
-			require.NoError(t, err)
-			defer p.Close()
+			srv := harness.Start(t, harness.Config{})
+			p, sent := heldProxy(t, srv, "hostile:held")
 			c := connect(t, respire.Options{Addr: p.Addr(), MinRetryBackoff: time.Millisecond, Limits: respireLimits()})
 			bg := ctxT(t)
+			// The INCR's reply is held: the garbage is what answers it. (A
+			// write: a read would be sent again on a new connection, the
+			// default read retries, which the hold keeps from answering.)
+			p.Hold(true)
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.Do(bg, "DEBUG", "SLEEP", "0.2")
+				_, err := c.Do(bg, "INCR", "hostile:held")
 				done <- err
 			}()
-			require.Eventually(t, func() bool { return c.Stats().Sends >= 1 }, 5*time.Second, time.Millisecond)
+			await(t, sent, "the INCR reaching the proxy")
 			p.InjectToClients([]byte(garbage))
-			err = <-done
-			require.ErrorIs(t, err, respire.ErrProtocol)
+			require.ErrorIs(t, await(t, done, "the INCR answered with garbage"), respire.ErrProtocol)
+			p.Hold(false)
 			require.Eventually(t, func() bool {
 				return c.Set(bg, "after", "ok", nil) == nil
 			}, 10*time.Second, 5*time.Millisecond)
