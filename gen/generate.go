@@ -52,21 +52,20 @@ func (e *MissingError) Error() string {
 
 // method is one generated method (a command, or one variant of it).
 type method struct {
-	name     string
-	base     string // the base method of a variant, "" for the base
-	cmd      *spec.Command
-	info     string
-	c        *container
-	args     []*arg
-	opts     *typeDecl
-	res      resKind
-	rt       *gtype
-	dec      string
-	forced   []string
-	omitted  []string
-	variant  *Variant
-	reply    *Type
-	argsFunc bool
+	name    string
+	base    string // the base method of a variant, "" for the base
+	cmd     *spec.Command
+	info    string
+	c       *container
+	args    []*arg
+	opts    *typeDecl
+	res     resKind
+	rt      *gtype
+	dec     string
+	forced  []string
+	omitted []string
+	variant *Variant
+	reply   *Type
 	// lease is the decoder of the Lease and Append forms (lease.go), for
 	// a method whose reply is one bulk string read from a key; "" for none.
 	lease string

@@ -349,12 +349,3 @@ func (c *container) goNames(a *arg) []string {
 	}
 	return out
 }
-
-// sig is the structural signature of the container's slots.
-func (c *container) sig() string {
-	var b strings.Builder
-	for _, s := range append(append([]*slot{}, c.params...), c.opts...) {
-		fmt.Fprintf(&b, "%s:%d:%s;", s.name, s.form, s.typ.sig())
-	}
-	return b.String()
-}

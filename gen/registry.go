@@ -31,20 +31,17 @@ type typeDecl struct {
 	users  []string   // methods using it
 
 	// declReply
-	rt       *Type
-	rfields  []replyField
-	shared   *typeDecl // an argument struct that reuses this reply struct
-	needSet  bool      // choice: emit a set method
-	reuses   *typeDecl // an argument struct that is this reply struct
-	argsUsed bool
+	rt      *Type
+	rfields []replyField
+	needSet bool      // choice: emit a set method
+	reuses  *typeDecl // an argument struct that is this reply struct
 }
 
 type replyField struct {
-	name  string // Go field name
-	key   string // server's name (records) or notation name (tuples)
-	t     *Type
-	gt    *gtype
-	width int
+	name string // Go field name
+	key  string // server's name (records) or notation name (tuples)
+	t    *Type
+	gt   *gtype
 }
 
 // registry holds every generated type, deduplicated by structure.

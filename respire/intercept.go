@@ -196,15 +196,6 @@ func (bc BatchCall) Command(i int) Command {
 	return Command{b: bc.b, x: x, info: x.info, verb: x.verb, gen: bc.gen}
 }
 
-// interceptors is Options.Interceptors composed around the client's own
-// command and batch functions, once, at NewClient: a call costs one
-// indirect call per interceptor, and no allocation. nil when no
-// interceptor wraps commands or batches.
-type interceptors struct {
-	cmd   CommandFunc // nil when none wraps commands
-	batch BatchFunc   // nil when none wraps batches
-}
-
 // composeCommands wraps base in the Command functions of list, the first
 // outermost; nil when none is set.
 func composeCommands(list []Interceptor, base CommandFunc) CommandFunc {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -247,13 +246,6 @@ func oneOf(x *cmd, arg string, required bool, names string, set ...bool) {
 		argFail(x, arg, "only one of "+names+" may be set")
 	case n == 0 && required:
 		argFail(x, arg, "one of "+names+" must be set")
-	}
-}
-
-// sameLen checks repeated arguments that the server pairs up.
-func sameLen(x *cmd, arg string, a, b int, names ...string) {
-	if a != b {
-		argFail(x, arg, strings.Join(names, " and ")+" must have the same length")
 	}
 }
 

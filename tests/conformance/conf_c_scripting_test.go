@@ -18,18 +18,6 @@ func cSha1(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func cTexts(e *Env, r respire.Reply) []string {
-	e.Helper()
-	parts, err := r.Slice()
-	require.NoError(e, err)
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i], err = p.Text()
-		require.NoError(e, err)
-	}
-	return out
-}
-
 const cLib = "#!lua name=cfclib\n" +
 	"redis.register_function('cfc_echo', function(keys, args) return args[1] end)\n" +
 	"redis.register_function{function_name='cfc_get', callback=function(keys, args) return redis.call('GET', keys[1]) end, flags={'no-writes'}, description='reads a key'}\n"

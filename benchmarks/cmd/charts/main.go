@@ -211,16 +211,6 @@ func cellsOf(r *report, parse func(shape string) (key string, x float64, ok bool
 	return g
 }
 
-// suffixInt parses the integer after the last occurrence of sep in s.
-func suffixInt(s, sep string) (int, bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s[i+len(sep):])
-	return n, err == nil
-}
-
 func callersDim(r *report) *dimension {
 	g := cellsOf(r, func(s string) (string, float64, bool) {
 		rest, ok := strings.CutPrefix(s, "callers-get-1k-x")
