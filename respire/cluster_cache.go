@@ -156,7 +156,7 @@ func (k *clusterCache) retag(t *tracker) {
 // error for anything else (ASK, TRYAGAIN, CLUSTERDOWN, ...) or after too
 // many redirects, for which the caller reads without the cache.
 func (k *clusterCache) redirected(ctx context.Context, t *tracker, rd redirect, key string, redirects int) (*tracker, error) {
-	if rd.Kind != "MOVED" || redirects >= maxRedirects {
+	if rd.Kind != topology.Moved || redirects >= maxRedirects {
 		return nil, errNotCached
 	}
 	k.cl.Moved(rd.Slot, rd.Addr)

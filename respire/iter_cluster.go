@@ -111,7 +111,7 @@ func shardPage[T any](ctx context.Context, c *Client, sh *scanShard, sc *scanCmd
 		failed := errors.Is(err, ErrNotSent) || errors.As(err, &ce)
 		switch {
 		case ctx.Err() != nil || attempt >= maxAttempts || c.closed.Load():
-		case isRedirect && rd.Kind == "MOVED":
+		case isRedirect && rd.Kind == topology.Moved:
 			c.cl.Moved(rd.Slot, rd.Addr)
 			sh.node, cursor = nil, 0
 			continue

@@ -215,9 +215,9 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		// redirect: nothing ran, so it goes again, as a unit.
 		ask = nil
 		switch rd.Kind {
-		case "MOVED":
+		case topology.Moved:
 			c.cl.Moved(rd.Slot, rd.Addr)
-		case "ASK":
+		case topology.Ask:
 			ask = c.cl.Node(rd.Addr)
 		default:
 			if !c.pause(ctx, clusterPause(attempt)) {

@@ -101,7 +101,7 @@ func (c *Cluster) ExecBatch(ctx context.Context, items []BatchItem, again func(i
 			if !ok {
 				continue
 			}
-			if rd.Kind == "MOVED" {
+			if rd.Kind == Moved {
 				c.Moved(rd.Slot, rd.Addr)
 			}
 			cmd.ClearReply()

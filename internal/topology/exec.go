@@ -53,10 +53,44 @@ type Route struct {
 
 // Redirect is a cluster error reply that asks for the command again.
 type Redirect struct {
-	Kind string // MOVED, ASK, or a retry-later prefix (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN)
-	Slot uint16
-	Addr string
+	Kind RedirectKind
+	Slot uint16 // of a MOVED or ASK
+	Addr string // of a MOVED or ASK
 }
+
+// RedirectKind is what a Redirect asks for: to go to another node (Moved,
+// Ask) or to try again later (the others).
+type RedirectKind uint8
+
+const (
+	// Moved: the slot is served by Addr from now on.
+	Moved RedirectKind = iota + 1
+	// Ask: Addr serves the key during a slot migration, for this command
+	// only, after ASKING.
+	Ask
+	// TryAgain: the keys are being migrated (a multi-key command).
+	TryAgain
+	// ClusterDown: the cluster cannot serve the slot for now.
+	ClusterDown
+	// Loading: the node is loading its data set.
+	Loading
+	// MasterDown: a replica lost its link to its master.
+	MasterDown
+)
+
+var redirectKinds = [...]string{Moved: "MOVED", Ask: "ASK", TryAgain: "TRYAGAIN", ClusterDown: "CLUSTERDOWN", Loading: "LOADING", MasterDown: "MASTERDOWN"}
+
+// String returns the error prefix of the kind.
+func (k RedirectKind) String() string {
+	if int(k) < len(redirectKinds) && redirectKinds[k] != "" {
+		return redirectKinds[k]
+	}
+	return "RedirectKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Follow reports whether the kind sends the command to another node
+// (MOVED, ASK), rather than asking to try again later.
+func (k RedirectKind) Follow() bool { return k == Moved || k == Ask }
 
 // ParseRedirect parses an error reply (its first word prefix, its whole
 // text message) as a redirect; from is the address of the node that
@@ -77,9 +111,19 @@ func ParseRedirect(prefix, message, from string) (Redirect, bool) {
 			h, _, _ := net.SplitHostPort(from)
 			addr = net.JoinHostPort(h, port)
 		}
-		return Redirect{Kind: prefix, Slot: uint16(slot), Addr: addr}, true
-	case "TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN":
-		return Redirect{Kind: prefix}, true
+		kind := Moved
+		if prefix == "ASK" {
+			kind = Ask
+		}
+		return Redirect{Kind: kind, Slot: uint16(slot), Addr: addr}, true
+	case "TRYAGAIN":
+		return Redirect{Kind: TryAgain}, true
+	case "CLUSTERDOWN":
+		return Redirect{Kind: ClusterDown}, true
+	case "LOADING":
+		return Redirect{Kind: Loading}, true
+	case "MASTERDOWN":
+		return Redirect{Kind: MasterDown}, true
 	}
 	return Redirect{}, false
 }
@@ -238,7 +282,7 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 			return err
 		}
 		rd, ok := cmd.Redirect(n.Addr)
-		if ok && (rd.Kind == "MOVED" || rd.Kind == "ASK") {
+		if ok && rd.Kind.Follow() {
 			redirects++
 		}
 		if !ok || redirects > MaxRedirects || attempt >= MaxAttempts {
@@ -246,14 +290,14 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 		}
 		last := cmd.ClearReply()
 		switch rd.Kind {
-		case "MOVED":
+		case Moved:
 			c.Moved(rd.Slot, rd.Addr)
 			if !r.Keyed {
 				moved = c.Node(rd.Addr)
 			}
-		case "ASK":
+		case Ask:
 			ask = c.Node(rd.Addr)
-		case "LOADING":
+		case Loading:
 			if rf == ReadPreferReplica || rf == ReadNearest || rf.zoned() {
 				rf = ReadPrimary
 				continue

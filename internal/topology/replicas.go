@@ -236,7 +236,7 @@ func (r *Replicas) Exec(ctx context.Context, cmd Command, how Pick) (done bool, 
 			}
 			continue
 		}
-		if rd, ok := cmd.Redirect(rep.addr); ok && (rd.Kind == "LOADING" || rd.Kind == "MASTERDOWN") {
+		if rd, ok := cmd.Redirect(rep.addr); ok && (rd.Kind == Loading || rd.Kind == MasterDown) {
 			last = cmd.ClearReply()
 			rep.failedAt.Store(time.Now().UnixNano())
 			continue

@@ -217,7 +217,7 @@ func (set *ShardSet) Subscribe(ctx context.Context, channels []string) error {
 					}
 				}
 				r.mu.Unlock()
-				if rd, ok := serverRedirect(err, addr); ok && rd.Kind == "MOVED" && attempt < 5 {
+				if rd, ok := serverRedirect(err, addr); ok && rd.Kind == Moved && attempt < 5 {
 					r.cl.Moved(rd.Slot, rd.Addr)
 					todo = append(todo, names...)
 					continue
@@ -467,7 +467,7 @@ func (set *ShardSet) moveTo(addr string, gaps map[string]*transport.Gap) bool {
 	if err == nil {
 		return true
 	}
-	if rd, ok := serverRedirect(err, addr); ok && rd.Kind == "MOVED" {
+	if rd, ok := serverRedirect(err, addr); ok && rd.Kind == Moved {
 		r.cl.Moved(rd.Slot, rd.Addr)
 	}
 	r.mu.Lock()
