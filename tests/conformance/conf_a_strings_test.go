@@ -147,14 +147,14 @@ func init() {
 				require.Equal(e, "v", v)
 				err = e.C.SetEx(e.Ctx, e.Key("ex"), 0, "v")
 				e.ServerError(err, "ERR") // invalid expire time
-				// A fraction of a second rounds up: SETEX 2.
+				// A fraction of a second is exact: sent as PSETEX 1500.
 				require.NoError(e, e.C.SetEx(e.Ctx, e.Key("ex"), 1500*time.Millisecond, "v"))
-				ttl, err = e.C.TTL(e.Ctx, e.Key("ex"))
+				pttl, err := e.C.PTTL(e.Ctx, e.Key("ex"))
 				require.NoError(e, err)
-				require.True(e, ttl > time.Second && ttl <= 2*time.Second, "ttl %v", ttl)
+				require.True(e, pttl > time.Second && pttl <= 1500*time.Millisecond, "pttl %v", pttl)
 
 				require.NoError(e, e.C.PSetEx(e.Ctx, e.Key("px"), 50*time.Second, "w"))
-				pttl, err := e.C.PTTL(e.Ctx, e.Key("px"))
+				pttl, err = e.C.PTTL(e.Ctx, e.Key("px"))
 				require.NoError(e, err)
 				require.True(e, pttl > 40*time.Second && pttl <= 50*time.Second, "pttl %v", pttl)
 				v, err = e.C.Get(e.Ctx, e.Key("px"))
