@@ -213,16 +213,9 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		}
 		// The cluster refused the whole transaction (EXECABORT) for a
 		// redirect: nothing ran, so it goes again, as a unit.
-		ask = nil
-		switch rd.Kind {
-		case topology.Moved:
-			c.cl.Moved(rd.Slot, rd.Addr)
-		case topology.Ask:
-			ask = c.cl.Node(rd.Addr)
-		default:
-			if !c.pause(ctx, clusterPause(attempt)) {
-				return r.settle(ctx, c, futs)
-			}
+		var ok bool
+		if ask, ok = c.cl.Redirected(ctx, rd, attempt); !ok {
+			return r.settle(ctx, c, futs)
 		}
 	}
 }

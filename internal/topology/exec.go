@@ -128,6 +128,25 @@ func ParseRedirect(prefix, message, from string) (Redirect, bool) {
 	return Redirect{}, false
 }
 
+// Redirected applies rd, a redirect a command got from a node of the
+// cluster, and says what the command does next. MOVED patches the slot map
+// (the command is routed anew by it); ASK returns the node to send it to
+// once, after ASKING; the retry-later kinds (TRYAGAIN, CLUSTERDOWN,
+// LOADING, MASTERDOWN) wait PauseFor(attempt), or less when the topology
+// changes, and report false when ctx ended first. Every loop that sends a
+// command, batch, transaction, scan or cached read again after a redirect
+// uses it, so that the policy is written once.
+func (c *Cluster) Redirected(ctx context.Context, rd Redirect, attempt int) (ask *Node, ok bool) {
+	switch rd.Kind {
+	case Moved:
+		c.Moved(rd.Slot, rd.Addr)
+		return nil, true
+	case Ask:
+		return c.Node(rd.Addr), true
+	}
+	return nil, c.Pause(ctx, PauseFor(attempt))
+}
+
 // WaitedOutError is the error of a command that the cluster kept refusing
 // (CLUSTERDOWN, TRYAGAIN, an unreachable node, ...) until its context
 // ended. It matches both causes.
@@ -289,25 +308,21 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 			return nil
 		}
 		last := cmd.ClearReply()
-		switch rd.Kind {
-		case Moved:
-			c.Moved(rd.Slot, rd.Addr)
-			if !r.Keyed {
-				moved = c.Node(rd.Addr)
-			}
-		case Ask:
-			ask = c.Node(rd.Addr)
-		case Loading:
-			if rf == ReadPreferReplica || rf == ReadNearest || rf.zoned() {
-				rf = ReadPrimary
-				continue
-			}
-			fallthrough
-		default:
-			if !c.Pause(ctx, PauseFor(attempt)) {
-				cmd.Recycle()
-				return transport.NotSent(&WaitedOutError{Last: last, Ctx: ctx.Err()})
-			}
+		if rd.Kind == Loading && (rf == ReadPreferReplica || rf == ReadNearest || rf.zoned()) {
+			// A replica still loading: the primary serves the read.
+			rf = ReadPrimary
+			continue
+		}
+		next, ok := c.Redirected(ctx, rd, attempt)
+		if !ok {
+			cmd.Recycle()
+			return transport.NotSent(&WaitedOutError{Last: last, Ctx: ctx.Err()})
+		}
+		ask = next
+		if rd.Kind == Moved && !r.Keyed {
+			// A command without keys follows the MOVED itself: a random
+			// primary would likely send it elsewhere again.
+			moved = c.Node(rd.Addr)
 		}
 	}
 }
