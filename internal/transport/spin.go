@@ -37,9 +37,15 @@ import (
 // budget means the cores are contended, and polling cannot pay for itself
 // there. Contention is a property of the host, not of one connection, so
 // the whole process then stops polling (contention below) for 16 ms,
-// doubling with each contended poll after the back-off up to 1 s, until a
-// poll meets no stall. A GOMAXPROCS of 1 (which Go sets from a cgroup
-// CPU quota under 2 cores) never polls at all.
+// doubling with each stalled poll up to 1 s. Polls that meet no stall in
+// between do not shorten the next pause: on a busy host most polls find
+// a free core and some lose a time slice, so a level reset by the first
+// clean poll kept the pause at 16-64 ms and cost a stalled time slice
+// every few tens of milliseconds (measured with two busy loops on 2
+// cores: 25-65 ms stalled per second of sequential GETs). The pause goes
+// back to 16 ms only after contendedForget without a stall. A GOMAXPROCS
+// of 1 (which Go sets from a cgroup CPU quota under 2 cores) never polls
+// at all.
 //
 // At most GOMAXPROCS-1 goroutines of the process poll at once, so that a
 // processor is always left to go idle and watch the network poller, which
@@ -112,8 +118,6 @@ func (s *spinReader) Read(p []byte) (int, error) {
 	n, err, res := s.poll(p)
 	if s.stall {
 		contention.stalled(s.now())
-	} else if res != pollBusy {
-		contention.clear()
 	}
 	switch res {
 	case pollDone:
@@ -204,35 +208,37 @@ func schedYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 
 
 // contention is the process's view of whether the cores are contended:
 // polling is off until the instant in until (monoNow), set by a poll whose
-// yield stalled, for a period that doubles with each such poll in a row.
+// yield stalled, for a period that doubles with each such poll less than
+// contendedForget after the one before.
 var contention spinContention
 
 type spinContention struct {
 	until atomic.Int64
-	level atomic.Int32 // stalled polls in a row
+	level atomic.Int32 // stalled polls, each within contendedForget of the last
+	last  atomic.Int64 // when the last stalled poll was (monoNow)
 }
 
 // The back-off after a stalled poll: the first is contendedMin, each
-// next one twice the last, up to contendedMax.
+// next one twice the last, up to contendedMax. A stall more than
+// contendedForget after the last one starts again from contendedMin.
 const (
-	contendedMin = 16 * time.Millisecond
-	contendedMax = time.Second
+	contendedMin    = 16 * time.Millisecond
+	contendedMax    = time.Second
+	contendedForget = 4 * contendedMax
 )
 
 func (c *spinContention) active(now int64) bool { return now < c.until.Load() }
 
-// stalled records a poll whose yield stalled, at now.
+// stalled records a poll whose yield stalled, at now. Concurrent calls
+// (at most GOMAXPROCS-1 goroutines poll) may count one stall too few or
+// too many, which only moves the pause by a factor of two.
 func (c *spinContention) stalled(now int64) {
+	if last := c.last.Swap(now); now-last > int64(contendedForget) {
+		c.level.Store(0)
+	}
 	l := min(c.level.Add(1)-1, 16)
 	d := min(contendedMin<<l, contendedMax)
 	c.until.Store(now + int64(d))
-}
-
-// clear records a poll that met no stall.
-func (c *spinContention) clear() {
-	if c.level.Load() != 0 {
-		c.level.Store(0)
-	}
 }
 
 // pollers counts the goroutines of the process polling a socket.

@@ -49,6 +49,7 @@ func fakeClock(t *testing.T, s *spinReader) *int64 {
 func resetContention() {
 	contention.until.Store(0)
 	contention.level.Store(0)
+	contention.last.Store(0)
 }
 
 func TestSpinReaderPollsThenParks(t *testing.T) {
@@ -141,8 +142,8 @@ func TestSpinReaderEndsAndDeadlines(t *testing.T) {
 // On a busy host a yield gives the thread's CPU away for a whole time
 // slice. A poll whose yield kept it away for longer than the budget stops
 // polling for the whole process for a while, whether or not the reply had
-// come meanwhile; the pause doubles while polls keep stalling, and a poll
-// that meets no stall ends it.
+// come meanwhile; the pause doubles with each stalled poll, clean polls
+// between them or not, and starts over after contendedForget without one.
 func TestSpinReaderStallStopsPolling(t *testing.T) {
 	const budget = 20 * time.Microsecond
 	client, server := tcpPair(t)
@@ -194,7 +195,8 @@ func TestSpinReaderStallStopsPolling(t *testing.T) {
 	assert.Equal(t, int32(2), contention.level.Load())
 	assert.Equal(t, *now+int64(2*contendedMin), contention.until.Load(), "the second pause is twice the first")
 
-	// After it, a poll without a stall resets the level.
+	// After it, a poll without a stall polls on, but does not shorten
+	// the next pause: on a busy host most polls find a free core.
 	*now = contention.until.Load()
 	s.yield = func() {}
 	_, err = server.Write([]byte("y"))
@@ -202,7 +204,26 @@ func TestSpinReaderStallStopsPolling(t *testing.T) {
 	_, err = s.Read(buf)
 	require.NoError(t, err)
 	assert.Equal(t, 3, polls)
-	assert.Zero(t, contention.level.Load())
+	assert.False(t, contention.active(*now))
+	assert.Equal(t, int32(2), contention.level.Load(), "a clean poll keeps the level")
+
+	// The next stall pauses four times as long as the first ...
+	s.yield = stall
+	s.onGiveUp = func() { _, _ = server.Write([]byte("z")) }
+	_, err = s.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 4, polls)
+	assert.Equal(t, int32(3), contention.level.Load())
+	assert.Equal(t, *now+int64(4*contendedMin), contention.until.Load())
+
+	// ... and one long after the last (no stall for contendedForget)
+	// starts again from the shortest pause.
+	*now = contention.until.Load() + int64(contendedForget)
+	_, err = s.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 5, polls)
+	assert.Equal(t, int32(1), contention.level.Load())
+	assert.Equal(t, *now+int64(contendedMin), contention.until.Load())
 }
 
 func TestContentionPauseIsBounded(t *testing.T) {
