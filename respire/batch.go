@@ -56,8 +56,23 @@ var batchListPool = sync.Pool{New: func() any { return new(batchLists) }}
 // NewBatch returns an empty batch that runs on c.
 func (c *Client) NewBatch() *Batch {
 	l := batchListPool.Get().(*batchLists)
-	return &Batch{c: c, cmds: l.cmds[:0], futs: l.futs[:0], lists: l}
+	a := new(batchAlloc)
+	a.b = Batch{c: c, cmds: l.cmds[:0], futs: l.futs[:0], lists: l, strs: a.strs[:0]}
+	return &a.b
 }
+
+// batchAlloc is a Batch with the first slab of its string futures, the
+// result type of most batched commands (GET), in the same allocation: a
+// batch of 8 GETs or fewer allocates no slab, one of 32 two instead of
+// three (8 here, then 8 and 16). Its futures, like a slab's, are never
+// reused: a caller's pointer to one keeps the whole allocation alive.
+type batchAlloc struct {
+	b    Batch
+	strs [firstSlab]Future[string]
+}
+
+// firstSlab is the length of a batch's first slab of futures (takeFuture).
+const firstSlab = 8
 
 // recycleLists gives the batch's slices back to the pool once its commands
 // are settled and recycled.
@@ -100,7 +115,7 @@ func slabFuture[T any](b *Batch) *Future[T] {
 func takeFuture[T any](b *Batch, slab *[]Future[T]) *Future[T] {
 	s := *slab
 	if len(s) == cap(s) {
-		s = make([]Future[T], 0, min(max(len(b.cmds), 8), 256))
+		s = make([]Future[T], 0, min(max(len(b.cmds), firstSlab), 256))
 	}
 	s = s[:len(s)+1]
 	*slab = s

@@ -68,3 +68,35 @@ func nan() float64 {
 	zero := 0.0
 	return zero / zero
 }
+
+// The futures of a batch's first 8 string commands (GET, the most batched)
+// come with the batch's own allocation, and later ones from slabs of 8,
+// 16, 32 ...: queueing 8 GETs allocates the batch alone, 32 GETs two
+// slabs more. (Commands and the batch's lists come from pools.)
+func TestBatchFuturesAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops pooled values at random")
+	}
+	c, err := NewClient(Options{Addr: "127.0.0.1:1"})
+	require.NoError(t, err)
+	defer c.Close()
+	queue := func(n int, add func(*Batch)) func() {
+		return func() {
+			b := c.NewBatch()
+			for range n {
+				add(b)
+			}
+			// Give the commands and lists back as Exec would.
+			for _, x := range b.cmds {
+				x.Recycle()
+			}
+			b.recycleLists(b.cmds, b.futs)
+		}
+	}
+	get := func(b *Batch) { b.Get("k") }
+	incr := func(b *Batch) { b.Incr("n") }
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, queue(1, get)), "one GET")
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, queue(8, get)), "8 GETs")
+	assert.Equal(t, 3.0, testing.AllocsPerRun(100, queue(32, get)), "32 GETs: slabs of 8 and 16")
+	assert.Equal(t, 2.0, testing.AllocsPerRun(100, queue(8, incr)), "8 INCRs: a slab of their own")
+}
