@@ -100,3 +100,22 @@ func TestBatchFuturesAllocations(t *testing.T) {
 	assert.Equal(t, 3.0, testing.AllocsPerRun(100, queue(32, get)), "32 GETs: slabs of 8 and 16")
 	assert.Equal(t, 2.0, testing.AllocsPerRun(100, queue(8, incr)), "8 INCRs: a slab of their own")
 }
+
+// A key picks its connection by a hash only when the client has more than
+// one: with one, commands skip hashing their keys.
+func TestKeyRouteOnlyWithConnectionsToPick(t *testing.T) {
+	one, err := NewClient(Options{Addr: "127.0.0.1:1"})
+	require.NoError(t, err)
+	defer one.Close()
+	two, err := NewClient(Options{Addr: "127.0.0.1:1", Connections: 2})
+	require.NoError(t, err)
+	defer two.Close()
+	for _, key := range []string{"k", "user:1", "user:2"} {
+		b := two.NewBatch()
+		b.Get(key)
+		assert.Equal(t, routeOf(key), b.cmds[0].Route, "two connections: %s", key)
+		b = one.NewBatch()
+		b.Get(key)
+		assert.Zero(t, b.cmds[0].Route, "one connection: %s", key)
+	}
+}
