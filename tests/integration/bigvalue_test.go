@@ -214,7 +214,10 @@ func TestCancelledLargeSet(t *testing.T) {
 	// No stall detection during the test: only the cancellation may end
 	// the calls.
 	c := connect(t, respire.Options{Addr: p.Addr(), Connections: 1, StallTimeout: time.Hour})
-	ctx := ctxT(t)
+	// One context for the subtests, each writing 48 MiB several times: on
+	// a loaded machine with the race detector they take tens of seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
 	direct := connect(t, respire.Options{Addr: srv.Addr})
 	// Far larger than the sockets' buffers, so that the write is still in
 	// progress when the caller leaves.
@@ -235,6 +238,16 @@ func TestCancelledLargeSet(t *testing.T) {
 			g.see(len(b))
 		}
 	})
+	// held waits until g holds a write, failing the test should the call
+	// writing it (done) end first.
+	held := func(t *testing.T, g *gate, done <-chan error) {
+		t.Helper()
+		select {
+		case <-g.blocked:
+		case err := <-done:
+			t.Fatalf("the call ended before the network held its write: %v", err)
+		}
+	}
 	arm := func(t *testing.T) *gate {
 		g := newGate()
 		cur.Store(g)
@@ -259,7 +272,7 @@ func TestCancelledLargeSet(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- exec(cctx) }()
-		<-g.blocked
+		held(t, g, done)
 		// Another caller's command, queued behind the stuck write.
 		sends := c.Stats().Sends
 		other := make(chan error, 1)
@@ -328,7 +341,7 @@ func TestCancelledLargeSet(t *testing.T) {
 		g := arm(t)
 		adone := make(chan error, 1)
 		go func() { adone <- c.Set(ctx, ka, aval, nil) }()
-		<-g.blocked
+		held(t, g, adone)
 		sends := c.Stats().Sends
 		cctx, cancel := context.WithCancel(ctx)
 		bdone := make(chan error, 1)
@@ -359,7 +372,7 @@ func TestCancelledLargeSet(t *testing.T) {
 		g := arm(t)
 		adone := make(chan error, 1)
 		go func() { adone <- c.Set(ctx, ka, aval, nil) }()
-		<-g.blocked
+		held(t, g, adone)
 		sends := c.Stats().Sends
 		cctx, cancel := context.WithCancel(ctx)
 		bdone := make(chan error, 1)
@@ -402,7 +415,7 @@ func TestCancelledLargeSet(t *testing.T) {
 		g := arm(t)
 		adone := make(chan error, 1)
 		go func() { adone <- c.Set(ctx, ka, aval, nil) }()
-		<-g.blocked // a's write is in progress, and stuck
+		held(t, g, adone) // a's write is in progress, and stuck
 		sends := c.Stats().Sends
 		cctx, cancel := context.WithCancel(ctx)
 		bdone := make(chan error, 1)
