@@ -16,7 +16,7 @@ OLDGO ?= go1.25.5
 # generator may emit a call to it).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all servers vet api test test-oldgo leasecheck demo bench fmt fuzz soak clean-servers
+.PHONY: all servers vet api test test-oldgo leasecheck demo bench fmt fuzz soak goredis-suite clean-servers
 
 all: test
 
@@ -89,6 +89,10 @@ fuzz:
 ## soak: tests/cmd/soak, mixed load with a fault every SOAKFAULT for SOAKTIME, other flags in SOAKFLAGS (make soak SOAKTIME=2m SOAKFAULT=30s); not part of test
 soak: servers
 	cd tests && $(GO) run ./cmd/soak -duration $(SOAKTIME) -fault-every $(SOAKFAULT) $(SOAKFLAGS)
+
+## goredis-suite: go-redis's own command, pub/sub and transaction suites (and libraries' suites) on go-redis and through the goredis adapter, tests taken from the module cache (tests/goredissuite); minutes; not part of test
+goredis-suite: servers
+	cd tests && RESPIRE_GOREDIS_SUITE=1 $(GO) test -count=1 -v -timeout 30m ./goredissuite/
 
 ## clean-servers: remove the downloaded servers
 clean-servers:
