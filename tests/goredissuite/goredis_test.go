@@ -61,7 +61,7 @@ func gate(t *testing.T) {
 // a server of its own.
 func TestGoRedisSuite(t *testing.T) {
 	gate(t)
-	dir := filepath.Join(t.TempDir(), "go-redis")
+	dir := workDir(t, "go-redis")
 	src, err := moduleDir("github.com/redis/go-redis/v9", goRedisVersion)
 	require.NoError(t, err)
 	require.NoError(t, copyTree(src, dir))

@@ -18,7 +18,22 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 )
+
+// workDir is where the module called name is copied: under
+// $RESPIRE_SUITE_DIR when set (kept after the run, to rerun a test binary
+// by hand), else in a temporary directory of the test.
+func workDir(t *testing.T, name string) string {
+	if d := os.Getenv("RESPIRE_SUITE_DIR"); d != "" {
+		dir := filepath.Join(d, name)
+		require.NoError(t, os.RemoveAll(dir))
+		return dir
+	}
+	return filepath.Join(t.TempDir(), name)
+}
 
 // moduleDir returns the directory of mod@version in the module cache,
 // downloading it when missing.

@@ -1,0 +1,159 @@
+package goredissuite
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/respire-go/respire/tests/harness"
+	"github.com/stretchr/testify/require"
+)
+
+// asynqVersion is the asynq (github.com/hibiken/asynq, a job queue on
+// go-redis: sorted sets, lists, Lua scripts, pub/sub for cancellations)
+// whose tests run.
+const asynqVersion = "v0.26.0"
+
+// asynqByDesign are asynq's tests that pass on go-redis and fail through
+// the adapter for a reason outside the adapter's behaviour.
+var asynqByDesign = map[string]string{
+	"TestServerFromRedisClient": "leaves the client it made open (asynq closes only the clients it made) and checks for leaked goroutines ignoring go-redis's pool reaper, the goroutine such a go-redis client leaves; the adapter's open client has Respire's",
+}
+
+// TestAsynqSuite runs asynq's own tests of its Redis layer (internal/rdb)
+// and of its public API (clients, servers, schedulers, inspectors: the
+// root package) on go-redis and through the adapter, each run on a server
+// of its own. asynq's tests take the server's address from their
+// -redis_addr flag.
+func TestAsynqSuite(t *testing.T) {
+	gate(t)
+	dir := workDir(t, "asynq")
+	src, err := moduleDir("github.com/hibiken/asynq", asynqVersion)
+	require.NoError(t, err)
+	require.NoError(t, copyTree(src, dir))
+	rdb := filepath.Join(dir, "internal", "rdb")
+	for pkg, pdir := range map[string]string{"rdb": rdb, "asynq": dir} {
+		for from, to := range map[string]string{"goredis_test.go.txt": "zz_respire_goredis_test.go", "adapter_test.go.txt": "zz_respire_adapter_test.go"} {
+			b, err := os.ReadFile(filepath.Join("redirect", "asynq", from))
+			require.NoError(t, err)
+			b = []byte(strings.Replace(string(b), "package PACKAGE", "package "+pkg, 1))
+			require.NoError(t, os.WriteFile(filepath.Join(pdir, to), b, 0o644))
+		}
+	}
+	require.NoError(t, copyRedirect(dir, map[string]string{
+		"asynq/connopt_goredis_test.go.txt": "zz_respire_connopt_goredis_test.go",
+		"asynq/connopt_adapter_test.go.txt": "zz_respire_connopt_adapter_test.go",
+	}))
+	// The redirection: setup's client is made by newTestClient, and
+	// getRedisConnOpt's options pass through testConnOpt.
+	require.NoError(t, edit(filepath.Join(rdb, "rdb_test.go"),
+		"NewRDB(redis.NewClient(&redis.Options{", "NewRDB(newTestClient(tb, &redis.Options{"))
+	require.NoError(t, edit(filepath.Join(dir, "asynq_test.go"),
+		"r = redis.NewClient(&redis.Options{", "r = newTestClient(tb, &redis.Options{",
+		"return RedisClientOpt{\n\t\tAddr: redisAddr,\n\t\tDB:   redisDB,\n\t}", "return testConnOpt(tb, RedisClientOpt{\n\t\tAddr: redisAddr,\n\t\tDB:   redisDB,\n\t})"))
+	// asynq's FlushDB helper type-switches on *redis.Client and
+	// *redis.ClusterClient and does nothing for any other client: the
+	// adapter (a *goredis.Client) gets a branch of its own.
+	require.NoError(t, edit(filepath.Join(dir, "internal", "testutil", "testutil.go"),
+		"\tcase *redis.ClusterClient:\n", "\tdefault: // Respire's redirection: a client of another type (the adapter)\n"+
+			"\t\tif err := r.FlushDB(context.Background()).Err(); err != nil {\n\t\t\ttb.Fatal(err)\n\t\t}\n"+
+			"\tcase *redis.ClusterClient:\n"))
+	require.NoError(t, useAdapter(dir))
+
+	type run struct{ client, pkg string }
+	var runs []run
+	for _, client := range []string{"go-redis", "adapter"} {
+		for pkg, pdir := range map[string]string{"rdb": rdb, "asynq": dir} {
+			var tags []string
+			if client == "adapter" {
+				tags = []string{"respire_adapter"}
+			}
+			require.NoError(t, buildTest(pdir, filepath.Join(dir, client+"-"+pkg+".test"), tags...))
+			runs = append(runs, run{client, pkg})
+		}
+	}
+	var mu sync.Mutex
+	fails := map[string]map[string]bool{}
+	t.Run("runs", func(t *testing.T) {
+		for _, r := range runs {
+			t.Run(r.client+"/"+r.pkg, func(t *testing.T) {
+				t.Parallel() // each on a server of its own; asynq's tests mostly wait
+				srv := harness.Start(t, harness.Config{Flavor: harness.Redis86})
+				pdir := dir
+				if r.pkg == "rdb" {
+					pdir = rdb
+				}
+				cmd := exec.Command(filepath.Join(dir, r.client+"-"+r.pkg+".test"), "-test.v", "-test.timeout", "10m", "-redis_addr", srv.Addr)
+				cmd.Dir = pdir
+				out, _ := cmd.CombinedOutput()
+				res := parseGoTest(out)
+				t.Logf("asynq %s on %s: %s", r.pkg, r.client, res)
+				if res.passed+res.failed == 0 {
+					t.Fatalf("no test ran:\n%s", tail(out, 4000))
+				}
+				mu.Lock()
+				fails[r.client+"/"+r.pkg] = res.failedSet()
+				mu.Unlock()
+			})
+		}
+	})
+	for _, pkg := range []string{"rdb", "asynq"} {
+		base, got := fails["go-redis/"+pkg], fails["adapter/"+pkg]
+		for name := range got {
+			if why, ok := asynqByDesign[name]; ok && !base[name] {
+				t.Logf("asynq %s: fails through the adapter by design: %s (%s)", pkg, name, why)
+				continue
+			}
+			if !base[name] {
+				t.Errorf("asynq %s: passes on go-redis, fails through the adapter: %s", pkg, name)
+			}
+		}
+	}
+}
+
+// goTestResult counts a go test -v run's top-level tests.
+type goTestResult struct {
+	passed, failed, skipped int
+	failures                []string
+}
+
+func (r goTestResult) String() string {
+	s := fmt.Sprintf("%d passed, %d failed, %d skipped", r.passed, r.failed, r.skipped)
+	if len(r.failures) > 0 {
+		s += " (" + strings.Join(r.failures, ", ") + ")"
+	}
+	return s
+}
+
+func (r goTestResult) failedSet() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range r.failures {
+		m[f] = true
+	}
+	return m
+}
+
+var goTestLine = regexp.MustCompile(`(?m)^--- (PASS|FAIL|SKIP): (\S+)`)
+
+func parseGoTest(out []byte) goTestResult {
+	var r goTestResult
+	for _, m := range goTestLine.FindAllSubmatch(out, -1) {
+		switch string(m[1]) {
+		case "PASS":
+			r.passed++
+		case "FAIL":
+			r.failed++
+			r.failures = append(r.failures, string(m[2]))
+		case "SKIP":
+			r.skipped++
+		}
+	}
+	sort.Strings(r.failures)
+	return r
+}
