@@ -37,12 +37,13 @@
 // The common reply types (Cmd, StatusCmd, StringCmd, IntCmd, UintCmd,
 // BoolCmd, FloatCmd, DurationCmd, TimeCmd, SliceCmd, BoolSliceCmd,
 // StringSliceCmd, IntSliceCmd, FloatSliceCmd, MapStringStringCmd,
-// MapStringIntCmd, ScanCmd, ZSliceCmd) are filled with go-redis's setters.
-// Every other one (streams, geo, FUNCTION LIST, INFO, COMMAND, ...) is
-// replayed: the reply Respire received is encoded back into RESP as the
-// server sent it and read by go-redis's own code, from one of the adapter's
-// connections, which reach no server. The command holds what go-redis
-// would have given, nested errors and RESP3 types included.
+// MapStringIntCmd, ScanCmd, ZSliceCmd, XMessageSliceCmd) are filled with
+// go-redis's setters. Every other one (the other stream replies, geo,
+// FUNCTION LIST, INFO, COMMAND, ...) is replayed: the reply Respire
+// received is encoded back into RESP as the server sent it and read by
+// go-redis's own code, from one of the adapter's connections, which reach
+// no server. The command holds what go-redis would have given, nested
+// errors and RESP3 types included.
 //
 // # Pub/sub, Watch, Conn
 //

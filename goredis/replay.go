@@ -29,7 +29,7 @@ func direct(cmd redis.Cmder) bool {
 		*redis.TimeCmd, *redis.SliceCmd, *redis.BoolSliceCmd,
 		*redis.StringSliceCmd, *redis.IntSliceCmd, *redis.FloatSliceCmd,
 		*redis.MapStringStringCmd, *redis.MapStringIntCmd, *redis.ScanCmd,
-		*redis.ZSliceCmd:
+		*redis.ZSliceCmd, *redis.XMessageSliceCmd:
 		return true
 	}
 	return false

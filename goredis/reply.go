@@ -122,6 +122,8 @@ func fill(cmd redis.Cmder, r respire.Reply) error {
 		return fillScan(c, r)
 	case *redis.ZSliceCmd:
 		return fillZ(c, r)
+	case *redis.XMessageSliceCmd:
+		return fillSlice(r, c.SetVal, xMessage)
 	default:
 		return fmt.Errorf("goredis: %T is replayed, not filled", cmd)
 	}
@@ -325,4 +327,49 @@ func plain(v any) any {
 		return protoError(errMessage(v))
 	}
 	return v
+}
+
+// xMessage reads one stream entry (XRANGE, XREVRANGE, XCLAIM) as go-redis
+// does: its ID and fields, a null for the fields of a deleted entry (no
+// Values), and after them, when XREADGROUP's CLAIM added them, the
+// milliseconds since the last delivery and the delivery count.
+func xMessage(e respire.Reply) (redis.XMessage, error) {
+	parts, err := e.Slice()
+	if err != nil {
+		return redis.XMessage{}, err
+	}
+	if len(parts) != 2 && len(parts) != 4 {
+		return redis.XMessage{}, fmt.Errorf("goredis: a stream entry of %d elements, want 2 or 4", len(parts))
+	}
+	var msg redis.XMessage
+	if msg.ID, err = parts[0].Text(); err != nil {
+		return redis.XMessage{}, err
+	}
+	if !parts[1].IsNull() {
+		kv, err := parts[1].Slice()
+		if err != nil {
+			return redis.XMessage{}, err
+		}
+		msg.Values = make(map[string]any, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			k, err := kv[i].Text()
+			if err != nil {
+				return redis.XMessage{}, err
+			}
+			v, err := kv[i+1].Text()
+			if err != nil {
+				return redis.XMessage{}, err
+			}
+			msg.Values[k] = v
+		}
+	}
+	if len(parts) == 4 {
+		if msg.MillisElapsedFromDelivery, err = parts[2].Int64(); err != nil {
+			return redis.XMessage{}, err
+		}
+		if msg.DeliveredCount, err = parts[3].Int64(); err != nil {
+			return redis.XMessage{}, err
+		}
+	}
+	return msg, nil
 }
