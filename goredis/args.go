@@ -12,7 +12,12 @@ import (
 // words Respire sends, encoded as go-redis would have written them on the
 // wire. The difference that matters is time.Duration: go-redis writes its
 // nanoseconds, Respire's Do its milliseconds.
+// Arguments Respire sends as they are (the common case: strings and
+// integers) are not copied: in itself is returned, and only read.
 func convertArgs(in []any) ([]any, error) {
+	if asIs(in) {
+		return in, nil
+	}
 	out := make([]any, len(in))
 	for i, v := range in {
 		w, err := convertArg(v)
@@ -22,6 +27,18 @@ func convertArgs(in []any) ([]any, error) {
 		out[i] = w
 	}
 	return out, nil
+}
+
+// asIs reports whether every argument is one convertArg returns unchanged.
+func asIs(in []any) bool {
+	for _, v := range in {
+		switch v.(type) {
+		case string, []byte, int64:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func convertArg(v any) (any, error) {
