@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/harness"
@@ -93,7 +94,11 @@ func TestInterceptorCircuitBreaker(t *testing.T) {
 
 	srv.Stop()
 	for i := 0; i < 2; i++ {
-		_, err := c.Get(ctx, "ic:k")
+		// By default a command waits for the reconnect until its context
+		// ends: a short one gives the failure without waiting a minute.
+		cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		_, err := c.Get(cctx, "ic:k")
+		cancel()
 		require.Error(t, err)
 	}
 	_, err = c.Get(ctx, "ic:k")
@@ -245,7 +250,11 @@ func TestInterceptorDial(t *testing.T) {
 	c2, err := respire.NewClient(respire.Options{Addr: srv.Addr, Interceptors: []respire.Interceptor{ic}})
 	require.NoError(t, err)
 	defer c2.Close()
-	_, err = c2.Ping(ctx)
+	// The Ping waits for a connection until its context ends (the
+	// default), then names the last dial's error: 2s is many dials.
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = c2.Ping(pctx)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "dial refused by policy")
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -16,8 +17,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// randomValue returns a binary value of 0 B to 1 MiB, mostly small, with
-// CR and LF bytes mixed in, so framing mistakes show.
+// valuePool is 1 MiB of random bytes, with CR and LF bytes mixed in (one
+// byte in four), so framing mistakes show. Values are slices of it:
+// writing megabytes of random bytes one at a time for every value cost
+// the race detector more than the test itself.
+var valuePool = sync.OnceValue(func() []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 1<<20)
+	for i := 0; i < len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], r.Uint64())
+	}
+	for i, x := range b {
+		switch x % 8 {
+		case 0:
+			b[i] = '\r'
+		case 1:
+			b[i] = '\n'
+		}
+	}
+	return b
+})
+
+// randomValue returns a binary value of 0 B to 1 MiB, mostly small, taken
+// from valuePool at a random offset, so that two values of the same length
+// differ too.
 func randomValue(r *rand.Rand) []byte {
 	var n int
 	switch p := r.IntN(100); {
@@ -30,18 +53,9 @@ func randomValue(r *rand.Rand) []byte {
 	default:
 		n = r.IntN(1<<20 + 1)
 	}
-	b := make([]byte, n)
-	for i := range b {
-		switch r.IntN(8) {
-		case 0:
-			b[i] = '\r'
-		case 1:
-			b[i] = '\n'
-		default:
-			b[i] = byte(r.Uint32())
-		}
-	}
-	return b
+	pool := valuePool()
+	off := r.IntN(len(pool) - n + 1)
+	return pool[off : off+n : off+n]
 }
 
 // TestConcurrentGetSet: 64 goroutines share one client and each checks
