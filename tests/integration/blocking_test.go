@@ -43,8 +43,10 @@ func waitBlocked(t *testing.T, srv *harness.Server, n int) {
 		10*time.Second, 2*time.Millisecond, "waiting for %d blocked clients", n)
 }
 
-// TestBlockingDoesNotDelayOtherCommands: while a BLPOP with a 5 s timeout
-// blocks, 10,000 GETs complete at normal latency.
+// TestBlockingDoesNotDelayOtherCommands: while a BLPOP with a 30 s timeout
+// blocks, 10,000 GETs complete, none of them waiting for it (which would
+// take the 30 s); fed, the BLPOP returns the element at once, not at its
+// timeout.
 func TestBlockingDoesNotDelayOtherCommands(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
 		srv := startFlavor(t, f, harness.Config{})
@@ -61,7 +63,7 @@ func TestBlockingDoesNotDelayOtherCommands(t *testing.T) {
 				}
 				done := make(chan result, 1)
 				go func() {
-					r, err := c.BLPop(ctx, 5*time.Second, "blk:list")
+					r, err := c.BLPop(ctx, 30*time.Second, "blk:list")
 					done <- result{r, err, time.Now()}
 				}()
 				waitBlocked(t, srv, 1)
@@ -91,7 +93,9 @@ func TestBlockingDoesNotDelayOtherCommands(t *testing.T) {
 					worst = max(worst, d)
 				}
 				t.Logf("10k GETs in %v, slowest %v, while BLPOP blocks", elapsed, worst)
-				assert.Less(t, worst, time.Second, "a GET waited behind the BLPOP")
+				// Bounds far below the BLPOP's 30 s, far above a slow
+				// machine's worst GET.
+				assert.Less(t, worst, 10*time.Second, "a GET waited behind the BLPOP")
 				select {
 				case r := <-done:
 					t.Fatalf("BLPOP returned before it was served: %v %v", r.r, r.err)
@@ -106,14 +110,15 @@ func TestBlockingDoesNotDelayOtherCommands(t *testing.T) {
 				r := <-done
 				require.NoError(t, r.err)
 				assert.Equal(t, respire.KeyElement{Key: "blk:list", Element: "x"}, r.r)
-				assert.Less(t, r.at.Sub(pushed), time.Second)
+				assert.Less(t, r.at.Sub(pushed), 10*time.Second, "the BLPOP returned at its timeout, not when fed")
 			})
 		}
 	})
 }
 
-// TestBlockingCancel: cancelling a blocked BLPOP returns within 100 ms and
-// its connection is closed, so it cannot pop an element later.
+// TestBlockingCancel: cancelling a blocked BLPOP (timeout 0: it would
+// block for ever) returns it, and its connection is closed, so it cannot
+// pop an element later.
 func TestBlockingCancel(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
 		srv := startFlavor(t, f, harness.Config{})
@@ -137,7 +142,9 @@ func TestBlockingCancel(t *testing.T) {
 			err := <-done
 			took := time.Since(start)
 			require.ErrorIs(t, err, context.Canceled)
-			assert.Less(t, took, 100*time.Millisecond, "round %d", round)
+			// Promptly: about a millisecond; 5 s is a margin no slow
+			// machine reaches.
+			assert.Less(t, took, 5*time.Second, "round %d", round)
 
 			// The server sees the connection go away; an element pushed
 			// afterwards stays in the list.
@@ -157,7 +164,7 @@ func TestBlockingCancel(t *testing.T) {
 		start := time.Now()
 		_, err := c.BLPop(ctx, 0, "cancel:list")
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Less(t, time.Since(start), 150*time.Millisecond)
+		assert.Less(t, time.Since(start), 5*time.Second)
 	})
 }
 

@@ -380,7 +380,10 @@ func testStaleness(t *testing.T, spin bool) {
 	t.Logf("writes %d: %d (%.1f%%) followed by stale reads; reads %d, stale %d (%.3f%%); stale window p50 %v, max %v",
 		writes, staleWrites, 100*float64(staleWrites)/writes, reads, stale, 100*float64(stale)/float64(reads), p50, maxAge)
 	if !spin {
-		assert.Less(t, maxAge, 100*time.Millisecond)
+		// About a millisecond on a quiet machine. The bound catches an
+		// invalidation that waits for something else (a health check, a
+		// later round trip), with a margin a loaded machine does not reach.
+		assert.Less(t, maxAge, 2*time.Second)
 	}
 }
 

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,39 +12,69 @@ import (
 	"github.com/respire-go/respire/respire"
 	"github.com/respire-go/respire/tests/faultproxy"
 	"github.com/respire-go/respire/tests/harness"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 var debugCfg = harness.Config{Args: []string{"enable-debug-command yes"}}
 
-// TestContextCancelMidFlight: the caller returns promptly with the
-// context's error, and the late reply is discarded without shifting later
-// replies onto the wrong callers.
+// heldProxy is a proxy to srv that tells when a client's bytes hold
+// marker: Hold(true) keeps a command's reply owed for as long as a test
+// needs, without a sleeping server or a bound on time.
+func heldProxy(t *testing.T, srv *harness.Server, marker string) (*faultproxy.Proxy, <-chan struct{}) {
+	t.Helper()
+	p, err := faultproxy.New(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	seen := make(chan struct{}, 1)
+	p.OnClientData(func(_ int, b []byte) {
+		if bytes.Contains(b, []byte(marker)) {
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return p, seen
+}
+
+// await fails the test unless ch delivers within a limit that only a hang
+// reaches.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: nothing after 10s", what)
+		panic("unreachable")
+	}
+}
+
+// TestContextCancelMidFlight: a caller whose command was sent returns with
+// the context's error without waiting for the reply (held by the proxy
+// until the caller returned), and the late reply is discarded without
+// shifting later replies onto the wrong callers.
 func TestContextCancelMidFlight(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
-		srv := startFlavor(t, f, debugCfg)
+		srv := startFlavor(t, f, harness.Config{})
 		for _, mode := range modes {
 			t.Run(mode.name, func(t *testing.T) {
-				c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
+				p, sent := heldProxy(t, srv, "cancel:held")
+				c := connect(t, respire.Options{Addr: p.Addr(), ReadMode: mode.readMode, Protocol: mode.protocol})
 				bg := ctxT(t)
 				require.NoError(t, c.Set(bg, "cancel:k", "v1", nil))
 
+				p.Hold(true)
 				ctx, cancel := context.WithCancel(bg)
 				done := make(chan error, 1)
 				go func() {
-					_, err := c.Do(ctx, "DEBUG", "SLEEP", "0.3")
+					_, err := c.Do(ctx, "GET", "cancel:held")
 					done <- err
 				}()
-				// Wait until the server runs the sleep: a second client
-				// sees the command in CLIENT LIST? Simpler: the sleep blocks
-				// the server, so cancel right away; the command was sent or
-				// not, either way the caller must return at once.
+				await(t, sent, "the GET reaching the proxy")
 				cancel()
-				start := time.Now()
-				err := <-done
-				require.ErrorIs(t, err, context.Canceled)
-				assert.Less(t, time.Since(start), 200*time.Millisecond)
+				require.ErrorIs(t, await(t, done, "the cancelled caller waits for its reply"), context.Canceled)
+				p.Hold(false)
 
 				// The same client keeps working and replies stay matched.
 				for i := range 20 {
@@ -58,28 +89,69 @@ func TestContextCancelMidFlight(t *testing.T) {
 	})
 }
 
-// TestDeadlineMidFlight: a deadline shorter than the server's work ends
-// the call with DeadlineExceeded while the reply is still owed.
+// TestDeadlineMidFlight: a deadline ends a sent call with DeadlineExceeded
+// while its reply is still owed; later commands queue behind that reply
+// and get their own. Close ends calls in flight at once with ErrClosed.
 func TestDeadlineMidFlight(t *testing.T) {
-	srv := harness.Start(t, debugCfg)
+	srv := harness.Start(t, harness.Config{})
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := connect(t, respire.Options{Addr: srv.Addr, ReadMode: mode.readMode, Protocol: mode.protocol})
+			p, sent := heldProxy(t, srv, "deadline:held")
+			c := connect(t, respire.Options{Addr: p.Addr(), ReadMode: mode.readMode, Protocol: mode.protocol})
 			bg := ctxT(t)
+			_, err := c.Del(bg, "deadline:n")
+			require.NoError(t, err)
+
+			p.Hold(true)
 			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 			defer cancel()
-			start := time.Now()
-			_, err := c.Do(ctx, "DEBUG", "SLEEP", "0.4")
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			require.Less(t, time.Since(start), 300*time.Millisecond)
-			// Later commands queue behind the sleep and get their own replies.
-			for i := range 10 {
-				n, err := c.Incr(bg, "deadline:n")
-				require.NoError(t, err)
-				require.Equal(t, int64(i+1), n)
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Do(ctx, "GET", "deadline:held")
+				done <- err
+			}()
+			await(t, sent, "the GET reaching the proxy")
+			require.ErrorIs(t, await(t, done, "the caller past its deadline waits for its reply"), context.DeadlineExceeded)
+			// Later commands queue behind the owed reply (the first INCR
+			// is sent while it is held) and get their own replies.
+			sendsBefore := c.Stats().Sends
+			incrs := make(chan error, 1)
+			go func() {
+				for i := range 10 {
+					n, err := c.Incr(bg, "deadline:n")
+					if err == nil && n != int64(i+1) {
+						err = fmt.Errorf("INCR %d: got %d", i+1, n)
+					}
+					if err != nil {
+						incrs <- err
+						return
+					}
+				}
+				incrs <- nil
+			}()
+			require.Eventually(t, func() bool { return c.Stats().Sends > sendsBefore }, 10*time.Second, time.Millisecond)
+			p.Hold(false)
+			require.NoError(t, await(t, incrs, "INCRs"))
+
+			// Close, with calls in flight whose replies are held.
+			p.Hold(true)
+			sendsBefore = c.Stats().Sends
+			errs := make(chan error, 8)
+			for range 8 {
+				go func() {
+					_, err := c.Do(bg, "GET", "deadline:n")
+					errs <- err
+				}()
 			}
-			_, err = c.Del(bg, "deadline:n")
-			require.NoError(t, err)
+			require.Eventually(t, func() bool { return c.Stats().Sends > sendsBefore }, 10*time.Second, time.Millisecond)
+			require.NoError(t, c.Close())
+			for range 8 {
+				require.ErrorIs(t, await(t, errs, "a call in flight at Close"), respire.ErrClosed)
+			}
+			p.Hold(false)
+			_, err = c.Get(bg, "x")
+			require.ErrorIs(t, err, respire.ErrClosed)
+			require.NoError(t, c.Close(), "a second Close is harmless")
 		})
 	}
 }
