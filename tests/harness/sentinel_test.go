@@ -9,9 +9,11 @@ import (
 )
 
 // TestSentinels starts a deployment, fails it over with SENTINEL FAILOVER
-// and waits for it to settle with another master.
+// and waits for it to settle with another master. The flavors run in
+// parallel: their time is spent waiting for the sentinels.
 func TestSentinels(t *testing.T) {
 	ForEachFlavor(t, func(t *testing.T, f Flavor) {
+		t.Parallel()
 		d := StartSentinels(t, SentinelConfig{Flavor: f})
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
