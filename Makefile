@@ -41,9 +41,13 @@ test: servers vet leasecheck test-oldgo
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
 
 ## test-oldgo: go vet and go test (without -race, which the main run has) of the root module with $(OLDGO), so nothing newer than the go directive slips in
+# TestListingCurrent is skipped here: it type-checks every public package of
+# every module with go list, which under another toolchain means building
+# them all again (over a minute on a fresh clone), and it checks what
+# `apilist -check` in vet checked already.
 test-oldgo: servers
 	GOTOOLCHAIN=$(OLDGO) $(GO) vet ./...
-	GOTOOLCHAIN=$(OLDGO) $(GO) test -count=1 ./...
+	GOTOOLCHAIN=$(OLDGO) $(GO) test -count=1 -skip '^TestListingCurrent$$' ./...
 
 ## demo: run cmd/demo (it starts its own throwaway server)
 demo: servers
