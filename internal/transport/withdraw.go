@@ -49,10 +49,13 @@ type span struct {
 func (c *conn) leave(r *Request) (abandoned, withdrawn bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// r.sent is read before r is given up: once abandoned, the reader that
+	// answers it recycles it at once, without c.mu, and another caller may
+	// be sending it on another connection already.
+	s := r.sent
 	if !r.state.CompareAndSwap(stateWaiting, stateAbandoned) {
 		return false, false
 	}
-	s := r.sent
 	if c.err != nil || s.n == 0 || s.write <= c.wseq || s.to > len(c.wbuf) {
 		return true, false
 	}
