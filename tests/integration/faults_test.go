@@ -15,8 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var debugCfg = harness.Config{Args: []string{"enable-debug-command yes"}}
-
 // heldProxy is a proxy to srv that tells when a client's bytes hold
 // marker: Hold(true) keeps a command's reply owed for as long as a test
 // needs, without a sleeping server or a bound on time.
@@ -91,7 +89,7 @@ func TestContextCancelMidFlight(t *testing.T) {
 
 // TestDeadlineMidFlight: a deadline ends a sent call with DeadlineExceeded
 // while its reply is still owed; later commands queue behind that reply
-// and get their own. Close ends calls in flight at once with ErrClosed.
+// and get their own.
 func TestDeadlineMidFlight(t *testing.T) {
 	srv := harness.Start(t, harness.Config{})
 	for _, mode := range modes {
@@ -132,26 +130,6 @@ func TestDeadlineMidFlight(t *testing.T) {
 			require.Eventually(t, func() bool { return c.Stats().Sends > sendsBefore }, 10*time.Second, time.Millisecond)
 			p.Hold(false)
 			require.NoError(t, await(t, incrs, "INCRs"))
-
-			// Close, with calls in flight whose replies are held.
-			p.Hold(true)
-			sendsBefore = c.Stats().Sends
-			errs := make(chan error, 8)
-			for range 8 {
-				go func() {
-					_, err := c.Do(bg, "GET", "deadline:n")
-					errs <- err
-				}()
-			}
-			require.Eventually(t, func() bool { return c.Stats().Sends > sendsBefore }, 10*time.Second, time.Millisecond)
-			require.NoError(t, c.Close())
-			for range 8 {
-				require.ErrorIs(t, await(t, errs, "a call in flight at Close"), respire.ErrClosed)
-			}
-			p.Hold(false)
-			_, err = c.Get(bg, "x")
-			require.ErrorIs(t, err, respire.ErrClosed)
-			require.NoError(t, c.Close(), "a second Close is harmless")
 		})
 	}
 }
@@ -230,34 +208,31 @@ func TestServerKilledAndRestarted(t *testing.T) {
 	})
 }
 
-// TestCloseWithCallsInFlight: Close fails calls in flight and later calls
-// with ErrClosed, promptly.
+// TestCloseWithCallsInFlight: Close fails calls in flight (their replies
+// held by the proxy: a call waiting for its reply would hang) and later
+// calls with ErrClosed.
 func TestCloseWithCallsInFlight(t *testing.T) {
-	srv := harness.Start(t, debugCfg)
-	for _, mode := range modes[:2] {
+	srv := harness.Start(t, harness.Config{})
+	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			c, err := respire.Connect(ctxT(t), respire.Options{Addr: srv.Addr, ReadMode: mode.readMode})
+			p, sent := heldProxy(t, srv, "close:held")
+			c, err := respire.Connect(ctxT(t), respire.Options{Addr: p.Addr(), ReadMode: mode.readMode, Protocol: mode.protocol})
 			require.NoError(t, err)
 			bg := ctxT(t)
+			p.Hold(true)
 			errs := make(chan error, 8)
 			for range 8 {
 				go func() {
-					_, err := c.Do(bg, "DEBUG", "SLEEP", "0.5")
+					_, err := c.Do(bg, "GET", "close:held")
 					errs <- err
 				}()
 			}
-			// Wait until at least one call is on the wire: the server is
-			// asleep, so a PING on another client answers only later; we
-			// just need Close to race calls in flight, so make sure the
-			// sends happened by waiting for the client's send counter.
-			require.Eventually(t, func() bool { return c.Stats().Sends >= 1 }, 5*time.Second, time.Millisecond)
-			start := time.Now()
+			await(t, sent, "a GET reaching the proxy")
 			require.NoError(t, c.Close())
 			for range 8 {
-				err := <-errs
-				require.ErrorIs(t, err, respire.ErrClosed)
+				require.ErrorIs(t, await(t, errs, "a call in flight at Close"), respire.ErrClosed)
 			}
-			require.Less(t, time.Since(start), 400*time.Millisecond)
+			p.Hold(false)
 			_, err = c.Get(bg, "x")
 			require.ErrorIs(t, err, respire.ErrClosed)
 			require.NoError(t, c.Close(), "a second Close is harmless")
@@ -325,21 +300,23 @@ func TestHostileServerBytes(t *testing.T) {
 		":12x\r\n",
 	} {
 		t.Run(fmt.Sprintf("%q", garbage), func(t *testing.T) {
-			srv := harness.Start(t, debugCfg)
-			p, err := faultproxy.New(srv.Addr)
-			require.NoError(t, err)
-			defer p.Close()
+			srv := harness.Start(t, harness.Config{})
+			p, sent := heldProxy(t, srv, "hostile:held")
 			c := connect(t, respire.Options{Addr: p.Addr(), MinRetryBackoff: time.Millisecond, Limits: respireLimits()})
 			bg := ctxT(t)
+			// The INCR's reply is held: the garbage is what answers it. (A
+			// write: a read would be sent again on a new connection, the
+			// default read retries, which the hold keeps from answering.)
+			p.Hold(true)
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.Do(bg, "DEBUG", "SLEEP", "0.2")
+				_, err := c.Do(bg, "INCR", "hostile:held")
 				done <- err
 			}()
-			require.Eventually(t, func() bool { return c.Stats().Sends >= 1 }, 5*time.Second, time.Millisecond)
+			await(t, sent, "the INCR reaching the proxy")
 			p.InjectToClients([]byte(garbage))
-			err = <-done
-			require.ErrorIs(t, err, respire.ErrProtocol)
+			require.ErrorIs(t, await(t, done, "the INCR answered with garbage"), respire.ErrProtocol)
+			p.Hold(false)
 			require.Eventually(t, func() bool {
 				return c.Set(bg, "after", "ok", nil) == nil
 			}, 10*time.Second, 5*time.Millisecond)
