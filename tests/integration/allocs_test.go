@@ -90,7 +90,7 @@ func TestClusterHotPathAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
+	hc := sharedMasters(t, harness.Redis80)
 	for _, cx := range allocContexts(t) {
 		t.Run(cx.name, func(t *testing.T) {
 			c := clusterClient(t, hc, respire.Options{})

@@ -52,7 +52,7 @@ func keyOn(hc *harness.Cluster, m *harness.ClusterNode, prefix string) string {
 // only that node's.
 func TestClusterCache(t *testing.T) {
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
-		hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: f, Replicas: -1})
+		hc := sharedMasters(t, f)
 		ctx := ctxT(t)
 		c := clusterClient(t, hc, respire.Options{ClientCache: &respire.CacheOptions{}})
 		other := clusterClient(t, hc, respire.Options{})

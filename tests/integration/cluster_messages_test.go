@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/respire-go/respire/respire"
-	"github.com/respire-go/respire/tests/harness"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +14,7 @@ import (
 // SELECT suggests Options.DB, which this cluster (Redis) refuses at
 // Connect, naming the database.
 func TestClusterRefusalMessages(t *testing.T) {
-	hc := harness.StartCluster(t, harness.ClusterConfig{Replicas: -1})
+	hc := sharedMasters(t, "")
 	c := clusterClient(t, hc, respire.Options{})
 	ctx := ctxT(t)
 

@@ -126,7 +126,7 @@ func TestConnErrorIsRespireType(t *testing.T) {
 		connErrorPaths(t, c, srv.Do, srv.Addr, "et:k")
 	})
 	t.Run("cluster", func(t *testing.T) {
-		hc := harness.StartCluster(t, harness.ClusterConfig{Replicas: -1})
+		hc := sharedMasters(t, "")
 		c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}})
 		const key = "{et}:k" // and "{et}:k:list", in the same slot
 		slot, err := c.ClusterKeySlot(ctxT(t), key)

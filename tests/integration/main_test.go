@@ -60,3 +60,15 @@ func startFlavor(t *testing.T, f harness.Flavor, cfg harness.Config) *harness.Se
 	cfg.Flavor = f
 	return harness.Start(t, cfg)
 }
+
+// sharedMasters returns the test binary's cluster of flavor f (the
+// default when empty) of 3 masters without replicas, shared as
+// harness.SharedCluster is: keys under a prefix of the test's own, and no
+// change to the cluster.
+func sharedMasters(t *testing.T, f harness.Flavor) *harness.Cluster {
+	t.Helper()
+	if f == "" {
+		f = harness.DefaultFlavor
+	}
+	return harness.SharedClusterWith(t, string(f)+"-masters", harness.ClusterConfig{Flavor: f, Replicas: -1}, nil)
+}

@@ -497,7 +497,7 @@ func TestTracedHotPathAllocations(t *testing.T) {
 // every node's connection is set up under the tracer, and the logger
 // names each node once as new.
 func TestTracerCluster(t *testing.T) {
-	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis80, Replicas: -1})
+	hc := sharedMasters(t, harness.Redis80)
 	rec := newRecorder()
 	var logs logBuffer
 	c := connect(t, respire.Options{Cluster: &respire.ClusterOptions{Addrs: hc.Seeds()}, Tracer: hooks(rec), Logger: logs.logger()})
