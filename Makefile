@@ -35,8 +35,11 @@ leasecheck:
 	$(GO) test -count=1 -tags respire_leasecheck ./respire/
 
 ## test: race-enabled tests in every module, against real servers
+# -parallel 4: the tests that call t.Parallel mostly wait for servers
+# (failovers, sentinels); go test's default, GOMAXPROCS (2 on CI), would
+# run only two of them at once.
 test: servers vet leasecheck test-oldgo
-	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) || fail="$$fail $$m"; done; \
+	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 -parallel 4 -timeout 30m ./...) || fail="$$fail $$m"; done; \
 	echo "allocation targets (without -race)"; (cd tests && $(GO) test -count=1 -run 'HotPathAllocations' ./integration/) || fail="$$fail allocations"; \
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
 
