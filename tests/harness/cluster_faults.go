@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Kill ends the node with SIGKILL, as a crash would, and waits until the
@@ -131,8 +132,23 @@ func (c *Cluster) Failover(ctx context.Context, replica *ClusterNode, mode strin
 	}
 	before, _ := strconv.ParseInt(infoField(fmt.Sprint(info), "cluster_current_epoch"), 10, 64)
 	logStart := fileSize(replica.Server.LogPath)
-	if _, err := replica.Do(ctx, args...); err != nil {
-		return fmt.Errorf("harness: %s on %s: %w", strings.Join(args, " "), replica.Addr, err)
+	for {
+		_, err := replica.Do(ctx, args...)
+		if err == nil {
+			break
+		}
+		// A replica refuses a plain failover while it flags its master as
+		// failing, which a busy machine makes happen for a moment (pings
+		// answered late): asked again, it accepts once the flag clears.
+		// A master that is really down keeps it until ctx ends.
+		if mode != "" || !strings.Contains(err.Error(), "Master is down or failed") {
+			return fmt.Errorf("harness: %s on %s: %w", strings.Join(args, " "), replica.Addr, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("harness: %s on %s: %w", strings.Join(args, " "), replica.Addr, err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	// Redis 7.0 and 8.0 let a replica that won an election less than
 	// 4*max(NodeTimeout, 1s) ago "win" again at once with that election's

@@ -271,7 +271,7 @@ func (sp *SentinelProc) launch() error {
 	if err := sp.run.launch(sp.port, []string{sp.conf, "--sentinel"}); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // as Server.readyTimeout
 	defer cancel()
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		err := probe(ctx, "tcp", sp.Addr, sp.tls, "")

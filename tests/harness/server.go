@@ -256,7 +256,9 @@ var errPortInUse = errors.New("address already in use")
 // readyTimeout is how long a server may take to answer its first PING.
 func (s *Server) readyTimeout() time.Duration {
 	if _, ok := s.run.(*procRunner); ok {
-		return 10 * time.Second
+		// Milliseconds as a rule; seconds on a machine loaded far beyond
+		// its cores (seen: over 10s at a load average of 44 on 2).
+		return 30 * time.Second
 	}
 	return 60 * time.Second // a container, maybe after pulling its image
 }

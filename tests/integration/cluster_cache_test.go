@@ -214,6 +214,7 @@ func readUntil(t *testing.T, ctx context.Context, cached respire.Cached, key, wa
 // invalidations, but a missing key has nothing to migrate, and the new
 // owner never tracked it.
 func TestClusterCacheSlotsMove(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	hc := harness.StartCluster(t, harness.ClusterConfig{})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{ClientCache: &respire.CacheOptions{}})
@@ -267,6 +268,7 @@ func TestClusterCacheSlotsMove(t *testing.T) {
 // master; the client learns of that by its topology refreshes, here every
 // 200ms.
 func TestClusterCacheSilentMaster(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	hc := harness.StartCluster(t, harness.ClusterConfig{})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{ClientCache: &respire.CacheOptions{},

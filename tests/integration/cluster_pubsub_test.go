@@ -158,6 +158,7 @@ func channelsOn(slots map[int]bool, chs []string) []string {
 // machine, up to 0.5s with -race on a loaded one; delivery again up to
 // 2.5s after a CLUSTER FAILOVER.
 func TestClusterShardedPubSub(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	t.Run(string(harness.Redis70), func(t *testing.T) { testClusterShardedPubSub(t, harness.Redis70) })
 	t.Run(string(harness.Valkey81), func(t *testing.T) { testClusterShardedPubSub(t, harness.Valkey81) })
 }
@@ -307,8 +308,9 @@ func killMaster(t *testing.T, ctx context.Context, hc *harness.Cluster, victim *
 // well under a second (delivery also waits for the publisher's own client
 // to find the new owner, each of its calls having a 200ms deadline); what
 // the bound catches is a client that waits for its periodic topology
-// refresh (30s) or never moves, with a margin no slow machine reaches.
-const moveBound = 10 * time.Second
+// refresh (30s) or never moves. Seen at a load average of 44 on 2
+// cores: 6.7s to subscribe, 10.8s to deliver again after a kill.
+const moveBound = 15 * time.Second
 
 // checkBack checks that every channel of chs was subscribed on its new
 // owner (its last gap's Until) and delivers again within moveBound of

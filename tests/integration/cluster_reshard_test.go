@@ -22,6 +22,8 @@ import (
 // caller, no reply is corrupted, transactions stay all-or-nothing, and the
 // client fetches the topology rarely.
 func TestClusterTopologyChanges(t *testing.T) {
+	// Not in parallel: its load checks that no call ends more than
+	// lateSlack after its deadline, which the other tests' load breaks.
 	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{RetryReads: 2})
@@ -159,6 +161,7 @@ func TestClusterTopologyChanges(t *testing.T) {
 // TestClusterBatchDuringMigration: a 10k-command batch over all slots,
 // with a slot migrated while it runs: every reply correct, in order.
 func TestClusterBatchDuringMigration(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70, Replicas: -1})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{})
@@ -222,6 +225,7 @@ func contains(s []int, v int) bool {
 // on its address is never routed to: the client checks every connection's
 // node id.
 func TestClusterForeignNode(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70, Replicas: -1})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{})
@@ -272,6 +276,7 @@ func TestClusterForeignNode(t *testing.T) {
 // MOVED patches the slot map; a refresh and its confirmation follow), and
 // the servers see no storm.
 func TestClusterRefreshStorm(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	hc := harness.StartCluster(t, harness.ClusterConfig{Flavor: harness.Redis70})
 	ctx := ctxT(t)
 	const clients = 200

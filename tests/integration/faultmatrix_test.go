@@ -26,13 +26,19 @@ import (
 // load from fmWorkers goroutines. Errors during a fault are expected; what
 // must hold is that no caller ever gets a reply meant for another command,
 // no call outlives its deadline by more than fmLateSlack, every goroutine
-// gets a successful call again soon after the fault ends, and nothing is
-// left running.
+// gets a successful call again soon after the fault ends (fmRecoveryMax),
+// and nothing is left running.
+//
+// Both bounds are margins no slow machine reaches, not measurements: on a
+// quiet machine calls end within a few milliseconds of their deadline and
+// recover within milliseconds of the fault's end, and the table says how
+// close. A call that waited out a fault instead of its deadline is late
+// by seconds in the 3s blackhole.
 const (
 	fmWorkers     = 16
 	fmCallTimeout = 500 * time.Millisecond
-	fmLateSlack   = 50 * time.Millisecond
-	fmRecoveryMax = 3 * time.Second
+	fmLateSlack   = time.Second
+	fmRecoveryMax = 10 * time.Second
 	fmWarm        = 500 * time.Millisecond // load before the fault
 	fmTail        = 700 * time.Millisecond // load after every goroutine recovered
 )
@@ -72,9 +78,9 @@ var fmCases = []fmCase{
 		loadFor(600 * time.Millisecond)
 		p.Delay(0)
 	}},
-	{name: "blackhole-800ms", inject: func(_ *testing.T, _ *harness.Server, p *faultproxy.Proxy) {
+	{name: "blackhole-3s", inject: func(_ *testing.T, _ *harness.Server, p *faultproxy.Proxy) {
 		p.Hold(true)
-		loadFor(800 * time.Millisecond)
+		loadFor(3 * time.Second)
 		p.Hold(false)
 	}},
 	{name: "server-restart", losesData: true, inject: func(t *testing.T, srv *harness.Server, _ *faultproxy.Proxy) {
@@ -120,7 +126,7 @@ func raceNote() string {
 	return "race detector off"
 }
 
-const fmHeader = "| case | connections | ops ok | ops err | corrupted | late (> deadline+50ms) | max past deadline | recovery | goroutines leaked | errors |\n" +
+const fmHeader = "| case | connections | ops ok | ops err | corrupted | late (> deadline+1s) | max past deadline | recovery | goroutines leaked | errors |\n" +
 	"|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 
 // fmResult is what one case measured.

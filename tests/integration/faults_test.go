@@ -272,6 +272,7 @@ func TestStalledConnectionReplaced(t *testing.T) {
 // TestIdlePeerDetected: an idle connection whose peer vanished is found by
 // the health-check PING, and replaced before the next call needs it.
 func TestIdlePeerDetected(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	srv := harness.Start(t, harness.Config{})
 	p, err := faultproxy.New(srv.Addr)
 	require.NoError(t, err)

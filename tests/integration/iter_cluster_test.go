@@ -149,6 +149,7 @@ func awaitScanReplicated(t *testing.T, ctx context.Context, hc *harness.Cluster)
 // key is yielded, the ones yielded before the kill twice. While no node
 // serves a shard, the scan ends with the context with an error naming it.
 func TestClusterScanFailover(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	hc := harness.StartCluster(t, harness.ClusterConfig{})
 	ctx := ctxT(t)
 	c := clusterClient(t, hc, respire.Options{})

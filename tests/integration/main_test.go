@@ -27,6 +27,12 @@ func (s stopShared) Run() int {
 	return code
 }
 
+// Tests in parallel: a test whose time goes mostly to waiting for servers
+// (a failover, a cluster's node timeout, the sentinels) and that uses
+// servers of its own, no shared cluster, calls t.Parallel: such tests run
+// together, after the others, up to go test's -parallel at once. A test
+// that counts something process-wide (goroutines, allocations) must not.
+
 // connect returns a connected client for srv, closed at the end of the test.
 func connect(t testing.TB, opts respire.Options) *respire.Client {
 	t.Helper()

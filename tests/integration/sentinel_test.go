@@ -26,6 +26,7 @@ import (
 // go test's -parallel): their time goes mostly to waiting for the
 // sentinels, and their deployments share nothing.
 func TestSentinel(t *testing.T) {
+	t.Parallel() // waits for servers of its own: see main_test.go
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
 		t.Parallel()
 		d := harness.StartSentinels(t, harness.SentinelConfig{Flavor: f})
