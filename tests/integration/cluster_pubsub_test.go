@@ -158,7 +158,10 @@ func channelsOn(slots map[int]bool, chs []string) []string {
 // machine, up to 0.5s with -race on a loaded one; delivery again up to
 // 2.5s after a CLUSTER FAILOVER.
 func TestClusterShardedPubSub(t *testing.T) {
-	t.Parallel() // waits for servers of its own: see main_test.go
+	// Not parallel: its publishers' 200ms deadlines and the kill's
+	// promotion under a CPU shared with other clusters' failovers left a
+	// channel silent for 30s once (make test with -parallel 4); alone it
+	// passes. To be understood (issue 35 notes).
 	t.Run(string(harness.Redis70), func(t *testing.T) { testClusterShardedPubSub(t, harness.Redis70) })
 	t.Run(string(harness.Valkey81), func(t *testing.T) { testClusterShardedPubSub(t, harness.Valkey81) })
 }
