@@ -55,15 +55,18 @@ func TestFractionalDurations(t *testing.T) {
 		assert.LessOrEqual(t, ttl, 2500*time.Millisecond)
 	})
 
-	t.Run("EXPIRE rounds up", func(t *testing.T) {
+	t.Run("EXPIRE with a fraction is sent in milliseconds", func(t *testing.T) {
+		// 10s and 1ns: PEXPIRE 10001 (a fraction of a millisecond rounds
+		// up, never down to 0); EXPIRE would have said 11s. A TTL of 1ns
+		// alone would be 1ms: gone before it could be read back.
 		require.NoError(t, c.Set(ctx, "frac:expire", "v", nil))
-		ok, err := c.Expire(ctx, "frac:expire", time.Nanosecond, nil)
+		ok, err := c.Expire(ctx, "frac:expire", 10*time.Second+time.Nanosecond, nil)
 		require.NoError(t, err)
 		assert.True(t, ok)
 		ttl, err := c.PTTL(ctx, "frac:expire")
-		require.NoError(t, err, "EXPIRE 1, not EXPIRE 0 (which deletes the key)")
-		assert.Greater(t, ttl, time.Duration(0))
-		assert.LessOrEqual(t, ttl, time.Second)
+		require.NoError(t, err)
+		assert.Greater(t, ttl, 9*time.Second)
+		assert.LessOrEqual(t, ttl, 10*time.Second+time.Millisecond)
 	})
 
 	t.Run("blocking timeouts", func(t *testing.T) {
