@@ -42,22 +42,26 @@ func TestMillisTwins(t *testing.T) {
 		}
 	}
 	for name, c := range byName {
-		tw, ok := byName[strings.Replace(name, "EXPIRE", "PEXPIRE", 1)]
-		if !ok || strings.Contains(name, "PEXPIRE") {
-			if tw, ok = byName["P"+name]; !ok {
-				continue
-			}
-		}
 		hasSeconds := false
 		for _, a := range buildArgs(c) {
 			hasSeconds = hasSeconds || a.scalar == scSeconds || a.scalar == scSecondsOrTwin
 		}
-		hasMillis := false
-		for _, a := range buildArgs(tw) {
-			hasMillis = hasMillis || a.scalar == scMillis
+		if !hasSeconds {
+			continue
 		}
-		if hasSeconds && hasMillis {
-			assert.Contains(t, millisTwins, name, "%s takes seconds and %s milliseconds: list them in millisTwins", name, tw.Name)
+		// SETEX's twin is PSETEX, HEXPIRE's HPEXPIRE.
+		for _, twin := range []string{"P" + name, strings.Replace(name, "EXPIRE", "PEXPIRE", 1)} {
+			tw, ok := byName[twin]
+			if !ok || twin == name {
+				continue
+			}
+			hasMillis := false
+			for _, a := range buildArgs(tw) {
+				hasMillis = hasMillis || a.scalar == scMillis
+			}
+			if hasMillis {
+				assert.Equal(t, twin, millisTwins[name], "%s takes seconds and %s milliseconds: list them in millisTwins", name, twin)
+			}
 		}
 	}
 }

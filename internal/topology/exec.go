@@ -133,9 +133,10 @@ func ParseRedirect(prefix, message, from string) (Redirect, bool) {
 // (the command is routed anew by it); ASK returns the node to send it to
 // once, after ASKING; the retry-later kinds (TRYAGAIN, CLUSTERDOWN,
 // LOADING, MASTERDOWN) wait PauseFor(attempt), or less when the topology
-// changes, and report false when ctx ended first. Every loop that sends a
-// command, batch, transaction, scan or cached read again after a redirect
-// uses it, so that the policy is written once.
+// changes, and report false when ctx ended first. Commands (Exec) and
+// transactions use it; batches, scans, the cluster cache and sharded
+// pub/sub only follow a MOVED (Cluster.Moved) and treat the other kinds in
+// ways of their own.
 func (c *Cluster) Redirected(ctx context.Context, rd Redirect, attempt int) (ask *Node, ok bool) {
 	switch rd.Kind {
 	case Moved:
