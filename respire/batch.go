@@ -172,29 +172,6 @@ func (b *Batch) execNow(ctx context.Context) error {
 	return b.c.be.batch(ctx, b, cmds, futs)
 }
 
-// execSingle is the end of execNow on one server (a single server's or a
-// Sentinel client's backend).
-func (b *Batch) execSingle(ctx context.Context, cmds []*cmd, futs []settler) error {
-	var err error
-	b.lists.reqs, err = b.c.execBatch(ctx, cmds, b.lists.reqs)
-	if err != nil {
-		for _, f := range futs {
-			f.settle(nil, err)
-		}
-		// The transport owns the commands now (a late reply may still be
-		// decoded into them): the slices that point at them are dropped,
-		// not pooled.
-		b.lists = nil
-		return err
-	}
-	for i, x := range cmds {
-		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
-		b.c.release(x)
-	}
-	b.recycleLists(cmds, futs)
-	return nil
-}
-
 // newCmd takes a command for b.
 func (b *Batch) newCmd(info *cmdInfo) *cmd { return b.c.newCmd(info) }
 
@@ -260,38 +237,4 @@ func (f *Future[T]) Val() T {
 func (f *Future[T]) Err() error {
 	_, err := f.Result()
 	return err
-}
-
-// execCluster is Exec on a cluster, where some commands of a batch may
-// fail while others succeed: each Future gets its own outcome, and Exec
-// returns the first error.
-func (b *Batch) execCluster(ctx context.Context, cmds []*cmd, futs []settler) error {
-	errs, first := b.c.execBatchCluster(ctx, cmds)
-	if errs == nil {
-		// Refused before sending.
-		for i, x := range cmds {
-			futs[i].settle(nil, first)
-			x.Recycle()
-		}
-		b.recycleLists(cmds, futs)
-		return first
-	}
-	if b.c.cache != nil {
-		b.c.afterWrites(ctx, answered(cmds, errs))
-	}
-	for i, x := range cmds {
-		if errs[i] != nil {
-			futs[i].settle(nil, errs[i])
-			continue
-		}
-		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
-		b.c.release(x)
-	}
-	if first != nil {
-		// Failed commands belong to the transport: drop the slices.
-		b.lists = nil
-		return first
-	}
-	b.recycleLists(cmds, futs)
-	return nil
 }

@@ -13,24 +13,6 @@ import (
 // names the bound.
 var ErrPoolExhausted = transport.ErrPoolExhausted
 
-// execBlocking is exec for commands the spec flags as blocking: they run on
-// a connection of the blocking pool, never on the multiplexed ones. The
-// contract is exec's.
-func (c *Client) execBlocking(ctx context.Context, x *cmd, dec decoder) error {
-	x.dec = dec
-	x.seal()
-	name := x.info.name
-	if err := c.doSingle(ctx, x, true); err != nil {
-		return c.wrapErr(ctx, name, err)
-	}
-	if x.replyErr != nil {
-		err := x.replyErr
-		x.Recycle()
-		return err
-	}
-	return nil
-}
-
 // cmdDoBlocking describes the commands given to DoBlocking.
 var cmdDoBlocking = cmdInfo{name: "", flags: flagBlocking}
 
@@ -52,9 +34,3 @@ func (c *Client) DoBlocking(ctx context.Context, args ...any) (Reply, error) {
 // send runs x, sealed, on the backend: Do's path. Its error is not yet
 // wrapped with the command's name.
 func (c *Client) send(ctx context.Context, x *cmd) error { return c.be.send(ctx, x) }
-
-// sendSingle is send on one server: the blocking pool or the multiplexed
-// connections, as the command's flags say.
-func (c *Client) sendSingle(ctx context.Context, x *cmd) error {
-	return c.doSingle(ctx, x, x.info.flags&flagBlocking != 0)
-}

@@ -145,13 +145,11 @@ func (o *CacheOptions) validate(proto int) error {
 type clientCache struct {
 	opts  CacheOptions
 	store *cache.Store
-	// On a single server, mux and std are its tracking connections; on a
-	// cluster both are nil and cluster keeps a tracker per primary
-	// (cluster_cache.go).
-	mux     *transport.Mux
-	std     *tracker
-	cluster *clusterCache
-	conns   uint32
+	// src are the tracking connections: one server's (serverTracking), or
+	// a tracker per primary of a cluster (clusterCache,
+	// cluster_cache.go), made for the client's backend.
+	src   trackers
+	conns uint32
 	// fieldTTL says whether the server has hash field TTLs (cache_hash.go).
 	fieldTTL atomic.Pointer[fieldTTLState]
 }
@@ -174,11 +172,83 @@ func newClientCache(opts *Options, cfg transport.Config) *clientCache {
 	}
 	cfg = trackingConfig(cc, cfg)
 	cfg.Tracking.Flush = cc.store.Flush
-	cc.mux = transport.NewMux(cfg)
-	cc.std = &tracker{mux: cc.mux}
-	cc.conns = uint32(cc.mux.Config().Connections)
+	m := transport.NewMux(cfg)
+	cc.src = &serverTracking{cc: cc, mux: m, std: &tracker{mux: m}}
+	cc.conns = uint32(m.Config().Connections)
 	return cc
 }
+
+// trackers are the tracking connections of a client-side cache, which
+// depend on the client's backend: one server's (serverTracking, below), or
+// a tracker per primary of a cluster (clusterCache, cluster_cache.go).
+type trackers interface {
+	// trackerFor returns the tracker that serves key.
+	trackerFor(ctx context.Context, key string) (*tracker, error)
+	// spread reports that keys are served by different trackers whose
+	// entries carry tags (a cluster's): reads of several keys go key by
+	// key, and a hit must carry the tag of the key's tracker now.
+	spread() bool
+	// poll applies the invalidations waiting unread; barrier returns once
+	// those the servers sent before now are applied.
+	poll()
+	barrier(ctx context.Context) error
+	// connect dials the tracking connections made up front; close closes
+	// them all; open counts the established ones (PoolStats).
+	connect(ctx context.Context) error
+	close()
+	open() int
+	// serverChanged breaks the tracking connections of a server the
+	// client no longer uses (a Sentinel failover), with cause.
+	serverChanged(cause error)
+	// observe wraps the tracking hooks with the tracer's: inv for a key,
+	// flush for a flush.
+	observe(inv func(key []byte), flush func())
+	// failed reports a read that failed on t; redirected handles the
+	// redirect of a read sent to t (the tracker of the node that serves
+	// key now, or an error: the read goes uncached, through uncached).
+	failed(t *tracker)
+	redirect(t *tracker, x *cmd) (redirect, bool)
+	redirected(ctx context.Context, t *tracker, rd redirect, key string, redirects int) (*tracker, error)
+	uncached(ctx context.Context, x *cmd) error
+}
+
+// serverTracking is the tracking connections to one server.
+type serverTracking struct {
+	cc  *clientCache
+	mux *transport.Mux
+	std *tracker
+}
+
+func (s *serverTracking) trackerFor(context.Context, string) (*tracker, error) { return s.std, nil }
+func (s *serverTracking) spread() bool                                         { return false }
+func (s *serverTracking) poll()                                                { s.mux.Poll() }
+func (s *serverTracking) barrier(ctx context.Context) error                    { return s.cc.barrierOn(ctx, s.mux) }
+func (s *serverTracking) close()                                               { s.mux.Close() }
+func (s *serverTracking) open() int                                            { return s.mux.Open() }
+func (s *serverTracking) serverChanged(cause error)                            { s.mux.Break(cause) }
+func (s *serverTracking) failed(*tracker)                                      {}
+func (s *serverTracking) redirect(*tracker, *cmd) (redirect, bool)             { return redirect{}, false }
+
+func (s *serverTracking) connect(ctx context.Context) error {
+	if err := s.mux.Connect(ctx); err != nil {
+		return transport.Wrap("client-side cache", err)
+	}
+	return nil
+}
+
+func (s *serverTracking) observe(inv func(key []byte), flush func()) {
+	tr := s.mux.Config().Tracking
+	in, fl := tr.Invalidate, tr.Flush
+	tr.Invalidate = func(key []byte) { in(key); inv(key) }
+	tr.Flush = func() { fl(); flush() }
+}
+
+// One server redirects nothing.
+func (s *serverTracking) redirected(context.Context, *tracker, redirect, string, int) (*tracker, error) {
+	return nil, errNotCached
+}
+
+func (s *serverTracking) uncached(context.Context, *cmd) error { return errNotCached }
 
 // newCacheStore returns the cache of opts without its connections; nil
 // when opts.ClientCache is nil.
@@ -194,7 +264,7 @@ func newCacheStore(opts *Options) *clientCache {
 	}
 	// Hits apply waiting invalidations now and then (transport.Mux.Poll),
 	// so that goroutines that only hit see them without the scheduler's
-	// help. cc.mux is set before the client is returned, so before any
+	// help. cc.src is set before the client is returned, so before any
 	// hit.
 	cc.store = cache.New(cache.Config{MaxBytes: cc.opts.MaxBytes, Policy: cc.opts.Policy.store(), Tick: cc.poll})
 	return cc
@@ -218,20 +288,13 @@ func trackingConfig(cc *clientCache, cfg transport.Config) transport.Config {
 // poll applies the invalidations waiting unread on the tracking
 // connections; the store calls it between hits (cache.Config.Tick).
 func (cc *clientCache) poll() {
-	if cc.cluster != nil {
-		cc.cluster.poll()
-		return
-	}
-	cc.mux.Poll()
+	cc.src.poll()
 }
 
 // trackerFor returns the tracker that serves key: on a cluster, the one
 // of the slot's primary.
 func (cc *clientCache) trackerFor(ctx context.Context, key string) (*tracker, error) {
-	if cc.cluster != nil {
-		return cc.cluster.trackerFor(ctx, key)
-	}
-	return cc.std, nil
+	return cc.src.trackerFor(ctx, key)
 }
 
 // tracked reports whether the server reports changes to key.
@@ -280,10 +343,7 @@ func (cc *clientCache) invalidateKeys(keys []string) {
 // every tracking connection, has been applied: a PING on each connection
 // is answered after the pushes queued before it.
 func (cc *clientCache) barrier(ctx context.Context) error {
-	if cc.cluster != nil {
-		return cc.cluster.barrier(ctx)
-	}
-	return cc.barrierOn(ctx, cc.mux)
+	return cc.src.barrier(ctx)
 }
 
 // barrierOn is barrier for the tracking connections of m.
@@ -351,25 +411,17 @@ func (c *Client) FlushCache() {
 }
 
 func (c *Client) connectCache(ctx context.Context) error {
-	if c.cache == nil || c.cache.cluster != nil {
-		// A cluster's tracking connections are dialed on first use.
+	if c.cache == nil {
 		return nil
 	}
-	if err := c.cache.mux.Connect(ctx); err != nil {
-		return transport.Wrap("client-side cache", err)
-	}
-	return nil
+	return c.cache.src.connect(ctx)
 }
 
 func (c *Client) closeCache() {
 	if c.cache == nil {
 		return
 	}
-	if c.cache.cluster != nil {
-		c.cache.cluster.close()
-	} else {
-		c.cache.mux.Close()
-	}
+	c.cache.src.close()
 	c.cache.store.Flush()
 }
 
@@ -421,7 +473,5 @@ func answered(xs []*cmd, errs []error) []*cmd {
 // again. cause is the error of the reads in flight on them.
 func (cc *clientCache) serverChanged(cause error) {
 	cc.store.Flush()
-	if cc.mux != nil {
-		cc.mux.Break(cause)
-	}
+	cc.src.serverChanged(cause)
 }

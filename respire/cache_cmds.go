@@ -15,7 +15,7 @@ import (
 // costs a map lookup and no allocation.
 func (v Cached) Get(ctx context.Context, key string) (string, error) {
 	if cc := v.c.cache; cc != nil {
-		if cc.cluster != nil {
+		if cc.src.spread() {
 			return v.getCluster(ctx, key)
 		}
 		if s, miss, ok := cc.store.GetString(key); ok {
@@ -71,7 +71,7 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	if len(keys) == 0 {
 		return nil, newArgError("MGET", "key", "at least one key is required")
 	}
-	if cc.cluster != nil {
+	if cc.src.spread() {
 		return v.mgetEach(ctx, keys)
 	}
 	out := make([]Null[string], len(keys))
@@ -103,8 +103,14 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([]Null[string], error
 	}()
 	x.dec = cacheDecNullStrs
 	pttls := make([]int64, len(tracked))
+	// Not spread: one tracker serves every key.
+	t, err := cc.trackerFor(ctx, keys[0])
+	if err != nil {
+		x.Recycle()
+		return nil, v.c.wrapErr(ctx, "MGET", err)
+	}
 	ctx, tr := v.c.traceCachedStart(ctx, x)
-	t0, auxOK, err := cc.run(ctx, cc.std, x, tracked, pttls, nil, nil)
+	t0, auxOK, err := cc.run(ctx, t, x, tracked, pttls, nil, nil)
 	if err != nil {
 		err = v.c.wrapErr(ctx, "MGET", err)
 		v.c.traceCachedEnd(ctx, tr, err)
@@ -143,7 +149,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	if len(fields) == 0 {
 		return nil, newArgError("HMGET", "field", "at least one field is required")
 	}
-	if cc.cluster != nil {
+	if cc.src.spread() {
 		return v.hmgetEach(ctx, key, fields)
 	}
 	if !cc.tracked(key) {
@@ -190,9 +196,14 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	defer fill.Done()
 	// On a server with hash field TTLs, HPTTL of the same fields goes in
 	// the same write, and each field's entry expires with its field.
+	t, err := cc.trackerFor(ctx, key)
+	if err != nil {
+		x.Recycle()
+		return nil, v.c.wrapErr(ctx, "HMGET", err)
+	}
 	var ttl *cmd
 	var after []*cmd
-	if cc.fieldTTLs(cc.mux) {
+	if cc.fieldTTLs(t.mux) {
 		sent := make([]string, len(missing))
 		for j, i := range missing {
 			sent[j] = fields[i]
@@ -202,7 +213,7 @@ func (v Cached) HMGet(ctx context.Context, key string, fields ...string) ([]Null
 	}
 	var pttl [1]int64
 	ctx, tr := v.c.traceCachedStart(ctx, x)
-	t0, auxOK, err := cc.run(ctx, cc.std, x, []string{key}, pttl[:], nil, after)
+	t0, auxOK, err := cc.run(ctx, t, x, []string{key}, pttl[:], nil, after)
 	if err != nil {
 		err = v.c.wrapErr(ctx, "HMGET", err)
 		v.c.traceCachedEnd(ctx, tr, err)

@@ -205,30 +205,20 @@ func (v Cached) readThrough(ctx context.Context, t *tracker, x *cmd, key string,
 		h = cc.newHashRead(t, x, key)
 		t0, auxOK, err = cc.run(ctx, t, x, []string{key}, pttl[:], h.before(), h.after())
 		if err != nil {
-			if t.node != nil {
-				c.cl.Suspect(t.node)
-			}
+			cc.src.failed(t)
 			return cache.Value{}, c.wrapErr(ctx, name, err)
 		}
-		if t.node == nil {
-			break
-		}
-		rd, ok := redirectOf(x.replyErr, t.node.Addr)
+		rd, ok := cc.src.redirect(t, x)
 		if !ok {
 			break
 		}
 		// Not served by this node (cluster_cache.go).
 		cc.release(h)
 		x.replyErr = nil
-		if t, err = cc.cluster.redirected(ctx, t, rd, key, redirects); err != nil {
+		if t, err = cc.src.redirected(ctx, t, rd, key, redirects); err != nil {
 			// Not a MOVED (ASK, TRYAGAIN, CLUSTERDOWN, ...), or too many:
 			// the read goes the way of any command, uncached.
-			if err := c.execCluster(ctx, x); err != nil {
-				return cache.Value{}, c.wrapCluster(ctx, name, err)
-			}
-			if x.replyErr != nil {
-				err := x.replyErr
-				x.Recycle()
+			if err := cc.src.uncached(ctx, x); err != nil {
 				return cache.Value{}, err
 			}
 			val, _, _ := toValue(&x.res)

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/respire-go/respire/internal/topology"
 	"github.com/respire-go/respire/internal/transport"
 )
 
@@ -14,25 +13,18 @@ import (
 // Options.Connections connections per server, pipelining their commands
 // automatically. It is safe for concurrent use; create one and share it.
 type Client struct {
-	opts     Options
-	mux      *transport.Mux          // nil on a cluster
-	blocking *transport.BlockingPool // nil on a cluster
-	cl       *topology.Cluster       // nil on a single server
-	nodeInfo atomic.Pointer[transport.ConnInfo]
-	closed   atomic.Bool
-	hub      *transport.PubSub
-	shards   *topology.ShardedPubSub // sharded pub/sub on a cluster; nil on a single server
-	cache    *clientCache            // nil unless Options.ClientCache
-	conns    uint32
-	retries  uint8 // Options.retryReads(), for read-only commands
-	rr       atomic.Uint32
-	srvBit   atomic.Pointer[serverBitCache]
-	trace    *tracing         // nil without Options.Tracer and Logger
-	sent     *sentinelClient  // nil unless Options.Sentinel
-	redir    *replicaRedirect // where REDIRECTs lead (redirect.go); nil on a cluster and with NoFollowRedirect
-	be       backend          // what the client runs commands on (backend.go)
-	icmd     CommandFunc      // Options.Interceptors around runCommand; nil without
-	ibatch   BatchFunc        // Options.Interceptors around runBatch; nil without
+	opts    Options
+	be      backend // what the client runs commands on, and its connections (backend.go)
+	closed  atomic.Bool
+	hub     *transport.PubSub
+	cache   *clientCache // nil unless Options.ClientCache
+	conns   uint32       // multiplexed connections per server
+	retries uint8        // Options.retryReads(), for read-only commands
+	rr      atomic.Uint32
+	srvBit  atomic.Pointer[serverBitCache]
+	trace   *tracing    // nil without Options.Tracer and Logger
+	icmd    CommandFunc // Options.Interceptors around runCommand; nil without
+	ibatch  BatchFunc   // Options.Interceptors around runBatch; nil without
 }
 
 // NewClient validates opts and returns a client that connects on first use.
@@ -51,30 +43,28 @@ func NewClient(opts Options) (*Client, error) {
 	c.intercept(&cfg)
 	c.retries = uint8(min(opts.retryReads(), 255))
 	if opts.Cluster != nil {
-		c.cl = newCluster(&opts, cfg)
-		hubCfg := cfg
-		hubCfg.Resolve = c.anyNodeAddr
-		c.hub = transport.NewPubSub(hubCfg)
-		c.initClusterPubSub(cfg)
+		k := newClusterBackend(c, &opts, cfg)
+		c.be = k
+		c.hub = k.newHub(cfg)
 		c.conns = uint32(max(opts.Connections, 1))
-		c.cache = newClusterCache(&opts, cfg, c.cl)
+		c.cache = newClusterCache(&opts, cfg, k)
 		c.observeCache()
-		c.be = clusterBackend{c}
 		return c, nil
 	}
-	c.be = singleBackend{c}
+	var sc *sentinelClient
 	if opts.Sentinel != nil {
-		c.sent = newSentinelClient(c, &opts, &cfg)
-		c.be = sentinelBackend{c, c.sent}
+		sc = newSentinelClient(c, &opts, &cfg)
 	}
-	if !opts.NoFollowRedirect {
-		cfg.Redirect = true
-		c.redir = newReplicaRedirect(&opts, cfg)
+	cfg.Redirect = !opts.NoFollowRedirect
+	s := newSingleBackend(c, &opts, cfg)
+	c.be = s
+	if sc != nil {
+		sc.single = s
+		s.first = sc.w.Master
+		c.be = &sentinelBackend{s, sc}
 	}
-	c.mux = transport.NewMux(cfg)
-	c.blocking = transport.NewBlockingPool(cfg, opts.BlockingPoolSize)
 	c.hub = transport.NewPubSub(cfg)
-	c.conns = uint32(c.mux.Config().Connections)
+	c.conns = uint32(s.mux.Config().Connections)
 	c.cache = newClientCache(&opts, cfg)
 	c.observeCache()
 	return c, nil
@@ -119,23 +109,11 @@ func (c *Client) Close() error {
 	c.closed.Store(true)
 	c.be.closeWatch()
 	c.closeCache()
-	c.closeShards()
 	c.hub.Close()
 	return c.be.close()
 }
 
-// anyNodeAddr is the address the pub/sub hub of a cluster client dials:
-// any primary (SUBSCRIBE and PUBLISH reach every node of a cluster).
-func (c *Client) anyNodeAddr() string {
-	ctx, cancel := context.WithTimeout(context.Background(), c.mux0Timeout())
-	defer cancel()
-	if n, err := c.cl.Any(ctx); err == nil {
-		return n.Addr
-	}
-	return c.cl.Seed()
-}
-
-func (c *Client) mux0Timeout() time.Duration {
+func (c *Client) dialTimeout() time.Duration {
 	if c.opts.DialTimeout > 0 {
 		return c.opts.DialTimeout
 	}
@@ -145,17 +123,3 @@ func (c *Client) mux0Timeout() time.Duration {
 // serverInfo describes a server of the client (on a cluster, the first
 // node that connected: the nodes of one cluster run one server version).
 func (c *Client) serverInfo() *transport.ConnInfo { return c.be.serverInfo() }
-
-// clusterServerInfo is serverInfo on a cluster.
-func (c *Client) clusterServerInfo() *transport.ConnInfo {
-	if si := c.nodeInfo.Load(); si != nil {
-		return si
-	}
-	for _, n := range c.cl.Nodes() {
-		if si := n.Mux.ServerInfo(); si != nil {
-			c.nodeInfo.Store(si)
-			return si
-		}
-	}
-	return nil
-}

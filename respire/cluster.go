@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/respire-go/respire/internal/topology"
@@ -222,7 +223,7 @@ const (
 func clusterPause(attempt int) time.Duration { return topology.PauseFor(attempt) }
 
 // pause waits for d, a topology change, or the end of ctx (false).
-func (c *Client) pause(ctx context.Context, d time.Duration) bool { return c.cl.Pause(ctx, d) }
+func (k *clusterBackend) pause(ctx context.Context, d time.Duration) bool { return k.cl.Pause(ctx, d) }
 
 // askingPayload is ASKING, sent before a command redirected by ASK.
 var askingPayload = topology.AskingPayload
@@ -244,9 +245,10 @@ func (x *cmd) ClearReply() error {
 // its slot, following redirects. The contract is exec's: on error x has
 // been given back. Transport errors are not wrapped with the command's
 // name: the caller does that.
-func (c *Client) execCluster(ctx context.Context, x *cmd) error {
+func (k *clusterBackend) execCluster(ctx context.Context, x *cmd) error {
+	c := k.c
 	if fanOut(x) {
-		return c.execFanOut(ctx, x)
+		return k.execFanOut(ctx, x)
 	}
 	slot, keyed, err := slotOf(x)
 	if err != nil {
@@ -257,7 +259,7 @@ func (c *Client) execCluster(ctx context.Context, x *cmd) error {
 	if x.info.flags&flagReadonly != 0 {
 		rf = c.opts.ReadFrom.route()
 	}
-	return c.cl.Exec(ctx, x, topology.Route{
+	return k.cl.Exec(ctx, x, topology.Route{
 		Slot:     slot,
 		Keyed:    keyed,
 		Blocking: x.info.flags&flagBlocking != 0,
@@ -277,26 +279,179 @@ func (c *Client) wrapCluster(ctx context.Context, name string, err error) error 
 	return c.wrapErr(ctx, name, err)
 }
 
-// hold lends a connection for a transaction or a callback: of the blocking
-// pool on a single server; on a cluster, of the node at (an ASK target),
-// else of the slot's primary when keyed, else of any primary.
-func (c *Client) hold(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
-	return c.be.hold(ctx, slot, keyed, at)
+// clusterBackend is a cluster's slot map: the nodes' connections, the
+// sharded pub/sub that follows slots, and the redirect handling
+// (internal/topology/exec.go). A GET's path: Client.Get (zz_commands.go)
+// → execStr (methods.go) → Client.exec (command.go) → clusterBackend.exec
+// → execCluster, here → topology.Cluster.Exec (routing, redirects,
+// retries) → the node's transport.Mux.Do.
+type clusterBackend struct {
+	c        *Client
+	cl       *topology.Cluster
+	shards   *topology.ShardedPubSub
+	nodeInfo atomic.Pointer[transport.ConnInfo]
 }
 
-// holdCluster is hold on a cluster.
-func (c *Client) holdCluster(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
+// newClusterBackend makes the topology of a cluster client; cfg is the
+// client's connection config, its tracer's and interceptors' hooks
+// included.
+func newClusterBackend(c *Client, opts *Options, cfg transport.Config) *clusterBackend {
+	k := &clusterBackend{c: c, cl: newCluster(opts, cfg)}
+	k.shards = topology.NewShardedPubSub(k.cl, cfg)
+	return k
+}
+
+// exec is backend.exec on a cluster.
+func (k *clusterBackend) exec(ctx context.Context, x *cmd, dec decoder) error {
+	c := k.c
+	x.dec = dec
+	x.sealRefs()
+	if x.info.flags&flagReadonly != 0 {
+		x.Retries = c.retries
+		x.ReadOnly = true
+	}
+	if !x.keyed && c.conns > 1 {
+		x.Route = c.rr.Add(1)
+	}
+	name := x.info.name
+	if err := k.execCluster(ctx, x); err != nil {
+		return c.wrapCluster(ctx, name, err)
+	}
+	return c.replied(ctx, x)
+}
+
+func (k *clusterBackend) send(ctx context.Context, x *cmd) error { return k.execCluster(ctx, x) }
+
+// hold is backend.hold: a connection of the node at (an ASK target), else
+// of the slot's primary when keyed, else of any primary.
+func (k *clusterBackend) hold(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
 	n := at
 	var err error
 	switch {
 	case n != nil:
 	case keyed:
-		n, err = c.cl.Route(ctx, slot, topology.ReadPrimary)
+		n, err = k.cl.Route(ctx, slot, topology.ReadPrimary)
 	default:
-		n, err = c.cl.Any(ctx)
+		n, err = k.cl.Any(ctx)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return n.Pool.Hold(ctx)
+}
+
+func (k *clusterBackend) connect(ctx context.Context) error {
+	if err := k.cl.Connect(ctx); err != nil {
+		return err
+	}
+	k.cl.ConnectZones(ctx)
+	return nil
+}
+
+// closeWatch stops the re-homing of sharded subscriptions and closes
+// their per-node hubs.
+func (k *clusterBackend) closeWatch() { k.shards.Close() }
+
+func (k *clusterBackend) close() error {
+	k.cl.Close()
+	return nil
+}
+
+func (k *clusterBackend) addr() string            { return k.cl.Seed() }
+func (k *clusterBackend) sentinelPrimary() string { return "" }
+
+func (k *clusterBackend) eachPool(f func(*transport.Mux, *transport.BlockingPool)) {
+	for _, n := range k.cl.Nodes() {
+		f(n.Mux, n.Pool)
+	}
+}
+
+// serverInfo is backend.serverInfo: the first node that connected (the
+// nodes of one cluster run one server version).
+func (k *clusterBackend) serverInfo() *transport.ConnInfo {
+	if si := k.nodeInfo.Load(); si != nil {
+		return si
+	}
+	for _, n := range k.cl.Nodes() {
+		if si := n.Mux.ServerInfo(); si != nil {
+			k.nodeInfo.Store(si)
+			return si
+		}
+	}
+	return nil
+}
+
+// newHub makes the client's pub/sub hub, from cfg, the client's
+// connection config: it dials any primary (anyNodeAddr), and a broken
+// connection asks for a topology refresh, as a broken command connection
+// does.
+func (k *clusterBackend) newHub(cfg transport.Config) *transport.PubSub {
+	cfg.Resolve = k.anyNodeAddr
+	hub := transport.NewPubSub(cfg)
+	hub.SetHooks(transport.PubSubHooks{Lost: func(error) { k.cl.Urgent() }})
+	return hub
+}
+
+// anyNodeAddr is the address the pub/sub hub of a cluster client dials:
+// any primary (SUBSCRIBE and PUBLISH reach every node of a cluster).
+func (k *clusterBackend) anyNodeAddr() string {
+	ctx, cancel := context.WithTimeout(context.Background(), k.c.dialTimeout())
+	defer cancel()
+	if n, err := k.cl.Any(ctx); err == nil {
+		return n.Addr
+	}
+	return k.cl.Seed()
+}
+
+// refuse is backend.refuse: SELECT has its own reason on a cluster.
+func (k *clusterBackend) refuse(args []any) error { return refuseConnState(args, true, false) }
+
+// doKeys is backend.doKeys: Do's keys route its command.
+func (k *clusterBackend) doKeys(x *cmd, info *cmdInfo, args []any) { clusterKeys(x, info, args) }
+
+// shardSet is backend.shardSet: the sharded channels of a subscription
+// follow their slots' primaries.
+func (k *clusterBackend) shardSet(sub *transport.Subscription) *topology.ShardSet {
+	return k.shards.NewSet(sub)
+}
+
+// txSlot is backend.txSlot: a transaction's keys must all be in one slot,
+// which is checked before anything is sent.
+func (k *clusterBackend) txSlot(cmds []*cmd) (uint16, bool, error) {
+	var slot uint16
+	var keyed bool
+	var first string
+	for _, x := range cmds {
+		s, ok, err := slotOf(x)
+		if err != nil {
+			return 0, false, err
+		}
+		if !ok {
+			continue
+		}
+		if keyed && s != slot {
+			return 0, false, crossSlot("MULTI", "a transaction on a cluster runs on one node", first, slot, x.keys[0], s)
+		}
+		if !keyed {
+			slot, keyed, first = s, true, x.keys[0]
+		}
+	}
+	return slot, keyed, nil
+}
+
+// watchSlot is backend.watchSlot: a Watch runs on the primary that serves
+// its keys, which must share a slot.
+func (k *clusterBackend) watchSlot(keys []string) (uint16, bool, error) {
+	if len(keys) == 0 {
+		return 0, false, nil
+	}
+	slot, err := keysSlot("WATCH", "", keys)
+	return slot, err == nil, err
+}
+
+// txRedirected is backend.txRedirected: the cluster refused a whole
+// transaction (EXECABORT) for the redirect rd, so nothing ran; it says
+// whether to run it again, and on which node when ASK named one.
+func (k *clusterBackend) txRedirected(ctx context.Context, rd redirect, attempt int) (*topology.Node, bool) {
+	return k.cl.Redirected(ctx, rd, attempt, topology.FollowAll)
 }

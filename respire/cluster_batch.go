@@ -15,7 +15,8 @@ import (
 // to the transport) and errs[i] is its error. first is the first such
 // error, or an *ArgError (a command whose keys span slots) for which
 // nothing was sent.
-func (c *Client) execBatchCluster(ctx context.Context, xs []*cmd) (errs []error, first error) {
+func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs []error, first error) {
+	c := k.c
 	slots := make([]uint16, len(xs))
 	keyed := make([]bool, len(xs))
 	fanned := make([]bool, len(xs))
@@ -50,16 +51,50 @@ func (c *Client) execBatchCluster(ctx context.Context, xs []*cmd) (errs []error,
 	again := func(i int) error {
 		x := xs[i]
 		name := x.info.name
-		if err := c.execCluster(ctx, x); err != nil {
+		if err := k.execCluster(ctx, x); err != nil {
 			return c.wrapCluster(ctx, name, err)
 		}
 		return nil
 	}
-	errs = c.cl.ExecBatch(ctx, items, again, func(err error) error { return c.wrapErr(ctx, "batch", err) })
+	errs = k.cl.ExecBatch(ctx, items, again, func(err error) error { return c.wrapErr(ctx, "batch", err) })
 	for _, err := range errs {
 		if err != nil {
 			return errs, err
 		}
 	}
 	return errs, nil
+}
+
+// batch is backend.batch on a cluster, where some commands of a batch may
+// fail while others succeed: each Future gets its own outcome, and Exec
+// returns the first error.
+func (k *clusterBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
+	errs, first := k.execBatchCluster(ctx, cmds)
+	if errs == nil {
+		// Refused before sending.
+		for i, x := range cmds {
+			futs[i].settle(nil, first)
+			x.Recycle()
+		}
+		b.recycleLists(cmds, futs)
+		return first
+	}
+	if b.c.cache != nil {
+		b.c.afterWrites(ctx, answered(cmds, errs))
+	}
+	for i, x := range cmds {
+		if errs[i] != nil {
+			futs[i].settle(nil, errs[i])
+			continue
+		}
+		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
+		b.c.release(x)
+	}
+	if first != nil {
+		// Failed commands belong to the transport: drop the slices.
+		b.lists = nil
+		return first
+	}
+	b.recycleLists(cmds, futs)
+	return nil
 }

@@ -41,6 +41,7 @@ import (
 // owner, which reports that as invalidations.
 type clusterCache struct {
 	cc   *clientCache
+	be   *clusterBackend
 	cl   *topology.Cluster
 	base transport.Config
 	// traceFlush tells the tracer of a node's flush (observeCache); set
@@ -67,7 +68,7 @@ const slotCheck = 100 * time.Millisecond
 
 // newClusterCache returns the cache of a cluster client; nil when
 // opts.ClientCache is nil.
-func newClusterCache(opts *Options, cfg transport.Config, cl *topology.Cluster) *clientCache {
+func newClusterCache(opts *Options, cfg transport.Config, be *clusterBackend) *clientCache {
 	cc := newCacheStore(opts)
 	if cc == nil {
 		return nil
@@ -75,14 +76,15 @@ func newClusterCache(opts *Options, cfg transport.Config, cl *topology.Cluster) 
 	cc.conns = uint32(max(cc.opts.Connections, 1))
 	k := &clusterCache{
 		cc:       cc,
-		cl:       cl,
+		be:       be,
+		cl:       be.cl,
 		base:     trackingConfig(cc, cfg),
 		trackers: map[*topology.Node]*tracker{},
 		dirty:    make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 	}
 	k.publishLocked()
-	cc.cluster = k
+	cc.src = k
 	k.wg.Add(1)
 	go func() { defer k.wg.Done(); k.watch() }()
 	return cc
@@ -151,15 +153,70 @@ func (k *clusterCache) retag(t *tracker) {
 	}
 }
 
+func (k *clusterCache) spread() bool { return true }
+
+// connect dials nothing: a cluster's tracking connections are dialed on
+// first use.
+func (k *clusterCache) connect(context.Context) error { return nil }
+
+// open counts the established tracking connections of every node.
+func (k *clusterCache) open() int {
+	n := 0
+	for _, t := range *k.all.Load() {
+		n += t.mux.Open()
+	}
+	return n
+}
+
+// serverChanged does nothing: a cluster's nodes come and go through its
+// topology (watch).
+func (k *clusterCache) serverChanged(error) {}
+
+// observe wraps the tracking hooks every node's tracker copies from base.
+func (k *clusterCache) observe(inv func(key []byte), flush func()) {
+	tr := k.base.Tracking
+	in := tr.Invalidate
+	tr.Invalidate = func(key []byte) { in(key); inv(key) }
+	k.traceFlush = flush
+}
+
+// redirect parses the reply of x, a read sent to t, as a redirect.
+func (k *clusterCache) redirect(t *tracker, x *cmd) (redirect, bool) {
+	return redirectOf(x.replyErr, t.node.Addr)
+}
+
+// failed is a read's failure on t's node: the node is suspected, so that
+// the topology is fetched again.
+func (k *clusterCache) failed(t *tracker) { k.cl.Suspect(t.node) }
+
+// uncached sends x the way of any command, uncached: the read of a
+// redirect that is not a MOVED (ASK, TRYAGAIN, CLUSTERDOWN, ...), or of
+// one too many. The contract is exec's.
+func (k *clusterCache) uncached(ctx context.Context, x *cmd) error {
+	name := x.info.name
+	c := k.be.c
+	if err := k.be.execCluster(ctx, x); err != nil {
+		return c.wrapCluster(ctx, name, err)
+	}
+	if x.replyErr != nil {
+		err := x.replyErr
+		x.Recycle()
+		return err
+	}
+	return nil
+}
+
 // redirected handles the redirect rd of a cached read of key sent to t:
 // after a MOVED it returns the tracker of the slot's new owner, and an
 // error for anything else (ASK, TRYAGAIN, CLUSTERDOWN, ...) or after too
 // many redirects, for which the caller reads without the cache.
 func (k *clusterCache) redirected(ctx context.Context, t *tracker, rd redirect, key string, redirects int) (*tracker, error) {
-	if rd.Kind != topology.Moved || redirects >= maxRedirects {
+	if redirects >= maxRedirects {
 		return nil, errNotCached
 	}
-	k.cl.Moved(rd.Slot, rd.Addr)
+	if _, again := k.cl.Redirected(ctx, rd, redirects, topology.FollowMoved); !again {
+		return nil, errNotCached
+	}
 	k.retag(t)
 	return k.trackerFor(ctx, key)
 }
@@ -273,7 +330,7 @@ func (k *clusterCache) sweep() {
 // that serves the key's slot now.
 func (v Cached) getCluster(ctx context.Context, key string) (string, error) {
 	cc := v.c.cache
-	t, err := cc.cluster.trackerFor(ctx, key)
+	t, err := cc.trackerFor(ctx, key)
 	if err != nil {
 		return "", v.c.wrapErr(ctx, "GET", err)
 	}

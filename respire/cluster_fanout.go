@@ -56,7 +56,7 @@ type part struct {
 
 // execFanOut runs a fanned-out x (sealed, decoder set) and leaves the
 // merged outcome in x, as execCluster does. The contract is execCluster's.
-func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
+func (k *clusterBackend) execFanOut(ctx context.Context, x *cmd) error {
 	x.seal() // the parts are built from the whole command
 	args, err := commandArgs(x.buf[x.start:])
 	if err != nil {
@@ -66,9 +66,9 @@ func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
 	var parts []*part
 	split := x.info.requestPolicy == "multi_shard"
 	if split {
-		parts, err = c.splitBySlot(x, args)
+		parts, err = k.splitBySlot(x, args)
 	} else {
-		parts, err = c.perNode(ctx, x, args)
+		parts, err = k.perNode(ctx, x, args)
 	}
 	if err != nil {
 		x.Recycle()
@@ -79,7 +79,7 @@ func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.err = c.runPart(ctx, p)
+			p.err = k.runPart(ctx, p)
 		}()
 	}
 	wg.Wait()
@@ -106,15 +106,16 @@ func (c *Client) execFanOut(ctx context.Context, x *cmd) error {
 }
 
 // runPart sends one part and keeps its reply as a tree.
-func (c *Client) runPart(ctx context.Context, p *part) error {
+func (k *clusterBackend) runPart(ctx context.Context, p *part) error {
+	c := k.c
 	p.x.dec = decodeReply
 	p.x.seal()
 	name := p.x.info.name // p.x is given back on error
 	var err error
 	if p.node != nil {
-		err = c.onNode(ctx, p.node, p.x)
+		err = k.onNode(ctx, p.node, p.x)
 	} else {
-		err = c.execCluster(ctx, p.x)
+		err = k.execCluster(ctx, p.x)
 	}
 	if err != nil {
 		return c.wrapCluster(ctx, name, err)
@@ -133,7 +134,7 @@ func (c *Client) runPart(ctx context.Context, p *part) error {
 }
 
 // onNode sends x to one given node (a fan-out to every node).
-func (c *Client) onNode(ctx context.Context, n *topology.Node, x *cmd) error {
+func (k *clusterBackend) onNode(ctx context.Context, n *topology.Node, x *cmd) error {
 	if x.info.flags&flagBlocking != 0 {
 		return n.Pool.Do(ctx, &x.Request)
 	}
@@ -142,13 +143,13 @@ func (c *Client) onNode(ctx context.Context, n *topology.Node, x *cmd) error {
 
 // perNode makes one copy of x for every primary (all_shards) or every node
 // (all_nodes).
-func (c *Client) perNode(ctx context.Context, x *cmd, args [][]byte) ([]*part, error) {
+func (k *clusterBackend) perNode(ctx context.Context, x *cmd, args [][]byte) ([]*part, error) {
 	var nodes []*topology.Node
 	var err error
 	if x.info.requestPolicy == "all_nodes" {
-		nodes, err = c.cl.All(ctx)
+		nodes, err = k.cl.All(ctx)
 	} else {
-		nodes, err = c.cl.Primaries(ctx)
+		nodes, err = k.cl.Primaries(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func (c *Client) perNode(ctx context.Context, x *cmd, args [][]byte) ([]*part, e
 // splitBySlot makes one command per slot of x's keys, with the arguments
 // that go with each key (the value after MSET's key, say), by the spec's
 // key positions.
-func (c *Client) splitBySlot(x *cmd, args [][]byte) ([]*part, error) {
+func (k *clusterBackend) splitBySlot(x *cmd, args [][]byte) ([]*part, error) {
 	first, last, step := x.info.firstKey, x.info.lastKey, x.info.keyStep
 	if first <= 0 || step <= 0 {
 		return nil, &ArgError{Command: x.info.name, Argument: "key", Reason: ErrCrossSlot.Error() + " and the spec gives no key positions to split it"}

@@ -35,7 +35,7 @@ type Conn struct {
 //		return err
 //	})
 func (c *Client) WithConn(ctx context.Context, fn func(conn *Conn) error) error {
-	h, err := c.hold(ctx, 0, false, nil)
+	h, err := c.be.hold(ctx, 0, false, nil)
 	if err != nil {
 		return c.wrapErr(ctx, "WithConn", err)
 	}

@@ -135,7 +135,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		name = fmt.Sprint(args[0])
 	}
 	if refuse {
-		if err := refuseConnState(args, c.be.sharded(), false); err != nil {
+		if err := c.be.refuse(args); err != nil {
 			x.fail(err)
 			return x, name
 		}
@@ -148,9 +148,7 @@ func (c *Client) encodeDo(info *cmdInfo, args []any, refuse bool) (*cmd, string)
 		if known := lookupCommand(args); known != nil {
 			x.info = known
 			keyPos = known.firstKey
-			if c.be.sharded() {
-				clusterKeys(x, known, args)
-			}
+			c.be.doKeys(x, known, args)
 		} else {
 			x.verb = name
 		}

@@ -47,13 +47,11 @@ import (
 // stays up but turns replica (a manual failover) is scanned to the end:
 // it holds the same keys.
 func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[string, error] {
-	if c.be.sharded() {
-		return c.scanCluster(ctx, opts)
-	}
-	return scanPages(func(cursor int64) ([]string, int64, error) {
-		p, err := c.Scan(ctx, cursor, opts)
-		return p.Items, p.Cursor, err
-	})
+	return scanAll(ctx, c, "", false, &scanSpec{
+		info: &cmdSCAN,
+		args: func(x *cmd, cursor int64) { argsScan(x, cursor, opts) },
+		dec:  decScanPage,
+	}, func(v any) ([]string, int64) { p, _ := v.(ScanPage); return p.Items, p.Cursor })
 }
 
 // HScanAll iterates over the fields and values of the hash at key with
@@ -63,61 +61,71 @@ func (c *Client) ScanAll(ctx context.Context, opts *ScanOptions) iter.Seq2[strin
 // node fails or the slot moves to another, the scan starts again from
 // cursor 0 on the new owner, as ScanAll does for a shard.
 func (c *Client) HScanAll(ctx context.Context, key string, opts *HScanOptions) iter.Seq2[FieldValue, error] {
-	if c.be.sharded() {
-		return scanKeyed(ctx, c, key, &scanCmd[FieldValue]{
-			info: &cmdHSCAN,
-			args: func(x *cmd, cursor int64) { argsHScan(x, key, cursor, opts) },
-			dec:  decHScanPage,
-			page: func(v any) ([]FieldValue, int64) { p, _ := v.(HScanPage); return p.Items, p.Cursor },
-		})
-	}
-	return scanPages(func(cursor int64) ([]FieldValue, int64, error) {
-		p, err := c.HScan(ctx, key, cursor, opts)
-		return p.Items, p.Cursor, err
-	})
+	return scanAll(ctx, c, key, true, &scanSpec{
+		info: &cmdHSCAN,
+		args: func(x *cmd, cursor int64) { argsHScan(x, key, cursor, opts) },
+		dec:  decHScanPage,
+	}, func(v any) ([]FieldValue, int64) { p, _ := v.(HScanPage); return p.Items, p.Cursor })
 }
 
 // SScanAll iterates over the members of the set at key with SSCAN, as
 // ScanAll iterates over keys. opts may be nil. On a cluster it goes to the
 // primary of key's slot, as HScanAll does.
 func (c *Client) SScanAll(ctx context.Context, key string, opts *SScanOptions) iter.Seq2[string, error] {
-	if c.be.sharded() {
-		return scanKeyed(ctx, c, key, &scanCmd[string]{
-			info: &cmdSSCAN,
-			args: func(x *cmd, cursor int64) { argsSScan(x, key, cursor, opts) },
-			dec:  decScanPage,
-			page: func(v any) ([]string, int64) { p, _ := v.(ScanPage); return p.Items, p.Cursor },
-		})
-	}
-	return scanPages(func(cursor int64) ([]string, int64, error) {
-		p, err := c.SScan(ctx, key, cursor, opts)
-		return p.Items, p.Cursor, err
-	})
+	return scanAll(ctx, c, key, true, &scanSpec{
+		info: &cmdSSCAN,
+		args: func(x *cmd, cursor int64) { argsSScan(x, key, cursor, opts) },
+		dec:  decScanPage,
+	}, func(v any) ([]string, int64) { p, _ := v.(ScanPage); return p.Items, p.Cursor })
 }
 
 // ZScanAll iterates over the members and scores of the sorted set at key
 // with ZSCAN, as ScanAll iterates over keys. opts may be nil. On a cluster it
 // goes to the primary of key's slot, as HScanAll does.
 func (c *Client) ZScanAll(ctx context.Context, key string, opts *ZScanOptions) iter.Seq2[ScoredMember, error] {
-	if c.be.sharded() {
-		return scanKeyed(ctx, c, key, &scanCmd[ScoredMember]{
-			info: &cmdZSCAN,
-			args: func(x *cmd, cursor int64) { argsZScan(x, key, cursor, opts) },
-			dec:  decZScanPage,
-			page: func(v any) ([]ScoredMember, int64) { p, _ := v.(ZScanPage); return p.Items, p.Cursor },
-		})
-	}
-	return scanPages(func(cursor int64) ([]ScoredMember, int64, error) {
-		p, err := c.ZScan(ctx, key, cursor, opts)
-		return p.Items, p.Cursor, err
-	})
+	return scanAll(ctx, c, key, true, &scanSpec{
+		info: &cmdZSCAN,
+		args: func(x *cmd, cursor int64) { argsZScan(x, key, cursor, opts) },
+		dec:  decZScanPage,
+	}, func(v any) ([]ScoredMember, int64) { p, _ := v.(ZScanPage); return p.Items, p.Cursor })
 }
 
-// scanPages is the iterator over the pages page returns, from cursor 0
-// until the cursor returns to 0.
-func scanPages[T any](page func(cursor int64) ([]T, int64, error)) iter.Seq2[T, error] {
+// scanSpec describes the page command of a scan.
+type scanSpec struct {
+	info *cmdInfo
+	args func(x *cmd, cursor int64)
+	dec  decoder
+}
+
+// pager returns the decoded reply of one page of a part of a scan, from
+// cursor (backend.scan).
+type pager func(cursor int64) (any, error)
+
+// scanAll is the iterator of a scan: the parts the backend names (keyed:
+// the scan of key), one after the other, each page by page from cursor 0
+// until its cursor returns to 0; page takes a page's items and cursor out
+// of its decoded reply.
+func scanAll[T any](ctx context.Context, c *Client, key string, keyed bool, sc *scanSpec, page func(v any) ([]T, int64)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		yieldPages(yield, page)
+		parts, err := c.be.scan(ctx, sc, key, keyed)
+		if err != nil {
+			var zero T
+			yield(zero, err)
+			return
+		}
+		for _, p := range parts {
+			ok := yieldPages(yield, func(cursor int64) ([]T, int64, error) {
+				v, err := p(cursor)
+				if err != nil {
+					return nil, 0, err
+				}
+				items, next := page(v)
+				return items, next, nil
+			})
+			if !ok {
+				return
+			}
+		}
 	}
 }
 

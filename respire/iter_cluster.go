@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 
 	"github.com/respire-go/respire/internal/topology"
 )
@@ -23,24 +22,35 @@ type scanShard struct {
 	node *topology.Node // nil until the first page
 }
 
-// scanCmd describes the page command of a scan.
-type scanCmd[T any] struct {
-	info *cmdInfo
-	args func(x *cmd, cursor int64)
-	dec  decoder
-	page func(v any) ([]T, int64) // the items and cursor of a decoded reply
+// scan is backend.scan on a cluster: every primary in turn for SCAN, the
+// primary of key's slot for a keyed scan.
+func (k *clusterBackend) scan(ctx context.Context, sc *scanSpec, key string, keyed bool) ([]pager, error) {
+	if keyed {
+		sh := &scanShard{slot: topology.Slot(key)}
+		return []pager{func(cursor int64) (any, error) { return k.shardPage(ctx, sh, sc, cursor) }}, nil
+	}
+	shards, err := k.scanShards(ctx)
+	if err != nil {
+		return nil, k.c.wrapCluster(ctx, sc.info.name, err)
+	}
+	parts := make([]pager, len(shards))
+	for i := range shards {
+		sh := &shards[i]
+		parts[i] = func(cursor int64) (any, error) { return k.shardPage(ctx, sh, sc, cursor) }
+	}
+	return parts, nil
 }
 
 // scanShards returns one shard per primary of the current topology, in the
 // order of their first slots.
-func (c *Client) scanShards(ctx context.Context) ([]scanShard, error) {
-	if _, err := c.cl.Primaries(ctx); err != nil { // waits for a topology
+func (k *clusterBackend) scanShards(ctx context.Context) ([]scanShard, error) {
+	if _, err := k.cl.Primaries(ctx); err != nil { // waits for a topology
 		return nil, err
 	}
 	var out []scanShard
 	seen := make(map[*topology.Node]bool)
 	for s := range topology.SlotCount {
-		n, err := c.cl.Route(ctx, uint16(s), topology.ReadPrimary)
+		n, err := k.cl.Route(ctx, uint16(s), topology.ReadPrimary)
 		if err != nil {
 			return nil, err
 		}
@@ -52,78 +62,44 @@ func (c *Client) scanShards(ctx context.Context) ([]scanShard, error) {
 	return out, nil
 }
 
-// scanCluster is ScanAll on a cluster: every primary in turn.
-func (c *Client) scanCluster(ctx context.Context, opts *ScanOptions) iter.Seq2[string, error] {
-	sc := &scanCmd[string]{
-		info: &cmdSCAN,
-		args: func(x *cmd, cursor int64) { argsScan(x, cursor, opts) },
-		dec:  decScanPage,
-		page: func(v any) ([]string, int64) { p, _ := v.(ScanPage); return p.Items, p.Cursor },
-	}
-	return func(yield func(string, error) bool) {
-		shards, err := c.scanShards(ctx)
-		if err != nil {
-			yield("", c.wrapCluster(ctx, "SCAN", err))
-			return
-		}
-		for _, sh := range shards {
-			ok := yieldPages(yield, func(cursor int64) ([]string, int64, error) {
-				return shardPage(ctx, c, &sh, sc, cursor)
-			})
-			if !ok {
-				return
-			}
-		}
-	}
-}
-
-// scanKeyed is a keyed scan (HSCAN, SSCAN, ZSCAN) on a cluster: every page
-// on the primary of key's slot.
-func scanKeyed[T any](ctx context.Context, c *Client, key string, sc *scanCmd[T]) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		sh := scanShard{slot: topology.Slot(key)}
-		yieldPages(yield, func(cursor int64) ([]T, int64, error) {
-			return shardPage(ctx, c, &sh, sc, cursor)
-		})
-	}
-}
-
 // shardPage returns one page of sh's part from cursor. When sh's node
 // fails, or answers MOVED (the slot has moved), it asks for the node that
 // serves sh's slot now (the same one until the cluster has promoted
 // another) and starts the part again from cursor 0 there. The first page
 // of the new start is returned as the page for cursor, which is fine,
 // since the caller only follows the returned cursor.
-func shardPage[T any](ctx context.Context, c *Client, sh *scanShard, sc *scanCmd[T], cursor int64) ([]T, int64, error) {
+func (k *clusterBackend) shardPage(ctx context.Context, sh *scanShard, sc *scanSpec, cursor int64) (any, error) {
+	c := k.c
 	for attempt := 0; ; attempt++ {
 		var err error
 		if sh.node == nil {
-			if sh.node, err = c.cl.Route(ctx, sh.slot, topology.ReadPrimary); err != nil {
-				return nil, 0, c.wrapCluster(ctx, sc.info.name, err)
+			if sh.node, err = k.cl.Route(ctx, sh.slot, topology.ReadPrimary); err != nil {
+				return nil, c.wrapCluster(ctx, sc.info.name, err)
 			}
 		}
-		items, next, err := pageOn(ctx, c, sh.node, sc, cursor)
+		v, err := k.pageOn(ctx, sh.node, sc, cursor)
 		if err == nil {
-			return items, next, nil
+			return v, nil
 		}
 		rd, isRedirect := redirectOf(err, sh.node.Addr)
 		var ce *ConnError
 		failed := errors.Is(err, ErrNotSent) || errors.As(err, &ce)
 		switch {
 		case ctx.Err() != nil || attempt >= maxAttempts || c.closed.Load():
-		case isRedirect && rd.Kind == topology.Moved:
-			c.cl.Moved(rd.Slot, rd.Addr)
-			sh.node, cursor = nil, 0
-			continue
 		case isRedirect:
-			// ASK (the key is being migrated), LOADING, TRYAGAIN, ...: ask
-			// again once the cluster has moved on.
-			if c.pause(ctx, clusterPause(attempt)) {
+			// MOVED: the part starts again on the slot's new owner. ASK
+			// (the key is being migrated), LOADING, TRYAGAIN, ...: ask
+			// again once the cluster has moved on, since a cursor belongs
+			// to its node.
+			if _, again := k.cl.Redirected(ctx, rd, attempt, topology.FollowNoAsk); again {
+				if rd.Kind == topology.Moved {
+					sh.node, cursor = nil, 0
+				}
 				continue
 			}
 		case failed:
-			c.cl.Suspect(sh.node)
-			if c.pause(ctx, clusterPause(attempt)) {
+			k.cl.Suspect(sh.node)
+			if k.pause(ctx, clusterPause(attempt)) {
 				sh.node, cursor = nil, 0
 				continue
 			}
@@ -131,33 +107,34 @@ func shardPage[T any](ctx context.Context, c *Client, sh *scanShard, sc *scanCmd
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w; the context ended waiting for the slot's primary: %w", err, cerr)
 		}
-		return nil, 0, fmt.Errorf("respire: %s on the node serving slot %d (%s): %w", sc.info.name, sh.slot, sh.node.Addr, err)
+		return nil, fmt.Errorf("respire: %s on the node serving slot %d (%s): %w", sc.info.name, sh.slot, sh.node.Addr, err)
 	}
 }
 
-// pageOn sends one page command to node n.
-func pageOn[T any](ctx context.Context, c *Client, n *topology.Node, sc *scanCmd[T], cursor int64) ([]T, int64, error) {
+// pageOn sends one page command to node n and returns its decoded reply.
+func (k *clusterBackend) pageOn(ctx context.Context, n *topology.Node, sc *scanSpec, cursor int64) (any, error) {
+	c := k.c
 	x := c.newCmd(sc.info)
 	sc.args(x, cursor)
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()
-		return nil, 0, err
+		return nil, err
 	}
 	x.dec = sc.dec
 	x.seal()
 	if c.conns > 1 {
 		x.Route = c.rr.Add(1)
 	}
-	if err := c.onNode(ctx, n, x); err != nil {
-		return nil, 0, err // the transport gave x back
+	if err := k.onNode(ctx, n, x); err != nil {
+		return nil, err // the transport gave x back
 	}
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()
-		return nil, 0, err
+		return nil, err
 	}
-	items, next := sc.page(x.res.Any)
+	v := x.res.Any
 	x.Recycle()
-	return items, next, nil
+	return v, nil
 }

@@ -66,9 +66,7 @@ func (c *Client) NewSubscription(opts *SubscriptionOptions) *Subscription {
 		bytes = opts.BufferBytes
 	}
 	s := &Subscription{s: c.hub.NewBoundedSubscription(buf, int64(bytes))}
-	if c.shards != nil {
-		s.shards = c.shards.NewSet(s.s)
-	}
+	s.shards = c.be.shardSet(s.s)
 	return s
 }
 

@@ -155,89 +155,23 @@ func (e *RedirectError) Error() string {
 // Unwrap returns the cause.
 func (e *RedirectError) Unwrap() error { return e.Err }
 
-// doSingle sends x on one server (the multiplexed connections, or the
-// blocking pool when blocking) and follows its REDIRECTs: Mux.Do's
-// contract (on error x is the transport's).
-func (c *Client) doSingle(ctx context.Context, x *cmd, blocking bool) error {
-	r := c.redir
-	if r == nil {
-		if blocking {
-			return c.blocking.Do(ctx, &x.Request)
-		}
-		return c.mux.Do(ctx, &x.Request)
-	}
-	// addr is where x goes and from where it went before, "" for the
-	// client's own server (named only in errors: looked up then).
-	from, addr := "", ""
-	mux, pool := c.mux, c.blocking
-	if t := r.first(x); t != nil {
-		addr, mux, pool = t.addr, t.mux, t.pool
-	}
-	for hops := 0; ; hops++ {
-		var err error
-		if blocking {
-			err = pool.Do(ctx, &x.Request)
-		} else {
-			err = mux.Do(ctx, &x.Request)
-		}
-		if err != nil {
-			if addr != "" {
-				return &RedirectError{From: c.orOwn(from), To: addr, Hops: hops, Err: err}
-			}
-			return err
-		}
-		to, ok := replicaRedirectOf(x)
-		if !ok {
-			return nil
-		}
-		if hops >= maxReplicaRedirects {
-			x.replyErr = &RedirectError{From: c.orOwn(addr), To: to, Hops: hops + 1, Err: x.replyErr}
-			return nil
-		}
-		t, err := r.target(to)
-		if err != nil {
-			x.Recycle()
-			return err
-		}
-		x.ClearReply()
-		from, addr, mux, pool = addr, to, t.mux, t.pool
-	}
-}
-
-// orOwn returns addr, or the client's own server's address for "".
-func (c *Client) orOwn(addr string) string {
-	if addr == "" {
-		return c.replicaAddr()
-	}
-	return addr
-}
-
-// replicaAddr names the server a command went to first, for a
-// RedirectError: Options.Addr, or the primary Sentinel names.
-func (c *Client) replicaAddr() string {
-	if c.sent != nil {
-		return c.be.sentinelPrimary()
-	}
-	return c.singleAddr()
-}
-
 // batchMux is the connection a batch xs goes to: the primary a REDIRECT
 // named when the batch holds a write and the client is sticky, else the
 // client's own.
-func (c *Client) batchMux(xs []*cmd) *transport.Mux {
+func (s *singleBackend) batchMux(xs []*cmd) *transport.Mux {
 	for _, x := range xs {
-		if t := c.redir.first(x); t != nil {
+		if t := s.redir.first(x); t != nil {
 			return t.mux
 		}
 	}
-	return c.mux
+	return s.mux
 }
 
 // followBatch sends the commands of a batch that a replica answered with
 // REDIRECT to the primary it names, in their order, until none is left or
 // too many were followed: execBatch's contract (on error the transport owns
 // xs).
-func (c *Client) followBatch(ctx context.Context, xs []*cmd, from string) error {
+func (s *singleBackend) followBatch(ctx context.Context, xs []*cmd, from string) error {
 	var again []*cmd
 	var reqs []*transport.Request
 	for hops := 0; ; hops++ {
@@ -258,7 +192,7 @@ func (c *Client) followBatch(ctx context.Context, xs []*cmd, from string) error 
 			}
 			return nil
 		}
-		t, err := c.redir.target(to)
+		t, err := s.redir.target(to)
 		if err != nil {
 			return err
 		}

@@ -162,10 +162,11 @@ func (o *SentinelOptions) sentinelTLS(opts *Options) *tls.Config {
 
 // sentinelClient is the Sentinel state of a client.
 type sentinelClient struct {
-	c     *Client
-	cfg   transport.Config // of the data nodes, as the client was given it
-	w     *topology.Sentinel
-	reads *topology.Replicas // nil with ReadPrimary
+	c      *Client
+	single *singleBackend   // the connections to the master, set once made
+	cfg    transport.Config // of the data nodes, as the client was given it
+	w      *topology.Sentinel
+	reads  *topology.Replicas // nil with ReadPrimary
 
 	// unblocks are the CLIENT UNBLOCK calls to old masters under way, off
 	// the watcher's goroutine (an old master that hangs must not hold up
@@ -238,12 +239,15 @@ func (sc *sentinelClient) switched(old, addr string) {
 	}
 	c := sc.c
 	cause := fmt.Errorf("%w from %s to %s", ErrPrimarySwitched, old, addr)
-	c.mux.Break(cause)
+	// A connection dialed to the new master in the meantime (a poll
+	// that lifted a failover's fence may let one through) is the new
+	// master's: breaking it would fail the writes sent there.
+	sc.single.mux.BreakExcept(cause, addr)
 	c.hub.Reconnect(cause)
 	if c.cache != nil {
 		c.cache.serverChanged(cause)
 	}
-	if ids := c.blocking.BusyOn(old); len(ids) > 0 {
+	if ids := sc.single.blocking.BusyOn(old); len(ids) > 0 {
 		sc.unblocks.Go(func() { sc.unblock(old, ids) })
 	}
 }
@@ -322,52 +326,61 @@ func (sc *sentinelClient) gate(ctx context.Context) error {
 	return nil
 }
 
-// execSentinel is the part of exec that differs on a Sentinel client: reads
-// from replicas, writes held back during a failover, and blocking commands
-// that the old master unblocked because it was demoted (UNBLOCKED, or
-// Valkey's REDIRECT: they did not run) sent again to the new one. done false lets exec send x to the
-// master as on a single server.
-func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bool, err error) {
-	sc := c.sent
+// sentinelBackend is the primary that Sentinel names, and its replicas:
+// a single server whose address changes. Writes wait while a failover
+// may be under way, reads may go to replicas
+// (internal/topology/replicas.go), blocking commands that the old primary
+// ended unrun go to the new one; the rest is as on one server (single.go).
+type sentinelBackend struct {
+	*singleBackend
+	sc *sentinelClient
+}
+
+// exec is backend.exec on a Sentinel client: reads from replicas, writes
+// held back during a failover, and blocking commands that the old master
+// unblocked because it was demoted (UNBLOCKED, or Valkey's REDIRECT: they
+// did not run) sent again to the new one; the rest as on one server.
+func (s *sentinelBackend) exec(ctx context.Context, x *cmd, dec decoder) error {
+	c, sc := s.c, s.sc
 	flags := x.info.flags
 	if err := sc.discovered(ctx); err != nil {
 		name := x.info.name
 		x.Recycle()
-		return true, c.wrapErr(ctx, name, err)
+		return c.wrapErr(ctx, name, err)
 	}
 	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
 		x.dec = dec
 		x.seal()
 		x.Retries = c.retries
 		name := x.info.name
-		done, err := sc.reads.Exec(ctx, x, c.replicaPick())
+		done, err := sc.reads.Exec(ctx, x, s.replicaPick())
 		switch {
 		case done && err != nil:
-			return true, c.wrapErr(ctx, name, err)
+			return c.wrapErr(ctx, name, err)
 		case done && x.replyErr != nil:
 			err := x.replyErr
 			x.Recycle()
-			return true, err
+			return err
 		case done:
-			return true, nil
+			return nil
 		}
 	}
 	if flags&flagReadonly == 0 {
 		if err := sc.gate(ctx); err != nil {
 			name := x.info.name
 			x.Recycle()
-			return true, c.wrapErr(ctx, name, err)
+			return c.wrapErr(ctx, name, err)
 		}
 	}
 	if flags&flagBlocking == 0 {
-		return false, nil
+		return s.singleBackend.exec(ctx, x, dec)
 	}
 	x.dec = dec
 	x.seal()
 	name := x.info.name
 	for {
-		if err := c.blocking.Do(ctx, &x.Request); err != nil {
-			return true, c.wrapErr(ctx, name, err)
+		if err := s.blocking.Do(ctx, &x.Request); err != nil {
+			return c.wrapErr(ctx, name, err)
 		}
 		var se *Error
 		if !errors.As(x.replyErr, &se) || se.Prefix != "UNBLOCKED" && se.Prefix != "REDIRECT" || ctx.Err() != nil {
@@ -380,26 +393,93 @@ func (c *Client) execSentinel(ctx context.Context, x *cmd, dec decoder) (done bo
 		sc.w.Poll()
 		if err := sc.gate(ctx); err != nil {
 			x.Recycle()
-			return true, c.wrapErr(ctx, name, err)
+			return c.wrapErr(ctx, name, err)
 		}
-		if err := c.pauseFor(ctx, 20*time.Millisecond); err != nil {
+		if err := pauseFor(ctx, 20*time.Millisecond); err != nil {
 			x.Recycle()
-			return true, c.wrapErr(ctx, name, transport.NotSent(err))
+			return c.wrapErr(ctx, name, transport.NotSent(err))
 		}
 	}
 	if x.replyErr != nil {
 		err := x.replyErr
 		x.Recycle()
-		return true, err
+		return err
 	}
 	if c.cache != nil {
 		c.afterWrite(ctx, x)
 	}
-	return true, nil
+	return nil
+}
+
+// send is backend.send: writes wait for a failover to end.
+func (s *sentinelBackend) send(ctx context.Context, x *cmd) error {
+	gate := s.sc.discovered
+	if x.info.flags&flagReadonly == 0 {
+		gate = s.sc.gate
+	}
+	if err := gate(ctx); err != nil {
+		x.Recycle()
+		return err
+	}
+	return s.singleBackend.send(ctx, x)
+}
+
+// batch is backend.batch: the batch waits for a failover to end.
+func (s *sentinelBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
+	if err := s.sc.gate(ctx); err != nil {
+		err = s.c.wrapErr(ctx, "batch", err)
+		for i, x := range cmds {
+			futs[i].settle(nil, err)
+			x.Recycle()
+		}
+		b.recycleLists(cmds, futs)
+		return err
+	}
+	return s.singleBackend.batch(ctx, b, cmds, futs)
+}
+
+// hold is backend.hold: a connection to the primary once no failover is
+// under way.
+func (s *sentinelBackend) hold(ctx context.Context, _ uint16, _ bool, _ *topology.Node) (*transport.Held, error) {
+	if err := s.sc.gate(ctx); err != nil {
+		return nil, err
+	}
+	return s.blocking.Hold(ctx)
+}
+
+func (s *sentinelBackend) connect(ctx context.Context) error {
+	if _, err := s.sc.w.WaitMaster(ctx); err != nil {
+		return err
+	}
+	if err := s.mux.Connect(ctx); err != nil {
+		return err
+	}
+	if s.sc.reads != nil {
+		s.sc.reads.Connect(ctx)
+	}
+	return nil
+}
+
+func (s *sentinelBackend) closeWatch()             { s.sc.close() }
+func (s *sentinelBackend) sentinelPrimary() string { return s.sc.w.Master() }
+
+// replicaPick says which replicas a read may go to, and whether it may
+// then go to the primary.
+func (s *sentinelBackend) replicaPick() topology.Pick {
+	switch s.c.opts.ReadFrom {
+	case ReadReplica, ReadNearest:
+		return topology.PickAny
+	case ReadZone:
+		// The primary in the zone comes before replicas of other zones.
+		if info := s.mux.ServerInfo(); info != nil && info.Zone == s.c.opts.AvailabilityZone {
+			return topology.PickZoneThenPrimary
+		}
+	}
+	return topology.PickAnyThenPrimary
 }
 
 // pauseFor waits d or until ctx ends (its error).
-func (c *Client) pauseFor(ctx context.Context, d time.Duration) error {
+func pauseFor(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -39,21 +39,9 @@ func (s *Stats) add(t transport.Stats) {
 // Stats returns counters of the client's multiplexed connections (socket
 // reads, bytes, replies), for measuring how many replies each read
 // carries; on a cluster, summed over the nodes.
-func (c *Client) Stats() Stats { return c.be.stats() }
-
-// muxStats is Stats of one multiplexer.
-func muxStats(m *transport.Mux) Stats {
+func (c *Client) Stats() Stats {
 	var st Stats
-	st.add(m.Stats())
-	return st
-}
-
-// clusterStats is Stats on a cluster: summed over the nodes.
-func (c *Client) clusterStats() Stats {
-	var st Stats
-	for _, n := range c.cl.Nodes() {
-		st.add(n.Mux.Stats())
-	}
+	c.be.eachPool(func(m *transport.Mux, _ *transport.BlockingPool) { st.add(m.Stats()) })
 	return st
 }
 

@@ -101,29 +101,11 @@ func (c *Client) observeCache() {
 		return
 	}
 	t := c.trace.cache
-	if k := c.cache.cluster; k != nil {
-		// Every node's tracker copies the base's tracking config.
-		tr := k.base.Tracking
-		inv := tr.Invalidate
-		tr.Invalidate = func(key []byte) {
-			inv(key)
-			t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
-		}
-		k.traceFlush = func() {
-			t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
-		}
-		return
-	}
-	tr := c.cache.mux.Config().Tracking
-	inv, flush := tr.Invalidate, tr.Flush
-	tr.Invalidate = func(key []byte) {
-		inv(key)
+	c.cache.src.observe(func(key []byte) {
 		t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Key: key})
-	}
-	tr.Flush = func() {
-		flush()
+	}, func() {
 		t.CacheInvalidate(context.Background(), c, TraceCacheInvalidateData{Flush: true})
-	}
+	})
 }
 
 // execTraced is exec with the Tracer's command functions told before and after.
@@ -342,7 +324,7 @@ func (c *Client) PoolStats() PoolStats {
 		s.PubSub = 1
 	}
 	if c.cache != nil {
-		s.Cache = c.cache.mux.Open()
+		s.Cache = c.cache.src.open()
 	}
 	return s
 }

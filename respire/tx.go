@@ -161,7 +161,7 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		return nil
 	}
 	c := tx.b.c
-	slot, keyed, err := txSlot(c, cmds)
+	slot, keyed, err := c.be.txSlot(cmds)
 	if err != nil {
 		return settleAll(futs, err)
 	}
@@ -183,7 +183,7 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 	for attempt := 0; ; attempt++ {
 		h := tx.held
 		if h == nil {
-			if h, err = c.hold(ctx, slot, keyed, ask); err != nil {
+			if h, err = c.be.hold(ctx, slot, keyed, ask); err != nil {
 				return settleAll(futs, c.wrapErr(ctx, "MULTI", err))
 			}
 		}
@@ -214,37 +214,10 @@ func (tx *Tx) exec(ctx context.Context, cmds []*cmd, futs []settler) error {
 		// The cluster refused the whole transaction (EXECABORT) for a
 		// redirect: nothing ran, so it goes again, as a unit.
 		var ok bool
-		if ask, ok = c.cl.Redirected(ctx, rd, attempt); !ok {
+		if ask, ok = c.be.txRedirected(ctx, rd, attempt); !ok {
 			return r.settle(ctx, c, futs)
 		}
 	}
-}
-
-// txSlot is the slot of a transaction's keys on a cluster: they must all
-// be in one, which is checked before anything is sent.
-func txSlot(c *Client, cmds []*cmd) (uint16, bool, error) {
-	if !c.be.sharded() {
-		return 0, false, nil
-	}
-	var slot uint16
-	var keyed bool
-	var first string
-	for _, x := range cmds {
-		s, ok, err := slotOf(x)
-		if err != nil {
-			return 0, false, err
-		}
-		if !ok {
-			continue
-		}
-		if keyed && s != slot {
-			return 0, false, crossSlot("MULTI", "a transaction on a cluster runs on one node", first, slot, x.keys[0], s)
-		}
-		if !keyed {
-			slot, keyed, first = s, true, x.keys[0]
-		}
-	}
-	return slot, keyed, nil
 }
 
 // redirect returns the cluster redirect that made the server refuse the

@@ -129,7 +129,7 @@ func TestTxArgumentErrorSendsNothing(t *testing.T) {
 	assert.ErrorAs(t, get.Err(), &ae)
 	assert.ErrorIs(t, tx.Exec(context.Background()), ErrBatchDone)
 	assert.NoError(t, c.NewTx().Exec(context.Background()), "an empty transaction sends nothing")
-	assert.Equal(t, 0, c.blocking.Stats().Busy+c.blocking.Stats().Idle)
+	assert.Equal(t, 0, c.PoolStats().BlockingBusy+c.PoolStats().BlockingIdle)
 }
 
 func TestTxWatchOutsideWatch(t *testing.T) {

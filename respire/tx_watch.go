@@ -115,14 +115,11 @@ func (c *Client) WatchRetry(ctx context.Context, fn func(tx *Tx) error, keys ...
 // holdWatch lends the connection a Watch runs on: on a cluster, one of the
 // primary that serves the keys, which must share a slot.
 func (c *Client) holdWatch(ctx context.Context, keys []string) (*transport.Held, error) {
-	if !c.be.sharded() || len(keys) == 0 {
-		return c.hold(ctx, 0, false, nil)
-	}
-	slot, err := keysSlot("WATCH", "", keys)
+	slot, keyed, err := c.be.watchSlot(keys)
 	if err != nil {
 		return nil, err
 	}
-	return c.hold(ctx, slot, true, nil)
+	return c.be.hold(ctx, slot, keyed, nil)
 }
 
 // txBackoff is the pause after the given number of failed attempts: random

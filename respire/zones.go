@@ -2,8 +2,6 @@ package respire
 
 import (
 	"strconv"
-
-	"github.com/respire-go/respire/internal/topology"
 )
 
 // Availability zones: ReadZoneReplica and ReadZone with
@@ -23,21 +21,6 @@ func (o *Options) validateZone() error {
 		return optErr("AvailabilityZone", "%q given, but ReadFrom %s ignores zones: use ReadZoneReplica or ReadZone", o.AvailabilityZone, readFromName(o.ReadFrom))
 	}
 	return nil
-}
-
-// replicaPick says which replicas of a Sentinel client a read may go to,
-// and whether it may then go to the primary.
-func (c *Client) replicaPick() topology.Pick {
-	switch c.opts.ReadFrom {
-	case ReadReplica, ReadNearest:
-		return topology.PickAny
-	case ReadZone:
-		// The primary in the zone comes before replicas of other zones.
-		if info := c.mux.ServerInfo(); info != nil && info.Zone == c.opts.AvailabilityZone {
-			return topology.PickZoneThenPrimary
-		}
-	}
-	return topology.PickAnyThenPrimary
 }
 
 // readFromName is rf's name, for errors.

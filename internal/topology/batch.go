@@ -101,9 +101,9 @@ func (c *Cluster) ExecBatch(ctx context.Context, items []BatchItem, again func(i
 			if !ok {
 				continue
 			}
-			if rd.Kind == Moved {
-				c.Moved(rd.Slot, rd.Addr)
-			}
+			// MOVED patches the map; again sends the command on its own,
+			// through Exec, which follows whatever else it meets.
+			c.Redirected(ctx, rd, 0, FollowMoved)
 			cmd.ClearReply()
 			errs[i] = again(i)
 		}

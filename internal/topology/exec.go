@@ -128,21 +128,40 @@ func ParseRedirect(prefix, message, from string) (Redirect, bool) {
 	return Redirect{}, false
 }
 
+// Follow is how far a caller follows the redirects it meets: every
+// user of a cluster's redirects (commands, transactions, batches, scans,
+// the client-side cache, sharded pub/sub) applies them through Redirected,
+// and says with a Follow what it can do with the rest.
+type Follow uint8
+
+const (
+	// FollowAll: MOVED, ASK and the retry-later kinds (commands and
+	// transactions).
+	FollowAll Follow = iota
+	// FollowNoAsk: as FollowAll, but ASK is waited out as a retry-later
+	// kind, for callers whose state belongs to one node (a scan's cursor).
+	FollowNoAsk
+	// FollowMoved: MOVED only; the other kinds are left to the caller,
+	// which sends the command again the way of any command, through Exec
+	// (batches, the client-side cache), or drops it (sharded pub/sub).
+	FollowMoved
+)
+
 // Redirected applies rd, a redirect a command got from a node of the
-// cluster, and says what the command does next. MOVED patches the slot map
-// (the command is routed anew by it); ASK returns the node to send it to
-// once, after ASKING; the retry-later kinds (TRYAGAIN, CLUSTERDOWN,
-// LOADING, MASTERDOWN) wait PauseFor(attempt), or less when the topology
-// changes, and report false when ctx ended first. Commands (Exec) and
-// transactions use it; batches, scans, the cluster cache and sharded
-// pub/sub only follow a MOVED (Cluster.Moved) and treat the other kinds in
-// ways of their own.
-func (c *Cluster) Redirected(ctx context.Context, rd Redirect, attempt int) (ask *Node, ok bool) {
-	switch rd.Kind {
-	case Moved:
+// cluster, and says whether the command goes again (again), and where: MOVED
+// patches the slot map (the command is routed anew by it); ASK returns the
+// node to send it to once, after ASKING; the retry-later kinds (TRYAGAIN,
+// CLUSTERDOWN, LOADING, MASTERDOWN) wait PauseFor(attempt), or less when
+// the topology changes, and report false when ctx ended first. f says
+// which kinds the caller follows; the others report false at once.
+func (c *Cluster) Redirected(ctx context.Context, rd Redirect, attempt int, f Follow) (ask *Node, again bool) {
+	switch {
+	case rd.Kind == Moved:
 		c.Moved(rd.Slot, rd.Addr)
 		return nil, true
-	case Ask:
+	case f == FollowMoved:
+		return nil, false
+	case rd.Kind == Ask && f == FollowAll:
 		return c.Node(rd.Addr), true
 	}
 	return nil, c.Pause(ctx, PauseFor(attempt))
@@ -314,7 +333,7 @@ func (c *Cluster) Exec(ctx context.Context, cmd Command, r Route) error {
 			rf = ReadPrimary
 			continue
 		}
-		next, ok := c.Redirected(ctx, rd, attempt)
+		next, ok := c.Redirected(ctx, rd, attempt, FollowAll)
 		if !ok {
 			cmd.Recycle()
 			return transport.NotSent(&WaitedOutError{Last: last, Ctx: ctx.Err()})

@@ -217,10 +217,11 @@ func (set *ShardSet) Subscribe(ctx context.Context, channels []string) error {
 					}
 				}
 				r.mu.Unlock()
-				if rd, ok := serverRedirect(err, addr); ok && rd.Kind == Moved && attempt < 5 {
-					r.cl.Moved(rd.Slot, rd.Addr)
-					todo = append(todo, names...)
-					continue
+				if rd, ok := serverRedirect(err, addr); ok && attempt < 5 {
+					if _, again := r.cl.Redirected(ctx, rd, attempt, FollowMoved); again {
+						todo = append(todo, names...)
+						continue
+					}
 				}
 				set.unsubscribeLocked(added)
 				return err
@@ -467,8 +468,9 @@ func (set *ShardSet) moveTo(addr string, gaps map[string]*transport.Gap) bool {
 	if err == nil {
 		return true
 	}
-	if rd, ok := serverRedirect(err, addr); ok && rd.Kind == Moved {
-		r.cl.Moved(rd.Slot, rd.Addr)
+	if rd, ok := serverRedirect(err, addr); ok {
+		// The gaps stay owed: the next pass takes them to the new owner.
+		r.cl.Redirected(r.ctx, rd, 0, FollowMoved)
 	}
 	r.mu.Lock()
 	for ch, g := range gaps {

@@ -532,6 +532,17 @@ func (m *Mux) Break(cause error) {
 	}
 }
 
+// BreakExcept is Break for the connections to every address but keep
+// (their ConnInfo.Addr): when a Resolve-d address moved to keep, the
+// connections already dialed there are the new address's and stay.
+func (m *Mux) BreakExcept(cause error, keep string) {
+	for _, s := range m.slots {
+		if c := s.cur.Load(); c != nil && c.info.Addr != keep {
+			c.fail(cause)
+		}
+	}
+}
+
 // BreakStalled breaks, with cause, the connections that have requests in
 // flight and have read nothing for quiet: a node stopped or cut off, whose
 // callers would otherwise wait for their deadlines. A connection that is

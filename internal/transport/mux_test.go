@@ -315,3 +315,31 @@ func TestPubSubPushBreaksConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestBreakExcept: the connections to the address kept stay (a Sentinel
+// client keeps those dialed to the new master when it breaks the old
+// one's), the others break and are dialed again.
+func TestBreakExcept(t *testing.T) {
+	p := newPeer(t, func(args []string) string {
+		if args[0] == "HELLO" {
+			return helloReply
+		}
+		return "+ok\r\n"
+	})
+	m := NewMux(Config{Addr: "sentinel master m", Resolve: p.Addr, MinBackoff: time.Millisecond})
+	defer m.Close()
+	ctx := context.Background()
+	ping := func() {
+		t.Helper()
+		r := newTestReq("PING")
+		require.NoError(t, m.Do(ctx, &r.Request))
+	}
+	ping()
+	first := p.Last()
+	m.BreakExcept(errors.New("moved"), p.Addr())
+	ping()
+	assert.Same(t, first, p.Last(), "the connection to the address kept stays")
+	m.BreakExcept(errors.New("moved"), "127.0.0.1:1")
+	ping()
+	assert.NotSame(t, first, p.Last(), "a connection elsewhere is broken and dialed again")
+}
