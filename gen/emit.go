@@ -136,24 +136,30 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 		}, enc...)
 	}
 	// Parameters.
-	var params, batchParams, callArgs []jen.Code
+	// passArgs hand the parameters on to a method of the same
+	// signature (Tx's methods to Batch's).
+	var params, batchParams, callArgs, passArgs []jen.Code
 	params = append(params, jen.Id("ctx").Qual("context", "Context"))
 	for _, s := range m.c.params {
 		p := jen.Id(s.name)
+		pass := jen.Id(s.name)
 		if s.variadic {
 			p = p.Op("...").Add(s.val.code())
+			pass = pass.Op("...")
 		} else {
 			p = p.Add(s.typ.code())
 		}
 		params = append(params, p)
 		batchParams = append(batchParams, p)
 		callArgs = append(callArgs, jen.Id(s.name))
+		passArgs = append(passArgs, pass)
 	}
 	if m.opts != nil {
 		p := jen.Id("opts").Op("*").Id(m.opts.name)
 		params = append(params, p)
 		batchParams = append(batchParams, p)
 		callArgs = append(callArgs, jen.Id("opts"))
+		passArgs = append(passArgs, jen.Id("opts"))
 	}
 	var body []jen.Code
 	if len(enc) > 2 {
@@ -255,8 +261,8 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 	batch.Line()
 	inTx := txAllowed(m.cmd)
 	if inTx {
-		// The same body, on the transaction's batch.
-		tbody := append([]jen.Code{jen.Id("b").Op(":=").Id("t").Dot("b")}, bbody...)
+		// The transaction's batch queues it.
+		tbody := []jen.Code{jen.Return(jen.Id("t").Dot("b").Dot(m.name).Call(passArgs...))}
 		batch.Commentf("%s queues %s in the transaction; see Client.%s.", m.name, m.cmd.Name, m.name)
 		if dep := g.deprecation(m.cmd); dep != "" {
 			batch.Comment("")
@@ -275,7 +281,7 @@ func (g *generator) emitMethod(cmds, batch *jen.File, m *method) error {
 			Op("*").Id("Future").Types(jen.Op("*").Id("Lease")).Block(lbody...)
 		batch.Line()
 		if inTx {
-			tbody := append([]jen.Code{jen.Id("b").Op(":=").Id("t").Dot("b")}, lbody...)
+			tbody := []jen.Code{jen.Return(jen.Id("t").Dot("b").Dot(m.name + "Lease").Call(passArgs...))}
 			batch.Commentf("%sLease queues %s in the transaction with the reply in a pooled Lease; see Client.%sLease.", m.name, m.cmd.Name, m.name)
 			batch.Comment("Release the Lease of the Future's value once done with its bytes.")
 			batch.Func().Params(jen.Id("t").Op("*").Id("Tx")).Id(m.name + "Lease").Params(batchParams...).

@@ -13,10 +13,7 @@ func (b *Batch) ACLCat(opts *ACLCatOptions) *Future[[]string] {
 
 // ACLCat queues ACL CAT in the transaction; see Client.ACLCat.
 func (t *Tx) ACLCat(opts *ACLCatOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdACL_CAT)
-	argsACLCat(x, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ACLCat(opts)
 }
 
 // ACLDelUser queues ACL DELUSER; see Client.ACLDelUser.
@@ -45,10 +42,7 @@ func (b *Batch) ACLGenPass(opts *ACLGenPassOptions) *Future[string] {
 
 // ACLGenPass queues ACL GENPASS in the transaction; see Client.ACLGenPass.
 func (t *Tx) ACLGenPass(opts *ACLGenPassOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdACL_GENPASS)
-	argsACLGenPass(x, opts)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ACLGenPass(opts)
 }
 
 // ACLGetUser queues ACL GETUSER; see Client.ACLGetUser.
@@ -66,9 +60,7 @@ func (b *Batch) ACLHelp() *Future[[]string] {
 
 // ACLHelp queues ACL HELP in the transaction; see Client.ACLHelp.
 func (t *Tx) ACLHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdACL_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ACLHelp()
 }
 
 // ACLList queues ACL LIST; see Client.ACLList.
@@ -127,9 +119,7 @@ func (b *Batch) ACLWhoAmI() *Future[string] {
 
 // ACLWhoAmI queues ACL WHOAMI in the transaction; see Client.ACLWhoAmI.
 func (t *Tx) ACLWhoAmI() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdACL_WHOAMI)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ACLWhoAmI()
 }
 
 // Append queues APPEND; see Client.Append.
@@ -142,11 +132,7 @@ func (b *Batch) Append(key string, value string) *Future[int64] {
 
 // Append queues APPEND in the transaction; see Client.Append.
 func (t *Tx) Append(key string, value string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdAPPEND)
-	x.argKey(key)
-	x.arg(value)
-	return queue(b, x, decInt, pickInt)
+	return t.b.Append(key, value)
 }
 
 // BgRewriteAOF queues BGREWRITEAOF; see Client.BgRewriteAOF.
@@ -171,10 +157,7 @@ func (b *Batch) BitCount(key string, opts *BitCountOptions) *Future[int64] {
 
 // BitCount queues BITCOUNT in the transaction; see Client.BitCount.
 func (t *Tx) BitCount(key string, opts *BitCountOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdBITCOUNT)
-	argsBitCount(x, key, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.BitCount(key, opts)
 }
 
 // BitField queues BITFIELD; see Client.BitField.
@@ -189,13 +172,7 @@ func (b *Batch) BitField(key string, operations ...BitFieldOp) *Future[[]Null[in
 
 // BitField queues BITFIELD in the transaction; see Client.BitField.
 func (t *Tx) BitField(key string, operations ...BitFieldOp) *Future[[]Null[int64]] {
-	b := t.b
-	x := b.newCmd(&cmdBITFIELD)
-	x.argKey(key)
-	for _, e := range operations {
-		e.args(x, true)
-	}
-	return queue(b, x, decListNullInt, pickAny[[]Null[int64]])
+	return t.b.BitField(key, operations...)
 }
 
 // BitFieldRO queues BITFIELD_RO; see Client.BitFieldRO.
@@ -207,10 +184,7 @@ func (b *Batch) BitFieldRO(key string, opts *BitFieldROOptions) *Future[[]int64]
 
 // BitFieldRO queues BITFIELD_RO in the transaction; see Client.BitFieldRO.
 func (t *Tx) BitFieldRO(key string, opts *BitFieldROOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdBITFIELD_RO)
-	argsBitFieldRO(x, key, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.BitFieldRO(key, opts)
 }
 
 // BitOp queues BITOP; see Client.BitOp.
@@ -222,10 +196,7 @@ func (b *Batch) BitOp(operation BitOpOperation, destKey string, keys ...string) 
 
 // BitOp queues BITOP in the transaction; see Client.BitOp.
 func (t *Tx) BitOp(operation BitOpOperation, destKey string, keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdBITOP)
-	argsBitOp(x, operation, destKey, keys)
-	return queue(b, x, decInt, pickInt)
+	return t.b.BitOp(operation, destKey, keys...)
 }
 
 // BitPos queues BITPOS; see Client.BitPos.
@@ -237,10 +208,7 @@ func (b *Batch) BitPos(key string, bit int64, opts *BitPosOptions) *Future[int64
 
 // BitPos queues BITPOS in the transaction; see Client.BitPos.
 func (t *Tx) BitPos(key string, bit int64, opts *BitPosOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdBITPOS)
-	argsBitPos(x, key, bit, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.BitPos(key, bit, opts)
 }
 
 // BLMove queues BLMOVE; see Client.BLMove.
@@ -325,9 +293,7 @@ func (b *Batch) ClientGetName() *Future[string] {
 
 // ClientGetName queues CLIENT GETNAME in the transaction; see Client.ClientGetName.
 func (t *Tx) ClientGetName() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdCLIENT_GETNAME)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.ClientGetName()
 }
 
 // ClientGetRedir queues CLIENT GETREDIR; see Client.ClientGetRedir.
@@ -338,9 +304,7 @@ func (b *Batch) ClientGetRedir() *Future[int64] {
 
 // ClientGetRedir queues CLIENT GETREDIR in the transaction; see Client.ClientGetRedir.
 func (t *Tx) ClientGetRedir() *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdCLIENT_GETREDIR)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ClientGetRedir()
 }
 
 // ClientHelp queues CLIENT HELP; see Client.ClientHelp.
@@ -351,9 +315,7 @@ func (b *Batch) ClientHelp() *Future[[]string] {
 
 // ClientHelp queues CLIENT HELP in the transaction; see Client.ClientHelp.
 func (t *Tx) ClientHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCLIENT_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ClientHelp()
 }
 
 // ClientID queues CLIENT ID; see Client.ClientID.
@@ -364,9 +326,7 @@ func (b *Batch) ClientID() *Future[int64] {
 
 // ClientID queues CLIENT ID in the transaction; see Client.ClientID.
 func (t *Tx) ClientID() *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdCLIENT_ID)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ClientID()
 }
 
 // ClientInfo queues CLIENT INFO; see Client.ClientInfo.
@@ -377,9 +337,7 @@ func (b *Batch) ClientInfo() *Future[string] {
 
 // ClientInfo queues CLIENT INFO in the transaction; see Client.ClientInfo.
 func (t *Tx) ClientInfo() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdCLIENT_INFO)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ClientInfo()
 }
 
 // ClientKill queues CLIENT KILL; see Client.ClientKill.
@@ -421,9 +379,7 @@ func (b *Batch) ClientTrackingInfo() *Future[ClientTrackingInfo] {
 
 // ClientTrackingInfo queues CLIENT TRACKINGINFO in the transaction; see Client.ClientTrackingInfo.
 func (t *Tx) ClientTrackingInfo() *Future[ClientTrackingInfo] {
-	b := t.b
-	x := b.newCmd(&cmdCLIENT_TRACKINGINFO)
-	return queue(b, x, decClientTrackingInfo, pickAny[ClientTrackingInfo])
+	return t.b.ClientTrackingInfo()
 }
 
 // ClientUnblock queues CLIENT UNBLOCK; see Client.ClientUnblock.
@@ -487,10 +443,7 @@ func (b *Batch) ClusterCountKeysInSlot(slot int64) *Future[int64] {
 
 // ClusterCountKeysInSlot queues CLUSTER COUNTKEYSINSLOT in the transaction; see Client.ClusterCountKeysInSlot.
 func (t *Tx) ClusterCountKeysInSlot(slot int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_COUNTKEYSINSLOT)
-	x.argInt(slot)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ClusterCountKeysInSlot(slot)
 }
 
 // ClusterDelSlots queues CLUSTER DELSLOTS; see Client.ClusterDelSlots.
@@ -550,11 +503,7 @@ func (b *Batch) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] 
 
 // ClusterGetKeysInSlot queues CLUSTER GETKEYSINSLOT in the transaction; see Client.ClusterGetKeysInSlot.
 func (t *Tx) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_GETKEYSINSLOT)
-	x.argInt(slot)
-	x.argInt(count)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ClusterGetKeysInSlot(slot, count)
 }
 
 // ClusterGetSlotMigrations queues CLUSTER GETSLOTMIGRATIONS; see Client.ClusterGetSlotMigrations.
@@ -571,9 +520,7 @@ func (b *Batch) ClusterHelp() *Future[[]string] {
 
 // ClusterHelp queues CLUSTER HELP in the transaction; see Client.ClusterHelp.
 func (t *Tx) ClusterHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ClusterHelp()
 }
 
 // ClusterInfo queues CLUSTER INFO; see Client.ClusterInfo.
@@ -584,9 +531,7 @@ func (b *Batch) ClusterInfo() *Future[string] {
 
 // ClusterInfo queues CLUSTER INFO in the transaction; see Client.ClusterInfo.
 func (t *Tx) ClusterInfo() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_INFO)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ClusterInfo()
 }
 
 // ClusterKeySlot queues CLUSTER KEYSLOT; see Client.ClusterKeySlot.
@@ -598,10 +543,7 @@ func (b *Batch) ClusterKeySlot(key string) *Future[int64] {
 
 // ClusterKeySlot queues CLUSTER KEYSLOT in the transaction; see Client.ClusterKeySlot.
 func (t *Tx) ClusterKeySlot(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_KEYSLOT)
-	x.arg(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ClusterKeySlot(key)
 }
 
 // ClusterLinks queues CLUSTER LINKS; see Client.ClusterLinks.
@@ -612,9 +554,7 @@ func (b *Batch) ClusterLinks() *Future[[]ClusterLink] {
 
 // ClusterLinks queues CLUSTER LINKS in the transaction; see Client.ClusterLinks.
 func (t *Tx) ClusterLinks() *Future[[]ClusterLink] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_LINKS)
-	return queue(b, x, decListClusterLink, pickAny[[]ClusterLink])
+	return t.b.ClusterLinks()
 }
 
 // ClusterMeet queues CLUSTER MEET; see Client.ClusterMeet.
@@ -650,9 +590,7 @@ func (b *Batch) ClusterMyID() *Future[string] {
 
 // ClusterMyID queues CLUSTER MYID in the transaction; see Client.ClusterMyID.
 func (t *Tx) ClusterMyID() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_MYID)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ClusterMyID()
 }
 
 // ClusterMyShardID queues CLUSTER MYSHARDID; see Client.ClusterMyShardID.
@@ -663,9 +601,7 @@ func (b *Batch) ClusterMyShardID() *Future[string] {
 
 // ClusterMyShardID queues CLUSTER MYSHARDID in the transaction; see Client.ClusterMyShardID.
 func (t *Tx) ClusterMyShardID() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_MYSHARDID)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ClusterMyShardID()
 }
 
 // ClusterNodes queues CLUSTER NODES; see Client.ClusterNodes.
@@ -676,9 +612,7 @@ func (b *Batch) ClusterNodes() *Future[string] {
 
 // ClusterNodes queues CLUSTER NODES in the transaction; see Client.ClusterNodes.
 func (t *Tx) ClusterNodes() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_NODES)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ClusterNodes()
 }
 
 // ClusterReplicas queues CLUSTER REPLICAS; see Client.ClusterReplicas.
@@ -734,9 +668,7 @@ func (b *Batch) ClusterShards() *Future[[]ClusterShard] {
 
 // ClusterShards queues CLUSTER SHARDS in the transaction; see Client.ClusterShards.
 func (t *Tx) ClusterShards() *Future[[]ClusterShard] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_SHARDS)
-	return queue(b, x, decListClusterShard, pickAny[[]ClusterShard])
+	return t.b.ClusterShards()
 }
 
 // ClusterSlaves queues CLUSTER SLAVES; see Client.ClusterSlaves.
@@ -757,10 +689,7 @@ func (b *Batch) ClusterSlotStats(filter ClusterSlotStatsFilter) *Future[[]SlotSt
 
 // ClusterSlotStats queues CLUSTER SLOT-STATS in the transaction; see Client.ClusterSlotStats.
 func (t *Tx) ClusterSlotStats(filter ClusterSlotStatsFilter) *Future[[]SlotStats] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_SLOT_STATS)
-	filter.args(x, true)
-	return queue(b, x, decListSlotStats, pickAny[[]SlotStats])
+	return t.b.ClusterSlotStats(filter)
 }
 
 // ClusterSlots queues CLUSTER SLOTS; see Client.ClusterSlots.
@@ -775,9 +704,7 @@ func (b *Batch) ClusterSlots() *Future[[]Reply] {
 //
 // Deprecated: deprecated since 7.0.0; use ClusterShards instead.
 func (t *Tx) ClusterSlots() *Future[[]Reply] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTER_SLOTS)
-	return queue(b, x, decListReply, pickAny[[]Reply])
+	return t.b.ClusterSlots()
 }
 
 // ClusterSyncSlots queues CLUSTER SYNCSLOTS; see Client.ClusterSyncSlots.
@@ -796,10 +723,7 @@ func (b *Batch) ClusterScan(cursor string, opts *ClusterScanOptions) *Future[Clu
 
 // ClusterScan queues CLUSTERSCAN in the transaction; see Client.ClusterScan.
 func (t *Tx) ClusterScan(cursor string, opts *ClusterScanOptions) *Future[ClusterScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdCLUSTERSCAN)
-	argsClusterScan(x, cursor, opts)
-	return queue(b, x, decClusterScanPage, pickAny[ClusterScanPage])
+	return t.b.ClusterScan(cursor, opts)
 }
 
 // Command queues COMMAND; see Client.Command.
@@ -810,9 +734,7 @@ func (b *Batch) Command() *Future[Reply] {
 
 // Command queues COMMAND in the transaction; see Client.Command.
 func (t *Tx) Command() *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND)
-	return queue(b, x, decReply, pickAny[Reply])
+	return t.b.Command()
 }
 
 // CommandCount queues COMMAND COUNT; see Client.CommandCount.
@@ -823,9 +745,7 @@ func (b *Batch) CommandCount() *Future[int64] {
 
 // CommandCount queues COMMAND COUNT in the transaction; see Client.CommandCount.
 func (t *Tx) CommandCount() *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_COUNT)
-	return queue(b, x, decInt, pickInt)
+	return t.b.CommandCount()
 }
 
 // CommandDocs queues COMMAND DOCS; see Client.CommandDocs.
@@ -839,12 +759,7 @@ func (b *Batch) CommandDocs(commandNames ...string) *Future[Reply] {
 
 // CommandDocs queues COMMAND DOCS in the transaction; see Client.CommandDocs.
 func (t *Tx) CommandDocs(commandNames ...string) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_DOCS)
-	for _, e := range commandNames {
-		x.arg(e)
-	}
-	return queue(b, x, decReply, pickAny[Reply])
+	return t.b.CommandDocs(commandNames...)
 }
 
 // CommandGetKeys queues COMMAND GETKEYS; see Client.CommandGetKeys.
@@ -859,13 +774,7 @@ func (b *Batch) CommandGetKeys(command string, args ...string) *Future[[]string]
 
 // CommandGetKeys queues COMMAND GETKEYS in the transaction; see Client.CommandGetKeys.
 func (t *Tx) CommandGetKeys(command string, args ...string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_GETKEYS)
-	x.arg(command)
-	for _, e := range args {
-		x.arg(e)
-	}
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.CommandGetKeys(command, args...)
 }
 
 // CommandGetKeysAndFlags queues COMMAND GETKEYSANDFLAGS; see Client.CommandGetKeysAndFlags.
@@ -880,13 +789,7 @@ func (b *Batch) CommandGetKeysAndFlags(command string, args ...string) *Future[[
 
 // CommandGetKeysAndFlags queues COMMAND GETKEYSANDFLAGS in the transaction; see Client.CommandGetKeysAndFlags.
 func (t *Tx) CommandGetKeysAndFlags(command string, args ...string) *Future[[]KeyFlags] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_GETKEYSANDFLAGS)
-	x.arg(command)
-	for _, e := range args {
-		x.arg(e)
-	}
-	return queue(b, x, decListKeyFlags, pickAny[[]KeyFlags])
+	return t.b.CommandGetKeysAndFlags(command, args...)
 }
 
 // CommandHelp queues COMMAND HELP; see Client.CommandHelp.
@@ -897,9 +800,7 @@ func (b *Batch) CommandHelp() *Future[[]string] {
 
 // CommandHelp queues COMMAND HELP in the transaction; see Client.CommandHelp.
 func (t *Tx) CommandHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.CommandHelp()
 }
 
 // CommandInfo queues COMMAND INFO; see Client.CommandInfo.
@@ -913,12 +814,7 @@ func (b *Batch) CommandInfo(commandNames ...string) *Future[Reply] {
 
 // CommandInfo queues COMMAND INFO in the transaction; see Client.CommandInfo.
 func (t *Tx) CommandInfo(commandNames ...string) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_INFO)
-	for _, e := range commandNames {
-		x.arg(e)
-	}
-	return queue(b, x, decReply, pickAny[Reply])
+	return t.b.CommandInfo(commandNames...)
 }
 
 // CommandList queues COMMAND LIST; see Client.CommandList.
@@ -930,10 +826,7 @@ func (b *Batch) CommandList(opts *CommandListOptions) *Future[[]string] {
 
 // CommandList queues COMMAND LIST in the transaction; see Client.CommandList.
 func (t *Tx) CommandList(opts *CommandListOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMAND_LIST)
-	argsCommandList(x, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.CommandList(opts)
 }
 
 // CommandLogGet queues COMMANDLOG GET; see Client.CommandLogGet.
@@ -952,9 +845,7 @@ func (b *Batch) CommandLogHelp() *Future[[]string] {
 
 // CommandLogHelp queues COMMANDLOG HELP in the transaction; see Client.CommandLogHelp.
 func (t *Tx) CommandLogHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCOMMANDLOG_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.CommandLogHelp()
 }
 
 // CommandLogLen queues COMMANDLOG LEN; see Client.CommandLogLen.
@@ -989,9 +880,7 @@ func (b *Batch) ConfigHelp() *Future[[]string] {
 
 // ConfigHelp queues CONFIG HELP in the transaction; see Client.ConfigHelp.
 func (t *Tx) ConfigHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdCONFIG_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ConfigHelp()
 }
 
 // ConfigResetStat queues CONFIG RESETSTAT; see Client.ConfigResetStat.
@@ -1025,10 +914,7 @@ func (b *Batch) Copy(source string, destination string, opts *CopyOptions) *Futu
 
 // Copy queues COPY in the transaction; see Client.Copy.
 func (t *Tx) Copy(source string, destination string, opts *CopyOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdCOPY)
-	argsCopy(x, source, destination, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.Copy(source, destination, opts)
 }
 
 // DBSize queues DBSIZE; see Client.DBSize.
@@ -1039,9 +925,7 @@ func (b *Batch) DBSize() *Future[int64] {
 
 // DBSize queues DBSIZE in the transaction; see Client.DBSize.
 func (t *Tx) DBSize() *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdDBSIZE)
-	return queue(b, x, decInt, pickInt)
+	return t.b.DBSize()
 }
 
 // Debug queues DEBUG; see Client.Debug.
@@ -1063,10 +947,7 @@ func (b *Batch) Decr(key string) *Future[int64] {
 
 // Decr queues DECR in the transaction; see Client.Decr.
 func (t *Tx) Decr(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdDECR)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.Decr(key)
 }
 
 // DecrBy queues DECRBY; see Client.DecrBy.
@@ -1079,11 +960,7 @@ func (b *Batch) DecrBy(key string, decrement int64) *Future[int64] {
 
 // DecrBy queues DECRBY in the transaction; see Client.DecrBy.
 func (t *Tx) DecrBy(key string, decrement int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdDECRBY)
-	x.argKey(key)
-	x.argInt(decrement)
-	return queue(b, x, decInt, pickInt)
+	return t.b.DecrBy(key, decrement)
 }
 
 // Del queues DEL; see Client.Del.
@@ -1098,13 +975,7 @@ func (b *Batch) Del(keys ...string) *Future[int64] {
 
 // Del queues DEL in the transaction; see Client.Del.
 func (t *Tx) Del(keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdDEL)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decInt, pickInt)
+	return t.b.Del(keys...)
 }
 
 // DelEx queues DELEX; see Client.DelEx.
@@ -1116,10 +987,7 @@ func (b *Batch) DelEx(key string, opts *DelExOptions) *Future[int64] {
 
 // DelEx queues DELEX in the transaction; see Client.DelEx.
 func (t *Tx) DelEx(key string, opts *DelExOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdDELEX)
-	argsDelEx(x, key, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.DelEx(key, opts)
 }
 
 // DelIfEq queues DELIFEQ; see Client.DelIfEq.
@@ -1132,11 +1000,7 @@ func (b *Batch) DelIfEq(key string, value string) *Future[int64] {
 
 // DelIfEq queues DELIFEQ in the transaction; see Client.DelIfEq.
 func (t *Tx) DelIfEq(key string, value string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdDELIFEQ)
-	x.argKey(key)
-	x.arg(value)
-	return queue(b, x, decInt, pickInt)
+	return t.b.DelIfEq(key, value)
 }
 
 // Digest queues DIGEST; see Client.Digest.
@@ -1148,10 +1012,7 @@ func (b *Batch) Digest(key string) *Future[string] {
 
 // Digest queues DIGEST in the transaction; see Client.Digest.
 func (t *Tx) Digest(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdDIGEST)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.Digest(key)
 }
 
 // DigestLease queues DIGEST with the reply in a pooled Lease; see Client.DigestLease.
@@ -1165,10 +1026,7 @@ func (b *Batch) DigestLease(key string) *Future[*Lease] {
 // DigestLease queues DIGEST in the transaction with the reply in a pooled Lease; see Client.DigestLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) DigestLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdDIGEST)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.DigestLease(key)
 }
 
 // Dump queues DUMP; see Client.Dump.
@@ -1180,10 +1038,7 @@ func (b *Batch) Dump(key string) *Future[string] {
 
 // Dump queues DUMP in the transaction; see Client.Dump.
 func (t *Tx) Dump(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdDUMP)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.Dump(key)
 }
 
 // DumpLease queues DUMP with the reply in a pooled Lease; see Client.DumpLease.
@@ -1197,10 +1052,7 @@ func (b *Batch) DumpLease(key string) *Future[*Lease] {
 // DumpLease queues DUMP in the transaction with the reply in a pooled Lease; see Client.DumpLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) DumpLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdDUMP)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.DumpLease(key)
 }
 
 // Echo queues ECHO; see Client.Echo.
@@ -1212,10 +1064,7 @@ func (b *Batch) Echo(message string) *Future[string] {
 
 // Echo queues ECHO in the transaction; see Client.Echo.
 func (t *Tx) Echo(message string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdECHO)
-	x.arg(message)
-	return queue(b, x, decStr, pickStr)
+	return t.b.Echo(message)
 }
 
 // Eval queues EVAL; see Client.Eval.
@@ -1227,10 +1076,7 @@ func (b *Batch) Eval(script string, keys []string, args ...any) *Future[Reply] {
 
 // Eval queues EVAL in the transaction; see Client.Eval.
 func (t *Tx) Eval(script string, keys []string, args ...any) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdEVAL)
-	argsEval(x, script, keys, args)
-	return queue(b, x, decReplyNull, pickAny[Reply])
+	return t.b.Eval(script, keys, args...)
 }
 
 // EvalSha queues EVALSHA; see Client.EvalSha.
@@ -1242,10 +1088,7 @@ func (b *Batch) EvalSha(sha1 string, keys []string, args ...any) *Future[Reply] 
 
 // EvalSha queues EVALSHA in the transaction; see Client.EvalSha.
 func (t *Tx) EvalSha(sha1 string, keys []string, args ...any) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdEVALSHA)
-	argsEvalSha(x, sha1, keys, args)
-	return queue(b, x, decReplyNull, pickAny[Reply])
+	return t.b.EvalSha(sha1, keys, args...)
 }
 
 // EvalShaRO queues EVALSHA_RO; see Client.EvalShaRO.
@@ -1257,10 +1100,7 @@ func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Reply
 
 // EvalShaRO queues EVALSHA_RO in the transaction; see Client.EvalShaRO.
 func (t *Tx) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdEVALSHA_RO)
-	argsEvalShaRO(x, sha1, keys, args)
-	return queue(b, x, decReplyNull, pickAny[Reply])
+	return t.b.EvalShaRO(sha1, keys, args...)
 }
 
 // EvalRO queues EVAL_RO; see Client.EvalRO.
@@ -1272,10 +1112,7 @@ func (b *Batch) EvalRO(script string, keys []string, args ...any) *Future[Reply]
 
 // EvalRO queues EVAL_RO in the transaction; see Client.EvalRO.
 func (t *Tx) EvalRO(script string, keys []string, args ...any) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdEVAL_RO)
-	argsEvalRO(x, script, keys, args)
-	return queue(b, x, decReplyNull, pickAny[Reply])
+	return t.b.EvalRO(script, keys, args...)
 }
 
 // Exists queues EXISTS; see Client.Exists.
@@ -1290,13 +1127,7 @@ func (b *Batch) Exists(keys ...string) *Future[int64] {
 
 // Exists queues EXISTS in the transaction; see Client.Exists.
 func (t *Tx) Exists(keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdEXISTS)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decInt, pickInt)
+	return t.b.Exists(keys...)
 }
 
 // Expire queues EXPIRE; see Client.Expire.
@@ -1308,10 +1139,7 @@ func (b *Batch) Expire(key string, seconds time.Duration, opts *ExpireOptions) *
 
 // Expire queues EXPIRE in the transaction; see Client.Expire.
 func (t *Tx) Expire(key string, seconds time.Duration, opts *ExpireOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdEXPIRE)
-	argsExpire(x, key, seconds, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.Expire(key, seconds, opts)
 }
 
 // ExpireAt queues EXPIREAT; see Client.ExpireAt.
@@ -1323,10 +1151,7 @@ func (b *Batch) ExpireAt(key string, unixTimeSeconds time.Time, opts *ExpireAtOp
 
 // ExpireAt queues EXPIREAT in the transaction; see Client.ExpireAt.
 func (t *Tx) ExpireAt(key string, unixTimeSeconds time.Time, opts *ExpireAtOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdEXPIREAT)
-	argsExpireAt(x, key, unixTimeSeconds, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.ExpireAt(key, unixTimeSeconds, opts)
 }
 
 // ExpireTime queues EXPIRETIME; see Client.ExpireTime.
@@ -1338,10 +1163,7 @@ func (b *Batch) ExpireTime(key string) *Future[time.Time] {
 
 // ExpireTime queues EXPIRETIME in the transaction; see Client.ExpireTime.
 func (t *Tx) ExpireTime(key string) *Future[time.Time] {
-	b := t.b
-	x := b.newCmd(&cmdEXPIRETIME)
-	x.argKey(key)
-	return queue(b, x, decUnixSeconds, pickTime)
+	return t.b.ExpireTime(key)
 }
 
 // Failover queues FAILOVER; see Client.Failover.
@@ -1360,10 +1182,7 @@ func (b *Batch) FCall(function string, keys []string, args ...any) *Future[Reply
 
 // FCall queues FCALL in the transaction; see Client.FCall.
 func (t *Tx) FCall(function string, keys []string, args ...any) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdFCALL)
-	argsFCall(x, function, keys, args)
-	return queue(b, x, decReplyNull, pickAny[Reply])
+	return t.b.FCall(function, keys, args...)
 }
 
 // FCallRO queues FCALL_RO; see Client.FCallRO.
@@ -1375,10 +1194,7 @@ func (b *Batch) FCallRO(function string, keys []string, args ...any) *Future[Rep
 
 // FCallRO queues FCALL_RO in the transaction; see Client.FCallRO.
 func (t *Tx) FCallRO(function string, keys []string, args ...any) *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdFCALL_RO)
-	argsFCallRO(x, function, keys, args)
-	return queue(b, x, decReplyNull, pickAny[Reply])
+	return t.b.FCallRO(function, keys, args...)
 }
 
 // FlushAll queues FLUSHALL; see Client.FlushAll.
@@ -1390,10 +1206,7 @@ func (b *Batch) FlushAll(opts *FlushAllOptions) *Future[struct{}] {
 
 // FlushAll queues FLUSHALL in the transaction; see Client.FlushAll.
 func (t *Tx) FlushAll(opts *FlushAllOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdFLUSHALL)
-	argsFlushAll(x, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.FlushAll(opts)
 }
 
 // FlushDB queues FLUSHDB; see Client.FlushDB.
@@ -1405,10 +1218,7 @@ func (b *Batch) FlushDB(opts *FlushDBOptions) *Future[struct{}] {
 
 // FlushDB queues FLUSHDB in the transaction; see Client.FlushDB.
 func (t *Tx) FlushDB(opts *FlushDBOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdFLUSHDB)
-	argsFlushDB(x, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.FlushDB(opts)
 }
 
 // FunctionDelete queues FUNCTION DELETE; see Client.FunctionDelete.
@@ -1420,10 +1230,7 @@ func (b *Batch) FunctionDelete(libraryName string) *Future[struct{}] {
 
 // FunctionDelete queues FUNCTION DELETE in the transaction; see Client.FunctionDelete.
 func (t *Tx) FunctionDelete(libraryName string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_DELETE)
-	x.arg(libraryName)
-	return queue(b, x, decOK, pickNone)
+	return t.b.FunctionDelete(libraryName)
 }
 
 // FunctionDump queues FUNCTION DUMP; see Client.FunctionDump.
@@ -1434,9 +1241,7 @@ func (b *Batch) FunctionDump() *Future[string] {
 
 // FunctionDump queues FUNCTION DUMP in the transaction; see Client.FunctionDump.
 func (t *Tx) FunctionDump() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_DUMP)
-	return queue(b, x, decStr, pickStr)
+	return t.b.FunctionDump()
 }
 
 // FunctionFlush queues FUNCTION FLUSH; see Client.FunctionFlush.
@@ -1448,10 +1253,7 @@ func (b *Batch) FunctionFlush(opts *FunctionFlushOptions) *Future[struct{}] {
 
 // FunctionFlush queues FUNCTION FLUSH in the transaction; see Client.FunctionFlush.
 func (t *Tx) FunctionFlush(opts *FunctionFlushOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_FLUSH)
-	argsFunctionFlush(x, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.FunctionFlush(opts)
 }
 
 // FunctionHelp queues FUNCTION HELP; see Client.FunctionHelp.
@@ -1462,9 +1264,7 @@ func (b *Batch) FunctionHelp() *Future[[]string] {
 
 // FunctionHelp queues FUNCTION HELP in the transaction; see Client.FunctionHelp.
 func (t *Tx) FunctionHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.FunctionHelp()
 }
 
 // FunctionKill queues FUNCTION KILL; see Client.FunctionKill.
@@ -1475,9 +1275,7 @@ func (b *Batch) FunctionKill() *Future[struct{}] {
 
 // FunctionKill queues FUNCTION KILL in the transaction; see Client.FunctionKill.
 func (t *Tx) FunctionKill() *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_KILL)
-	return queue(b, x, decOK, pickNone)
+	return t.b.FunctionKill()
 }
 
 // FunctionList queues FUNCTION LIST; see Client.FunctionList.
@@ -1489,10 +1287,7 @@ func (b *Batch) FunctionList(opts *FunctionListOptions) *Future[[]FunctionLibrar
 
 // FunctionList queues FUNCTION LIST in the transaction; see Client.FunctionList.
 func (t *Tx) FunctionList(opts *FunctionListOptions) *Future[[]FunctionLibrary] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_LIST)
-	argsFunctionList(x, opts)
-	return queue(b, x, decListFunctionLibrary, pickAny[[]FunctionLibrary])
+	return t.b.FunctionList(opts)
 }
 
 // FunctionLoad queues FUNCTION LOAD; see Client.FunctionLoad.
@@ -1504,10 +1299,7 @@ func (b *Batch) FunctionLoad(functionCode string, opts *FunctionLoadOptions) *Fu
 
 // FunctionLoad queues FUNCTION LOAD in the transaction; see Client.FunctionLoad.
 func (t *Tx) FunctionLoad(functionCode string, opts *FunctionLoadOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_LOAD)
-	argsFunctionLoad(x, functionCode, opts)
-	return queue(b, x, decStr, pickStr)
+	return t.b.FunctionLoad(functionCode, opts)
 }
 
 // FunctionRestore queues FUNCTION RESTORE; see Client.FunctionRestore.
@@ -1519,10 +1311,7 @@ func (b *Batch) FunctionRestore(serializedValue string, opts *FunctionRestoreOpt
 
 // FunctionRestore queues FUNCTION RESTORE in the transaction; see Client.FunctionRestore.
 func (t *Tx) FunctionRestore(serializedValue string, opts *FunctionRestoreOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_RESTORE)
-	argsFunctionRestore(x, serializedValue, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.FunctionRestore(serializedValue, opts)
 }
 
 // FunctionStats queues FUNCTION STATS; see Client.FunctionStats.
@@ -1533,9 +1322,7 @@ func (b *Batch) FunctionStats() *Future[FunctionStats] {
 
 // FunctionStats queues FUNCTION STATS in the transaction; see Client.FunctionStats.
 func (t *Tx) FunctionStats() *Future[FunctionStats] {
-	b := t.b
-	x := b.newCmd(&cmdFUNCTION_STATS)
-	return queue(b, x, decFunctionStats, pickAny[FunctionStats])
+	return t.b.FunctionStats()
 }
 
 // GeoAdd queues GEOADD; see Client.GeoAdd.
@@ -1547,10 +1334,7 @@ func (b *Batch) GeoAdd(key string, data []GeoMember, opts *GeoAddOptions) *Futur
 
 // GeoAdd queues GEOADD in the transaction; see Client.GeoAdd.
 func (t *Tx) GeoAdd(key string, data []GeoMember, opts *GeoAddOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGEOADD)
-	argsGeoAdd(x, key, data, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GeoAdd(key, data, opts)
 }
 
 // GeoDist queues GEODIST; see Client.GeoDist.
@@ -1562,10 +1346,7 @@ func (b *Batch) GeoDist(key string, member1 string, member2 string, opts *GeoDis
 
 // GeoDist queues GEODIST in the transaction; see Client.GeoDist.
 func (t *Tx) GeoDist(key string, member1 string, member2 string, opts *GeoDistOptions) *Future[float64] {
-	b := t.b
-	x := b.newCmd(&cmdGEODIST)
-	argsGeoDist(x, key, member1, member2, opts)
-	return queue(b, x, decFloatNull, pickFloat)
+	return t.b.GeoDist(key, member1, member2, opts)
 }
 
 // GeoHash queues GEOHASH; see Client.GeoHash.
@@ -1580,13 +1361,7 @@ func (b *Batch) GeoHash(key string, members ...string) *Future[[]Null[string]] {
 
 // GeoHash queues GEOHASH in the transaction; see Client.GeoHash.
 func (t *Tx) GeoHash(key string, members ...string) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdGEOHASH)
-	x.argKey(key)
-	for _, e := range members {
-		x.arg(e)
-	}
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.GeoHash(key, members...)
 }
 
 // GeoPos queues GEOPOS; see Client.GeoPos.
@@ -1601,13 +1376,7 @@ func (b *Batch) GeoPos(key string, members ...string) *Future[[]*GeoPos] {
 
 // GeoPos queues GEOPOS in the transaction; see Client.GeoPos.
 func (t *Tx) GeoPos(key string, members ...string) *Future[[]*GeoPos] {
-	b := t.b
-	x := b.newCmd(&cmdGEOPOS)
-	x.argKey(key)
-	for _, e := range members {
-		x.arg(e)
-	}
-	return queue(b, x, decListPtrGeoPos, pickAny[[]*GeoPos])
+	return t.b.GeoPos(key, members...)
 }
 
 // GeoRadius queues GEORADIUS; see Client.GeoRadius.
@@ -1623,10 +1392,7 @@ func (b *Batch) GeoRadius(key string, longitude float64, latitude float64, radiu
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
 func (t *Tx) GeoRadius(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUS)
-	argsGeoRadius(x, key, longitude, latitude, radius, unit, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.GeoRadius(key, longitude, latitude, radius, unit, opts)
 }
 
 // GeoRadiusLocations queues GEORADIUS; see Client.GeoRadiusLocations.
@@ -1642,10 +1408,7 @@ func (b *Batch) GeoRadiusLocations(key string, longitude float64, latitude float
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
 func (t *Tx) GeoRadiusLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusLocationsOptions) *Future[[]GeoLocation] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUS)
-	argsGeoRadiusLocations(x, key, longitude, latitude, radius, unit, opts)
-	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+	return t.b.GeoRadiusLocations(key, longitude, latitude, radius, unit, opts)
 }
 
 // GeoRadiusStore queues GEORADIUS; see Client.GeoRadiusStore.
@@ -1661,10 +1424,7 @@ func (b *Batch) GeoRadiusStore(key string, longitude float64, latitude float64, 
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
 func (t *Tx) GeoRadiusStore(key string, longitude float64, latitude float64, radius float64, unit Unit, storeKey string, opts *GeoRadiusOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUS)
-	argsGeoRadiusStore(x, key, longitude, latitude, radius, unit, storeKey, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GeoRadiusStore(key, longitude, latitude, radius, unit, storeKey, opts)
 }
 
 // GeoRadiusStoreDist queues GEORADIUS; see Client.GeoRadiusStoreDist.
@@ -1680,10 +1440,7 @@ func (b *Batch) GeoRadiusStoreDist(key string, longitude float64, latitude float
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS argument instead.
 func (t *Tx) GeoRadiusStoreDist(key string, longitude float64, latitude float64, radius float64, unit Unit, storeDistKey string, opts *GeoRadiusOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUS)
-	argsGeoRadiusStoreDist(x, key, longitude, latitude, radius, unit, storeDistKey, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GeoRadiusStoreDist(key, longitude, latitude, radius, unit, storeDistKey, opts)
 }
 
 // GeoRadiusByMember queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMember.
@@ -1699,10 +1456,7 @@ func (b *Batch) GeoRadiusByMember(key string, member string, radius float64, uni
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
 func (t *Tx) GeoRadiusByMember(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
-	argsGeoRadiusByMember(x, key, member, radius, unit, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.GeoRadiusByMember(key, member, radius, unit, opts)
 }
 
 // GeoRadiusByMemberLocations queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMemberLocations.
@@ -1718,10 +1472,7 @@ func (b *Batch) GeoRadiusByMemberLocations(key string, member string, radius flo
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
 func (t *Tx) GeoRadiusByMemberLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberLocationsOptions) *Future[[]GeoLocation] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
-	argsGeoRadiusByMemberLocations(x, key, member, radius, unit, opts)
-	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+	return t.b.GeoRadiusByMemberLocations(key, member, radius, unit, opts)
 }
 
 // GeoRadiusByMemberStore queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMemberStore.
@@ -1737,10 +1488,7 @@ func (b *Batch) GeoRadiusByMemberStore(key string, member string, radius float64
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
 func (t *Tx) GeoRadiusByMemberStore(key string, member string, radius float64, unit Unit, storeKey string, opts *GeoRadiusByMemberOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
-	argsGeoRadiusByMemberStore(x, key, member, radius, unit, storeKey, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GeoRadiusByMemberStore(key, member, radius, unit, storeKey, opts)
 }
 
 // GeoRadiusByMemberStoreDist queues GEORADIUSBYMEMBER; see Client.GeoRadiusByMemberStoreDist.
@@ -1756,10 +1504,7 @@ func (b *Batch) GeoRadiusByMemberStoreDist(key string, member string, radius flo
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch and GeoSearchStore with the BYRADIUS and FROMMEMBER arguments instead.
 func (t *Tx) GeoRadiusByMemberStoreDist(key string, member string, radius float64, unit Unit, storeDistKey string, opts *GeoRadiusByMemberOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUSBYMEMBER)
-	argsGeoRadiusByMemberStoreDist(x, key, member, radius, unit, storeDistKey, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GeoRadiusByMemberStoreDist(key, member, radius, unit, storeDistKey, opts)
 }
 
 // GeoRadiusByMemberRO queues GEORADIUSBYMEMBER_RO; see Client.GeoRadiusByMemberRO.
@@ -1775,10 +1520,7 @@ func (b *Batch) GeoRadiusByMemberRO(key string, member string, radius float64, u
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
 func (t *Tx) GeoRadiusByMemberRO(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
-	argsGeoRadiusByMemberRO(x, key, member, radius, unit, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.GeoRadiusByMemberRO(key, member, radius, unit, opts)
 }
 
 // GeoRadiusByMemberROLocations queues GEORADIUSBYMEMBER_RO; see Client.GeoRadiusByMemberROLocations.
@@ -1794,10 +1536,7 @@ func (b *Batch) GeoRadiusByMemberROLocations(key string, member string, radius f
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS and FROMMEMBER arguments instead.
 func (t *Tx) GeoRadiusByMemberROLocations(key string, member string, radius float64, unit Unit, opts *GeoRadiusByMemberROLocationsOptions) *Future[[]GeoLocation] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUSBYMEMBER_RO)
-	argsGeoRadiusByMemberROLocations(x, key, member, radius, unit, opts)
-	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+	return t.b.GeoRadiusByMemberROLocations(key, member, radius, unit, opts)
 }
 
 // GeoRadiusRO queues GEORADIUS_RO; see Client.GeoRadiusRO.
@@ -1813,10 +1552,7 @@ func (b *Batch) GeoRadiusRO(key string, longitude float64, latitude float64, rad
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
 func (t *Tx) GeoRadiusRO(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUS_RO)
-	argsGeoRadiusRO(x, key, longitude, latitude, radius, unit, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.GeoRadiusRO(key, longitude, latitude, radius, unit, opts)
 }
 
 // GeoRadiusROLocations queues GEORADIUS_RO; see Client.GeoRadiusROLocations.
@@ -1832,10 +1568,7 @@ func (b *Batch) GeoRadiusROLocations(key string, longitude float64, latitude flo
 //
 // Deprecated: deprecated since 6.2.0; use GeoSearch with the BYRADIUS argument instead.
 func (t *Tx) GeoRadiusROLocations(key string, longitude float64, latitude float64, radius float64, unit Unit, opts *GeoRadiusROLocationsOptions) *Future[[]GeoLocation] {
-	b := t.b
-	x := b.newCmd(&cmdGEORADIUS_RO)
-	argsGeoRadiusROLocations(x, key, longitude, latitude, radius, unit, opts)
-	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+	return t.b.GeoRadiusROLocations(key, longitude, latitude, radius, unit, opts)
 }
 
 // GeoSearch queues GEOSEARCH; see Client.GeoSearch.
@@ -1847,10 +1580,7 @@ func (b *Batch) GeoSearch(key string, from GeoSearchFrom, by GeoSearchBy, opts *
 
 // GeoSearch queues GEOSEARCH in the transaction; see Client.GeoSearch.
 func (t *Tx) GeoSearch(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdGEOSEARCH)
-	argsGeoSearch(x, key, from, by, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.GeoSearch(key, from, by, opts)
 }
 
 // GeoSearchLocations queues GEOSEARCH; see Client.GeoSearchLocations.
@@ -1862,10 +1592,7 @@ func (b *Batch) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchB
 
 // GeoSearchLocations queues GEOSEARCH in the transaction; see Client.GeoSearchLocations.
 func (t *Tx) GeoSearchLocations(key string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchLocationsOptions) *Future[[]GeoLocation] {
-	b := t.b
-	x := b.newCmd(&cmdGEOSEARCH)
-	argsGeoSearchLocations(x, key, from, by, opts)
-	return queue(b, x, decListGeoLocation, pickAny[[]GeoLocation])
+	return t.b.GeoSearchLocations(key, from, by, opts)
 }
 
 // GeoSearchStore queues GEOSEARCHSTORE; see Client.GeoSearchStore.
@@ -1877,10 +1604,7 @@ func (b *Batch) GeoSearchStore(destination string, source string, from GeoSearch
 
 // GeoSearchStore queues GEOSEARCHSTORE in the transaction; see Client.GeoSearchStore.
 func (t *Tx) GeoSearchStore(destination string, source string, from GeoSearchFrom, by GeoSearchBy, opts *GeoSearchStoreOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGEOSEARCHSTORE)
-	argsGeoSearchStore(x, destination, source, from, by, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GeoSearchStore(destination, source, from, by, opts)
 }
 
 // Get queues GET; see Client.Get.
@@ -1892,10 +1616,7 @@ func (b *Batch) Get(key string) *Future[string] {
 
 // Get queues GET in the transaction; see Client.Get.
 func (t *Tx) Get(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdGET)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.Get(key)
 }
 
 // GetLease queues GET with the reply in a pooled Lease; see Client.GetLease.
@@ -1909,10 +1630,7 @@ func (b *Batch) GetLease(key string) *Future[*Lease] {
 // GetLease queues GET in the transaction with the reply in a pooled Lease; see Client.GetLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) GetLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdGET)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.GetLease(key)
 }
 
 // GetBit queues GETBIT; see Client.GetBit.
@@ -1925,11 +1643,7 @@ func (b *Batch) GetBit(key string, offset int64) *Future[int64] {
 
 // GetBit queues GETBIT in the transaction; see Client.GetBit.
 func (t *Tx) GetBit(key string, offset int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdGETBIT)
-	x.argKey(key)
-	x.argInt(offset)
-	return queue(b, x, decInt, pickInt)
+	return t.b.GetBit(key, offset)
 }
 
 // GetDel queues GETDEL; see Client.GetDel.
@@ -1941,10 +1655,7 @@ func (b *Batch) GetDel(key string) *Future[string] {
 
 // GetDel queues GETDEL in the transaction; see Client.GetDel.
 func (t *Tx) GetDel(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdGETDEL)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.GetDel(key)
 }
 
 // GetDelLease queues GETDEL with the reply in a pooled Lease; see Client.GetDelLease.
@@ -1958,10 +1669,7 @@ func (b *Batch) GetDelLease(key string) *Future[*Lease] {
 // GetDelLease queues GETDEL in the transaction with the reply in a pooled Lease; see Client.GetDelLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) GetDelLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdGETDEL)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.GetDelLease(key)
 }
 
 // GetEx queues GETEX; see Client.GetEx.
@@ -1973,10 +1681,7 @@ func (b *Batch) GetEx(key string, opts *GetExOptions) *Future[string] {
 
 // GetEx queues GETEX in the transaction; see Client.GetEx.
 func (t *Tx) GetEx(key string, opts *GetExOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdGETEX)
-	argsGetEx(x, key, opts)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.GetEx(key, opts)
 }
 
 // GetExLease queues GETEX with the reply in a pooled Lease; see Client.GetExLease.
@@ -1990,10 +1695,7 @@ func (b *Batch) GetExLease(key string, opts *GetExOptions) *Future[*Lease] {
 // GetExLease queues GETEX in the transaction with the reply in a pooled Lease; see Client.GetExLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) GetExLease(key string, opts *GetExOptions) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdGETEX)
-	argsGetEx(x, key, opts)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.GetExLease(key, opts)
 }
 
 // GetRange queues GETRANGE; see Client.GetRange.
@@ -2005,10 +1707,7 @@ func (b *Batch) GetRange(key string, start int64, end int64) *Future[string] {
 
 // GetRange queues GETRANGE in the transaction; see Client.GetRange.
 func (t *Tx) GetRange(key string, start int64, end int64) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdGETRANGE)
-	argsGetRange(x, key, start, end)
-	return queue(b, x, decStr, pickStr)
+	return t.b.GetRange(key, start, end)
 }
 
 // GetRangeLease queues GETRANGE with the reply in a pooled Lease; see Client.GetRangeLease.
@@ -2022,10 +1721,7 @@ func (b *Batch) GetRangeLease(key string, start int64, end int64) *Future[*Lease
 // GetRangeLease queues GETRANGE in the transaction with the reply in a pooled Lease; see Client.GetRangeLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) GetRangeLease(key string, start int64, end int64) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdGETRANGE)
-	argsGetRange(x, key, start, end)
-	return queue(b, x, decLease, pickLease)
+	return t.b.GetRangeLease(key, start, end)
 }
 
 // GetSet queues GETSET; see Client.GetSet.
@@ -2042,11 +1738,7 @@ func (b *Batch) GetSet(key string, value string) *Future[string] {
 //
 // Deprecated: deprecated since 6.2.0; use Set with the GET argument instead.
 func (t *Tx) GetSet(key string, value string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdGETSET)
-	x.argKey(key)
-	x.arg(value)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.GetSet(key, value)
 }
 
 // GetSetLease queues GETSET with the reply in a pooled Lease; see Client.GetSetLease.
@@ -2061,11 +1753,7 @@ func (b *Batch) GetSetLease(key string, value string) *Future[*Lease] {
 // GetSetLease queues GETSET in the transaction with the reply in a pooled Lease; see Client.GetSetLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) GetSetLease(key string, value string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdGETSET)
-	x.argKey(key)
-	x.arg(value)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.GetSetLease(key, value)
 }
 
 // HDel queues HDEL; see Client.HDel.
@@ -2077,10 +1765,7 @@ func (b *Batch) HDel(key string, fields ...string) *Future[int64] {
 
 // HDel queues HDEL in the transaction; see Client.HDel.
 func (t *Tx) HDel(key string, fields ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdHDEL)
-	argsHDel(x, key, fields)
-	return queue(b, x, decInt, pickInt)
+	return t.b.HDel(key, fields...)
 }
 
 // HExists queues HEXISTS; see Client.HExists.
@@ -2093,11 +1778,7 @@ func (b *Batch) HExists(key string, field string) *Future[bool] {
 
 // HExists queues HEXISTS in the transaction; see Client.HExists.
 func (t *Tx) HExists(key string, field string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdHEXISTS)
-	x.argKey(key)
-	x.arg(field)
-	return queue(b, x, decBool, pickBool)
+	return t.b.HExists(key, field)
 }
 
 // HExpire queues HEXPIRE; see Client.HExpire.
@@ -2109,10 +1790,7 @@ func (b *Batch) HExpire(key string, seconds time.Duration, fields []string, opts
 
 // HExpire queues HEXPIRE in the transaction; see Client.HExpire.
 func (t *Tx) HExpire(key string, seconds time.Duration, fields []string, opts *HExpireOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdHEXPIRE)
-	argsHExpire(x, key, seconds, fields, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.HExpire(key, seconds, fields, opts)
 }
 
 // HExpireAt queues HEXPIREAT; see Client.HExpireAt.
@@ -2124,10 +1802,7 @@ func (b *Batch) HExpireAt(key string, unixTimeSeconds time.Time, fields []string
 
 // HExpireAt queues HEXPIREAT in the transaction; see Client.HExpireAt.
 func (t *Tx) HExpireAt(key string, unixTimeSeconds time.Time, fields []string, opts *HExpireAtOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdHEXPIREAT)
-	argsHExpireAt(x, key, unixTimeSeconds, fields, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.HExpireAt(key, unixTimeSeconds, fields, opts)
 }
 
 // HExpireTime queues HEXPIRETIME; see Client.HExpireTime.
@@ -2139,10 +1814,7 @@ func (b *Batch) HExpireTime(key string, fields ...string) *Future[[]Null[time.Ti
 
 // HExpireTime queues HEXPIRETIME in the transaction; see Client.HExpireTime.
 func (t *Tx) HExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
-	b := t.b
-	x := b.newCmd(&cmdHEXPIRETIME)
-	argsHExpireTime(x, key, fields)
-	return queue(b, x, decListDeadlineSeconds, pickAny[[]Null[time.Time]])
+	return t.b.HExpireTime(key, fields...)
 }
 
 // HGet queues HGET; see Client.HGet.
@@ -2155,11 +1827,7 @@ func (b *Batch) HGet(key string, field string) *Future[string] {
 
 // HGet queues HGET in the transaction; see Client.HGet.
 func (t *Tx) HGet(key string, field string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdHGET)
-	x.argKey(key)
-	x.arg(field)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.HGet(key, field)
 }
 
 // HGetLease queues HGET with the reply in a pooled Lease; see Client.HGetLease.
@@ -2174,11 +1842,7 @@ func (b *Batch) HGetLease(key string, field string) *Future[*Lease] {
 // HGetLease queues HGET in the transaction with the reply in a pooled Lease; see Client.HGetLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) HGetLease(key string, field string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdHGET)
-	x.argKey(key)
-	x.arg(field)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.HGetLease(key, field)
 }
 
 // HGetAll queues HGETALL; see Client.HGetAll.
@@ -2190,10 +1854,7 @@ func (b *Batch) HGetAll(key string) *Future[map[string]string] {
 
 // HGetAll queues HGETALL in the transaction; see Client.HGetAll.
 func (t *Tx) HGetAll(key string) *Future[map[string]string] {
-	b := t.b
-	x := b.newCmd(&cmdHGETALL)
-	x.argKey(key)
-	return queue(b, x, decMapStrStr, pickAny[map[string]string])
+	return t.b.HGetAll(key)
 }
 
 // HGetDel queues HGETDEL; see Client.HGetDel.
@@ -2205,10 +1866,7 @@ func (b *Batch) HGetDel(key string, fields ...string) *Future[[]Null[string]] {
 
 // HGetDel queues HGETDEL in the transaction; see Client.HGetDel.
 func (t *Tx) HGetDel(key string, fields ...string) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdHGETDEL)
-	argsHGetDel(x, key, fields)
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.HGetDel(key, fields...)
 }
 
 // HGetEx queues HGETEX; see Client.HGetEx.
@@ -2220,10 +1878,7 @@ func (b *Batch) HGetEx(key string, fields []string, opts *HGetExOptions) *Future
 
 // HGetEx queues HGETEX in the transaction; see Client.HGetEx.
 func (t *Tx) HGetEx(key string, fields []string, opts *HGetExOptions) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdHGETEX)
-	argsHGetEx(x, key, fields, opts)
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.HGetEx(key, fields, opts)
 }
 
 // HIncrBy queues HINCRBY; see Client.HIncrBy.
@@ -2235,10 +1890,7 @@ func (b *Batch) HIncrBy(key string, field string, increment int64) *Future[int64
 
 // HIncrBy queues HINCRBY in the transaction; see Client.HIncrBy.
 func (t *Tx) HIncrBy(key string, field string, increment int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdHINCRBY)
-	argsHIncrBy(x, key, field, increment)
-	return queue(b, x, decInt, pickInt)
+	return t.b.HIncrBy(key, field, increment)
 }
 
 // HIncrByFloat queues HINCRBYFLOAT; see Client.HIncrByFloat.
@@ -2250,10 +1902,7 @@ func (b *Batch) HIncrByFloat(key string, field string, increment float64) *Futur
 
 // HIncrByFloat queues HINCRBYFLOAT in the transaction; see Client.HIncrByFloat.
 func (t *Tx) HIncrByFloat(key string, field string, increment float64) *Future[float64] {
-	b := t.b
-	x := b.newCmd(&cmdHINCRBYFLOAT)
-	argsHIncrByFloat(x, key, field, increment)
-	return queue(b, x, decFloat, pickFloat)
+	return t.b.HIncrByFloat(key, field, increment)
 }
 
 // HKeys queues HKEYS; see Client.HKeys.
@@ -2265,10 +1914,7 @@ func (b *Batch) HKeys(key string) *Future[[]string] {
 
 // HKeys queues HKEYS in the transaction; see Client.HKeys.
 func (t *Tx) HKeys(key string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdHKEYS)
-	x.argKey(key)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.HKeys(key)
 }
 
 // HLen queues HLEN; see Client.HLen.
@@ -2280,10 +1926,7 @@ func (b *Batch) HLen(key string) *Future[int64] {
 
 // HLen queues HLEN in the transaction; see Client.HLen.
 func (t *Tx) HLen(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdHLEN)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.HLen(key)
 }
 
 // HMGet queues HMGET; see Client.HMGet.
@@ -2295,10 +1938,7 @@ func (b *Batch) HMGet(key string, fields ...string) *Future[[]Null[string]] {
 
 // HMGet queues HMGET in the transaction; see Client.HMGet.
 func (t *Tx) HMGet(key string, fields ...string) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdHMGET)
-	argsHMGet(x, key, fields)
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.HMGet(key, fields...)
 }
 
 // HMSet queues HMSET; see Client.HMSet.
@@ -2314,10 +1954,7 @@ func (b *Batch) HMSet(key string, data ...FieldValue) *Future[struct{}] {
 //
 // Deprecated: deprecated since 4.0.0; use HSet with multiple field-value pairs instead.
 func (t *Tx) HMSet(key string, data ...FieldValue) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdHMSET)
-	argsHMSet(x, key, data)
-	return queue(b, x, decOK, pickNone)
+	return t.b.HMSet(key, data...)
 }
 
 // HotkeysGet queues HOTKEYS GET; see Client.HotkeysGet.
@@ -2334,9 +1971,7 @@ func (b *Batch) HotkeysHelp() *Future[[]string] {
 
 // HotkeysHelp queues HOTKEYS HELP in the transaction; see Client.HotkeysHelp.
 func (t *Tx) HotkeysHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdHOTKEYS_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.HotkeysHelp()
 }
 
 // HotkeysReset queues HOTKEYS RESET; see Client.HotkeysReset.
@@ -2367,10 +2002,7 @@ func (b *Batch) HPersist(key string, fields ...string) *Future[[]int64] {
 
 // HPersist queues HPERSIST in the transaction; see Client.HPersist.
 func (t *Tx) HPersist(key string, fields ...string) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdHPERSIST)
-	argsHPersist(x, key, fields)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.HPersist(key, fields...)
 }
 
 // HPExpire queues HPEXPIRE; see Client.HPExpire.
@@ -2382,10 +2014,7 @@ func (b *Batch) HPExpire(key string, milliseconds time.Duration, fields []string
 
 // HPExpire queues HPEXPIRE in the transaction; see Client.HPExpire.
 func (t *Tx) HPExpire(key string, milliseconds time.Duration, fields []string, opts *HPExpireOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdHPEXPIRE)
-	argsHPExpire(x, key, milliseconds, fields, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.HPExpire(key, milliseconds, fields, opts)
 }
 
 // HPExpireAt queues HPEXPIREAT; see Client.HPExpireAt.
@@ -2397,10 +2026,7 @@ func (b *Batch) HPExpireAt(key string, unixTimeMilliseconds time.Time, fields []
 
 // HPExpireAt queues HPEXPIREAT in the transaction; see Client.HPExpireAt.
 func (t *Tx) HPExpireAt(key string, unixTimeMilliseconds time.Time, fields []string, opts *HPExpireAtOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdHPEXPIREAT)
-	argsHPExpireAt(x, key, unixTimeMilliseconds, fields, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.HPExpireAt(key, unixTimeMilliseconds, fields, opts)
 }
 
 // HPExpireTime queues HPEXPIRETIME; see Client.HPExpireTime.
@@ -2412,10 +2038,7 @@ func (b *Batch) HPExpireTime(key string, fields ...string) *Future[[]Null[time.T
 
 // HPExpireTime queues HPEXPIRETIME in the transaction; see Client.HPExpireTime.
 func (t *Tx) HPExpireTime(key string, fields ...string) *Future[[]Null[time.Time]] {
-	b := t.b
-	x := b.newCmd(&cmdHPEXPIRETIME)
-	argsHPExpireTime(x, key, fields)
-	return queue(b, x, decListDeadlineMillis, pickAny[[]Null[time.Time]])
+	return t.b.HPExpireTime(key, fields...)
 }
 
 // HPTTL queues HPTTL; see Client.HPTTL.
@@ -2427,10 +2050,7 @@ func (b *Batch) HPTTL(key string, fields ...string) *Future[[]Null[time.Duration
 
 // HPTTL queues HPTTL in the transaction; see Client.HPTTL.
 func (t *Tx) HPTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
-	b := t.b
-	x := b.newCmd(&cmdHPTTL)
-	argsHPTTL(x, key, fields)
-	return queue(b, x, decListTTLMillis, pickAny[[]Null[time.Duration]])
+	return t.b.HPTTL(key, fields...)
 }
 
 // HRandField queues HRANDFIELD; see Client.HRandField.
@@ -2442,10 +2062,7 @@ func (b *Batch) HRandField(key string) *Future[string] {
 
 // HRandField queues HRANDFIELD in the transaction; see Client.HRandField.
 func (t *Tx) HRandField(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdHRANDFIELD)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.HRandField(key)
 }
 
 // HRandFieldLease queues HRANDFIELD with the reply in a pooled Lease; see Client.HRandFieldLease.
@@ -2459,10 +2076,7 @@ func (b *Batch) HRandFieldLease(key string) *Future[*Lease] {
 // HRandFieldLease queues HRANDFIELD in the transaction with the reply in a pooled Lease; see Client.HRandFieldLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) HRandFieldLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdHRANDFIELD)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.HRandFieldLease(key)
 }
 
 // HRandFieldCount queues HRANDFIELD; see Client.HRandFieldCount.
@@ -2475,11 +2089,7 @@ func (b *Batch) HRandFieldCount(key string, count int64) *Future[[]string] {
 
 // HRandFieldCount queues HRANDFIELD in the transaction; see Client.HRandFieldCount.
 func (t *Tx) HRandFieldCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdHRANDFIELD)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.HRandFieldCount(key, count)
 }
 
 // HRandFieldWithValues queues HRANDFIELD; see Client.HRandFieldWithValues.
@@ -2491,10 +2101,7 @@ func (b *Batch) HRandFieldWithValues(key string, count int64) *Future[[]FieldVal
 
 // HRandFieldWithValues queues HRANDFIELD in the transaction; see Client.HRandFieldWithValues.
 func (t *Tx) HRandFieldWithValues(key string, count int64) *Future[[]FieldValue] {
-	b := t.b
-	x := b.newCmd(&cmdHRANDFIELD)
-	argsHRandFieldWithValues(x, key, count)
-	return queue(b, x, decListFieldValue, pickAny[[]FieldValue])
+	return t.b.HRandFieldWithValues(key, count)
 }
 
 // HScan queues HSCAN; see Client.HScan.
@@ -2506,10 +2113,7 @@ func (b *Batch) HScan(key string, cursor int64, opts *HScanOptions) *Future[HSca
 
 // HScan queues HSCAN in the transaction; see Client.HScan.
 func (t *Tx) HScan(key string, cursor int64, opts *HScanOptions) *Future[HScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdHSCAN)
-	argsHScan(x, key, cursor, opts)
-	return queue(b, x, decHScanPage, pickAny[HScanPage])
+	return t.b.HScan(key, cursor, opts)
 }
 
 // HScanNoValues queues HSCAN; see Client.HScanNoValues.
@@ -2521,10 +2125,7 @@ func (b *Batch) HScanNoValues(key string, cursor int64, opts *HScanOptions) *Fut
 
 // HScanNoValues queues HSCAN in the transaction; see Client.HScanNoValues.
 func (t *Tx) HScanNoValues(key string, cursor int64, opts *HScanOptions) *Future[ScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdHSCAN)
-	argsHScanNoValues(x, key, cursor, opts)
-	return queue(b, x, decScanPage, pickAny[ScanPage])
+	return t.b.HScanNoValues(key, cursor, opts)
 }
 
 // HSet queues HSET; see Client.HSet.
@@ -2536,10 +2137,7 @@ func (b *Batch) HSet(key string, data ...FieldValue) *Future[int64] {
 
 // HSet queues HSET in the transaction; see Client.HSet.
 func (t *Tx) HSet(key string, data ...FieldValue) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdHSET)
-	argsHSet(x, key, data)
-	return queue(b, x, decInt, pickInt)
+	return t.b.HSet(key, data...)
 }
 
 // HSetEx queues HSETEX; see Client.HSetEx.
@@ -2551,10 +2149,7 @@ func (b *Batch) HSetEx(key string, data []FieldValue, opts *HSetExOptions) *Futu
 
 // HSetEx queues HSETEX in the transaction; see Client.HSetEx.
 func (t *Tx) HSetEx(key string, data []FieldValue, opts *HSetExOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdHSETEX)
-	argsHSetEx(x, key, data, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.HSetEx(key, data, opts)
 }
 
 // HSetNX queues HSETNX; see Client.HSetNX.
@@ -2566,10 +2161,7 @@ func (b *Batch) HSetNX(key string, field string, value string) *Future[bool] {
 
 // HSetNX queues HSETNX in the transaction; see Client.HSetNX.
 func (t *Tx) HSetNX(key string, field string, value string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdHSETNX)
-	argsHSetNX(x, key, field, value)
-	return queue(b, x, decBool, pickBool)
+	return t.b.HSetNX(key, field, value)
 }
 
 // HStrLen queues HSTRLEN; see Client.HStrLen.
@@ -2582,11 +2174,7 @@ func (b *Batch) HStrLen(key string, field string) *Future[int64] {
 
 // HStrLen queues HSTRLEN in the transaction; see Client.HStrLen.
 func (t *Tx) HStrLen(key string, field string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdHSTRLEN)
-	x.argKey(key)
-	x.arg(field)
-	return queue(b, x, decInt, pickInt)
+	return t.b.HStrLen(key, field)
 }
 
 // HTTL queues HTTL; see Client.HTTL.
@@ -2598,10 +2186,7 @@ func (b *Batch) HTTL(key string, fields ...string) *Future[[]Null[time.Duration]
 
 // HTTL queues HTTL in the transaction; see Client.HTTL.
 func (t *Tx) HTTL(key string, fields ...string) *Future[[]Null[time.Duration]] {
-	b := t.b
-	x := b.newCmd(&cmdHTTL)
-	argsHTTL(x, key, fields)
-	return queue(b, x, decListTTLSeconds, pickAny[[]Null[time.Duration]])
+	return t.b.HTTL(key, fields...)
 }
 
 // HVals queues HVALS; see Client.HVals.
@@ -2613,10 +2198,7 @@ func (b *Batch) HVals(key string) *Future[[]string] {
 
 // HVals queues HVALS in the transaction; see Client.HVals.
 func (t *Tx) HVals(key string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdHVALS)
-	x.argKey(key)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.HVals(key)
 }
 
 // Incr queues INCR; see Client.Incr.
@@ -2628,10 +2210,7 @@ func (b *Batch) Incr(key string) *Future[int64] {
 
 // Incr queues INCR in the transaction; see Client.Incr.
 func (t *Tx) Incr(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdINCR)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.Incr(key)
 }
 
 // IncrBy queues INCRBY; see Client.IncrBy.
@@ -2644,11 +2223,7 @@ func (b *Batch) IncrBy(key string, increment int64) *Future[int64] {
 
 // IncrBy queues INCRBY in the transaction; see Client.IncrBy.
 func (t *Tx) IncrBy(key string, increment int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdINCRBY)
-	x.argKey(key)
-	x.argInt(increment)
-	return queue(b, x, decInt, pickInt)
+	return t.b.IncrBy(key, increment)
 }
 
 // IncrByFloat queues INCRBYFLOAT; see Client.IncrByFloat.
@@ -2661,11 +2236,7 @@ func (b *Batch) IncrByFloat(key string, increment float64) *Future[float64] {
 
 // IncrByFloat queues INCRBYFLOAT in the transaction; see Client.IncrByFloat.
 func (t *Tx) IncrByFloat(key string, increment float64) *Future[float64] {
-	b := t.b
-	x := b.newCmd(&cmdINCRBYFLOAT)
-	x.argKey(key)
-	argDouble(x, "increment", increment)
-	return queue(b, x, decFloat, pickFloat)
+	return t.b.IncrByFloat(key, increment)
 }
 
 // Info queues INFO; see Client.Info.
@@ -2679,12 +2250,7 @@ func (b *Batch) Info(sections ...string) *Future[string] {
 
 // Info queues INFO in the transaction; see Client.Info.
 func (t *Tx) Info(sections ...string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdINFO)
-	for _, e := range sections {
-		x.arg(e)
-	}
-	return queue(b, x, decStr, pickStr)
+	return t.b.Info(sections...)
 }
 
 // Keys queues KEYS; see Client.Keys.
@@ -2696,10 +2262,7 @@ func (b *Batch) Keys(pattern string) *Future[[]string] {
 
 // Keys queues KEYS in the transaction; see Client.Keys.
 func (t *Tx) Keys(pattern string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdKEYS)
-	x.arg(pattern)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.Keys(pattern)
 }
 
 // LastSave queues LASTSAVE; see Client.LastSave.
@@ -2710,9 +2273,7 @@ func (b *Batch) LastSave() *Future[int64] {
 
 // LastSave queues LASTSAVE in the transaction; see Client.LastSave.
 func (t *Tx) LastSave() *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLASTSAVE)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LastSave()
 }
 
 // LatencyDoctor queues LATENCY DOCTOR; see Client.LatencyDoctor.
@@ -2736,9 +2297,7 @@ func (b *Batch) LatencyHelp() *Future[[]string] {
 
 // LatencyHelp queues LATENCY HELP in the transaction; see Client.LatencyHelp.
 func (t *Tx) LatencyHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdLATENCY_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.LatencyHelp()
 }
 
 // LatencyHistogram queues LATENCY HISTOGRAM; see Client.LatencyHistogram.
@@ -2781,10 +2340,7 @@ func (b *Batch) LCS(key1 string, key2 string, opts *LCSOptions) *Future[string] 
 
 // LCS queues LCS in the transaction; see Client.LCS.
 func (t *Tx) LCS(key1 string, key2 string, opts *LCSOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdLCS)
-	argsLCS(x, key1, key2, opts)
-	return queue(b, x, decStr, pickStr)
+	return t.b.LCS(key1, key2, opts)
 }
 
 // LCSLease queues LCS with the reply in a pooled Lease; see Client.LCSLease.
@@ -2798,10 +2354,7 @@ func (b *Batch) LCSLease(key1 string, key2 string, opts *LCSOptions) *Future[*Le
 // LCSLease queues LCS in the transaction with the reply in a pooled Lease; see Client.LCSLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) LCSLease(key1 string, key2 string, opts *LCSOptions) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdLCS)
-	argsLCS(x, key1, key2, opts)
-	return queue(b, x, decLease, pickLease)
+	return t.b.LCSLease(key1, key2, opts)
 }
 
 // LCSLen queues LCS; see Client.LCSLen.
@@ -2813,10 +2366,7 @@ func (b *Batch) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64
 
 // LCSLen queues LCS in the transaction; see Client.LCSLen.
 func (t *Tx) LCSLen(key1 string, key2 string, opts *LCSOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLCS)
-	argsLCSLen(x, key1, key2, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LCSLen(key1, key2, opts)
 }
 
 // LCSIdx queues LCS; see Client.LCSIdx.
@@ -2828,10 +2378,7 @@ func (b *Batch) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSId
 
 // LCSIdx queues LCS in the transaction; see Client.LCSIdx.
 func (t *Tx) LCSIdx(key1 string, key2 string, opts *LCSOptions) *Future[LCSIdx] {
-	b := t.b
-	x := b.newCmd(&cmdLCS)
-	argsLCSIdx(x, key1, key2, opts)
-	return queue(b, x, decLCSIdx, pickAny[LCSIdx])
+	return t.b.LCSIdx(key1, key2, opts)
 }
 
 // LIndex queues LINDEX; see Client.LIndex.
@@ -2844,11 +2391,7 @@ func (b *Batch) LIndex(key string, index int64) *Future[string] {
 
 // LIndex queues LINDEX in the transaction; see Client.LIndex.
 func (t *Tx) LIndex(key string, index int64) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdLINDEX)
-	x.argKey(key)
-	x.argInt(index)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.LIndex(key, index)
 }
 
 // LIndexLease queues LINDEX with the reply in a pooled Lease; see Client.LIndexLease.
@@ -2863,11 +2406,7 @@ func (b *Batch) LIndexLease(key string, index int64) *Future[*Lease] {
 // LIndexLease queues LINDEX in the transaction with the reply in a pooled Lease; see Client.LIndexLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) LIndexLease(key string, index int64) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdLINDEX)
-	x.argKey(key)
-	x.argInt(index)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.LIndexLease(key, index)
 }
 
 // LInsert queues LINSERT; see Client.LInsert.
@@ -2879,10 +2418,7 @@ func (b *Batch) LInsert(key string, where Position, pivot string, element string
 
 // LInsert queues LINSERT in the transaction; see Client.LInsert.
 func (t *Tx) LInsert(key string, where Position, pivot string, element string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLINSERT)
-	argsLInsert(x, key, where, pivot, element)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LInsert(key, where, pivot, element)
 }
 
 // LLen queues LLEN; see Client.LLen.
@@ -2894,10 +2430,7 @@ func (b *Batch) LLen(key string) *Future[int64] {
 
 // LLen queues LLEN in the transaction; see Client.LLen.
 func (t *Tx) LLen(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLLEN)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LLen(key)
 }
 
 // LMove queues LMOVE; see Client.LMove.
@@ -2909,10 +2442,7 @@ func (b *Batch) LMove(source string, destination string, whereFrom Side, whereTo
 
 // LMove queues LMOVE in the transaction; see Client.LMove.
 func (t *Tx) LMove(source string, destination string, whereFrom Side, whereTo Side) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdLMOVE)
-	argsLMove(x, source, destination, whereFrom, whereTo)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.LMove(source, destination, whereFrom, whereTo)
 }
 
 // LMoveLease queues LMOVE with the reply in a pooled Lease; see Client.LMoveLease.
@@ -2926,10 +2456,7 @@ func (b *Batch) LMoveLease(source string, destination string, whereFrom Side, wh
 // LMoveLease queues LMOVE in the transaction with the reply in a pooled Lease; see Client.LMoveLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) LMoveLease(source string, destination string, whereFrom Side, whereTo Side) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdLMOVE)
-	argsLMove(x, source, destination, whereFrom, whereTo)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.LMoveLease(source, destination, whereFrom, whereTo)
 }
 
 // LMPop queues LMPOP; see Client.LMPop.
@@ -2941,10 +2468,7 @@ func (b *Batch) LMPop(keys []string, where Side, opts *LMPopOptions) *Future[Key
 
 // LMPop queues LMPOP in the transaction; see Client.LMPop.
 func (t *Tx) LMPop(keys []string, where Side, opts *LMPopOptions) *Future[KeyElements] {
-	b := t.b
-	x := b.newCmd(&cmdLMPOP)
-	argsLMPop(x, keys, where, opts)
-	return queue(b, x, decKeyElementsNull, pickAny[KeyElements])
+	return t.b.LMPop(keys, where, opts)
 }
 
 // Lolwut queues LOLWUT; see Client.Lolwut.
@@ -2956,10 +2480,7 @@ func (b *Batch) Lolwut(opts *LolwutOptions) *Future[string] {
 
 // Lolwut queues LOLWUT in the transaction; see Client.Lolwut.
 func (t *Tx) Lolwut(opts *LolwutOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdLOLWUT)
-	argsLolwut(x, opts)
-	return queue(b, x, decStr, pickStr)
+	return t.b.Lolwut(opts)
 }
 
 // LPop queues LPOP; see Client.LPop.
@@ -2971,10 +2492,7 @@ func (b *Batch) LPop(key string) *Future[string] {
 
 // LPop queues LPOP in the transaction; see Client.LPop.
 func (t *Tx) LPop(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdLPOP)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.LPop(key)
 }
 
 // LPopLease queues LPOP with the reply in a pooled Lease; see Client.LPopLease.
@@ -2988,10 +2506,7 @@ func (b *Batch) LPopLease(key string) *Future[*Lease] {
 // LPopLease queues LPOP in the transaction with the reply in a pooled Lease; see Client.LPopLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) LPopLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdLPOP)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.LPopLease(key)
 }
 
 // LPopCount queues LPOP; see Client.LPopCount.
@@ -3004,11 +2519,7 @@ func (b *Batch) LPopCount(key string, count int64) *Future[[]string] {
 
 // LPopCount queues LPOP in the transaction; see Client.LPopCount.
 func (t *Tx) LPopCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdLPOP)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStrNull, pickAny[[]string])
+	return t.b.LPopCount(key, count)
 }
 
 // LPos queues LPOS; see Client.LPos.
@@ -3020,10 +2531,7 @@ func (b *Batch) LPos(key string, element string, opts *LPosOptions) *Future[int6
 
 // LPos queues LPOS in the transaction; see Client.LPos.
 func (t *Tx) LPos(key string, element string, opts *LPosOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLPOS)
-	argsLPos(x, key, element, opts)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.LPos(key, element, opts)
 }
 
 // LPosCount queues LPOS; see Client.LPosCount.
@@ -3035,10 +2543,7 @@ func (b *Batch) LPosCount(key string, element string, numMatches int64, opts *LP
 
 // LPosCount queues LPOS in the transaction; see Client.LPosCount.
 func (t *Tx) LPosCount(key string, element string, numMatches int64, opts *LPosOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdLPOS)
-	argsLPosCount(x, key, element, numMatches, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.LPosCount(key, element, numMatches, opts)
 }
 
 // LPush queues LPUSH; see Client.LPush.
@@ -3050,10 +2555,7 @@ func (b *Batch) LPush(key string, elements ...string) *Future[int64] {
 
 // LPush queues LPUSH in the transaction; see Client.LPush.
 func (t *Tx) LPush(key string, elements ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLPUSH)
-	argsLPush(x, key, elements)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LPush(key, elements...)
 }
 
 // LPushX queues LPUSHX; see Client.LPushX.
@@ -3065,10 +2567,7 @@ func (b *Batch) LPushX(key string, elements ...string) *Future[int64] {
 
 // LPushX queues LPUSHX in the transaction; see Client.LPushX.
 func (t *Tx) LPushX(key string, elements ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLPUSHX)
-	argsLPushX(x, key, elements)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LPushX(key, elements...)
 }
 
 // LRange queues LRANGE; see Client.LRange.
@@ -3080,10 +2579,7 @@ func (b *Batch) LRange(key string, start int64, stop int64) *Future[[]string] {
 
 // LRange queues LRANGE in the transaction; see Client.LRange.
 func (t *Tx) LRange(key string, start int64, stop int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdLRANGE)
-	argsLRange(x, key, start, stop)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.LRange(key, start, stop)
 }
 
 // LRem queues LREM; see Client.LRem.
@@ -3095,10 +2591,7 @@ func (b *Batch) LRem(key string, count int64, element string) *Future[int64] {
 
 // LRem queues LREM in the transaction; see Client.LRem.
 func (t *Tx) LRem(key string, count int64, element string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdLREM)
-	argsLRem(x, key, count, element)
-	return queue(b, x, decInt, pickInt)
+	return t.b.LRem(key, count, element)
 }
 
 // LSet queues LSET; see Client.LSet.
@@ -3110,10 +2603,7 @@ func (b *Batch) LSet(key string, index int64, element string) *Future[struct{}] 
 
 // LSet queues LSET in the transaction; see Client.LSet.
 func (t *Tx) LSet(key string, index int64, element string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdLSET)
-	argsLSet(x, key, index, element)
-	return queue(b, x, decOK, pickNone)
+	return t.b.LSet(key, index, element)
 }
 
 // LTrim queues LTRIM; see Client.LTrim.
@@ -3125,10 +2615,7 @@ func (b *Batch) LTrim(key string, start int64, stop int64) *Future[struct{}] {
 
 // LTrim queues LTRIM in the transaction; see Client.LTrim.
 func (t *Tx) LTrim(key string, start int64, stop int64) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdLTRIM)
-	argsLTrim(x, key, start, stop)
-	return queue(b, x, decOK, pickNone)
+	return t.b.LTrim(key, start, stop)
 }
 
 // MemoryDoctor queues MEMORY DOCTOR; see Client.MemoryDoctor.
@@ -3139,9 +2626,7 @@ func (b *Batch) MemoryDoctor() *Future[string] {
 
 // MemoryDoctor queues MEMORY DOCTOR in the transaction; see Client.MemoryDoctor.
 func (t *Tx) MemoryDoctor() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdMEMORY_DOCTOR)
-	return queue(b, x, decStr, pickStr)
+	return t.b.MemoryDoctor()
 }
 
 // MemoryHelp queues MEMORY HELP; see Client.MemoryHelp.
@@ -3152,9 +2637,7 @@ func (b *Batch) MemoryHelp() *Future[[]string] {
 
 // MemoryHelp queues MEMORY HELP in the transaction; see Client.MemoryHelp.
 func (t *Tx) MemoryHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdMEMORY_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.MemoryHelp()
 }
 
 // MemoryMallocStats queues MEMORY MALLOC-STATS; see Client.MemoryMallocStats.
@@ -3165,9 +2648,7 @@ func (b *Batch) MemoryMallocStats() *Future[string] {
 
 // MemoryMallocStats queues MEMORY MALLOC-STATS in the transaction; see Client.MemoryMallocStats.
 func (t *Tx) MemoryMallocStats() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdMEMORY_MALLOC_STATS)
-	return queue(b, x, decStr, pickStr)
+	return t.b.MemoryMallocStats()
 }
 
 // MemoryPurge queues MEMORY PURGE; see Client.MemoryPurge.
@@ -3178,9 +2659,7 @@ func (b *Batch) MemoryPurge() *Future[struct{}] {
 
 // MemoryPurge queues MEMORY PURGE in the transaction; see Client.MemoryPurge.
 func (t *Tx) MemoryPurge() *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdMEMORY_PURGE)
-	return queue(b, x, decOK, pickNone)
+	return t.b.MemoryPurge()
 }
 
 // MemoryStats queues MEMORY STATS; see Client.MemoryStats.
@@ -3191,9 +2670,7 @@ func (b *Batch) MemoryStats() *Future[map[string]Reply] {
 
 // MemoryStats queues MEMORY STATS in the transaction; see Client.MemoryStats.
 func (t *Tx) MemoryStats() *Future[map[string]Reply] {
-	b := t.b
-	x := b.newCmd(&cmdMEMORY_STATS)
-	return queue(b, x, decMapStrReply, pickAny[map[string]Reply])
+	return t.b.MemoryStats()
 }
 
 // MemoryUsage queues MEMORY USAGE; see Client.MemoryUsage.
@@ -3205,10 +2682,7 @@ func (b *Batch) MemoryUsage(key string, opts *MemoryUsageOptions) *Future[int64]
 
 // MemoryUsage queues MEMORY USAGE in the transaction; see Client.MemoryUsage.
 func (t *Tx) MemoryUsage(key string, opts *MemoryUsageOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdMEMORY_USAGE)
-	argsMemoryUsage(x, key, opts)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.MemoryUsage(key, opts)
 }
 
 // MGet queues MGET; see Client.MGet.
@@ -3223,13 +2697,7 @@ func (b *Batch) MGet(keys ...string) *Future[[]Null[string]] {
 
 // MGet queues MGET in the transaction; see Client.MGet.
 func (t *Tx) MGet(keys ...string) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdMGET)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.MGet(keys...)
 }
 
 // Migrate queues MIGRATE; see Client.Migrate.
@@ -3241,10 +2709,7 @@ func (b *Batch) Migrate(host string, port int64, key string, destinationDB int64
 
 // Migrate queues MIGRATE in the transaction; see Client.Migrate.
 func (t *Tx) Migrate(host string, port int64, key string, destinationDB int64, timeout time.Duration, opts *MigrateOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdMIGRATE)
-	argsMigrate(x, host, port, key, destinationDB, timeout, opts)
-	return queue(b, x, decStr, pickStr)
+	return t.b.Migrate(host, port, key, destinationDB, timeout, opts)
 }
 
 // ModuleHelp queues MODULE HELP; see Client.ModuleHelp.
@@ -3255,9 +2720,7 @@ func (b *Batch) ModuleHelp() *Future[[]string] {
 
 // ModuleHelp queues MODULE HELP in the transaction; see Client.ModuleHelp.
 func (t *Tx) ModuleHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdMODULE_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ModuleHelp()
 }
 
 // ModuleList queues MODULE LIST; see Client.ModuleList.
@@ -3300,11 +2763,7 @@ func (b *Batch) Move(key string, db int64) *Future[bool] {
 
 // Move queues MOVE in the transaction; see Client.Move.
 func (t *Tx) Move(key string, db int64) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdMOVE)
-	x.argKey(key)
-	x.argInt(db)
-	return queue(b, x, decBool, pickBool)
+	return t.b.Move(key, db)
 }
 
 // MSet queues MSET; see Client.MSet.
@@ -3319,13 +2778,7 @@ func (b *Batch) MSet(data ...KeyValue) *Future[struct{}] {
 
 // MSet queues MSET in the transaction; see Client.MSet.
 func (t *Tx) MSet(data ...KeyValue) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdMSET)
-	needOne(x, "data", len(data))
-	for _, e := range data {
-		e.args(x)
-	}
-	return queue(b, x, decOK, pickNone)
+	return t.b.MSet(data...)
 }
 
 // MSetEx queues MSETEX; see Client.MSetEx.
@@ -3337,10 +2790,7 @@ func (b *Batch) MSetEx(data []KeyValue, opts *MSetExOptions) *Future[bool] {
 
 // MSetEx queues MSETEX in the transaction; see Client.MSetEx.
 func (t *Tx) MSetEx(data []KeyValue, opts *MSetExOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdMSETEX)
-	argsMSetEx(x, data, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.MSetEx(data, opts)
 }
 
 // MSetNX queues MSETNX; see Client.MSetNX.
@@ -3355,13 +2805,7 @@ func (b *Batch) MSetNX(data ...KeyValue) *Future[bool] {
 
 // MSetNX queues MSETNX in the transaction; see Client.MSetNX.
 func (t *Tx) MSetNX(data ...KeyValue) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdMSETNX)
-	needOne(x, "data", len(data))
-	for _, e := range data {
-		e.args(x)
-	}
-	return queue(b, x, decBool, pickBool)
+	return t.b.MSetNX(data...)
 }
 
 // ObjectEncoding queues OBJECT ENCODING; see Client.ObjectEncoding.
@@ -3373,10 +2817,7 @@ func (b *Batch) ObjectEncoding(key string) *Future[string] {
 
 // ObjectEncoding queues OBJECT ENCODING in the transaction; see Client.ObjectEncoding.
 func (t *Tx) ObjectEncoding(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdOBJECT_ENCODING)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.ObjectEncoding(key)
 }
 
 // ObjectEncodingLease queues OBJECT ENCODING with the reply in a pooled Lease; see Client.ObjectEncodingLease.
@@ -3390,10 +2831,7 @@ func (b *Batch) ObjectEncodingLease(key string) *Future[*Lease] {
 // ObjectEncodingLease queues OBJECT ENCODING in the transaction with the reply in a pooled Lease; see Client.ObjectEncodingLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) ObjectEncodingLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdOBJECT_ENCODING)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.ObjectEncodingLease(key)
 }
 
 // ObjectFreq queues OBJECT FREQ; see Client.ObjectFreq.
@@ -3405,10 +2843,7 @@ func (b *Batch) ObjectFreq(key string) *Future[int64] {
 
 // ObjectFreq queues OBJECT FREQ in the transaction; see Client.ObjectFreq.
 func (t *Tx) ObjectFreq(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdOBJECT_FREQ)
-	x.argKey(key)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.ObjectFreq(key)
 }
 
 // ObjectHelp queues OBJECT HELP; see Client.ObjectHelp.
@@ -3419,9 +2854,7 @@ func (b *Batch) ObjectHelp() *Future[[]string] {
 
 // ObjectHelp queues OBJECT HELP in the transaction; see Client.ObjectHelp.
 func (t *Tx) ObjectHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdOBJECT_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ObjectHelp()
 }
 
 // ObjectIdleTime queues OBJECT IDLETIME; see Client.ObjectIdleTime.
@@ -3433,10 +2866,7 @@ func (b *Batch) ObjectIdleTime(key string) *Future[int64] {
 
 // ObjectIdleTime queues OBJECT IDLETIME in the transaction; see Client.ObjectIdleTime.
 func (t *Tx) ObjectIdleTime(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdOBJECT_IDLETIME)
-	x.argKey(key)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.ObjectIdleTime(key)
 }
 
 // ObjectRefCount queues OBJECT REFCOUNT; see Client.ObjectRefCount.
@@ -3448,10 +2878,7 @@ func (b *Batch) ObjectRefCount(key string) *Future[int64] {
 
 // ObjectRefCount queues OBJECT REFCOUNT in the transaction; see Client.ObjectRefCount.
 func (t *Tx) ObjectRefCount(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdOBJECT_REFCOUNT)
-	x.argKey(key)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.ObjectRefCount(key)
 }
 
 // Persist queues PERSIST; see Client.Persist.
@@ -3463,10 +2890,7 @@ func (b *Batch) Persist(key string) *Future[bool] {
 
 // Persist queues PERSIST in the transaction; see Client.Persist.
 func (t *Tx) Persist(key string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdPERSIST)
-	x.argKey(key)
-	return queue(b, x, decBool, pickBool)
+	return t.b.Persist(key)
 }
 
 // PExpire queues PEXPIRE; see Client.PExpire.
@@ -3478,10 +2902,7 @@ func (b *Batch) PExpire(key string, milliseconds time.Duration, opts *PExpireOpt
 
 // PExpire queues PEXPIRE in the transaction; see Client.PExpire.
 func (t *Tx) PExpire(key string, milliseconds time.Duration, opts *PExpireOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdPEXPIRE)
-	argsPExpire(x, key, milliseconds, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.PExpire(key, milliseconds, opts)
 }
 
 // PExpireAt queues PEXPIREAT; see Client.PExpireAt.
@@ -3493,10 +2914,7 @@ func (b *Batch) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExp
 
 // PExpireAt queues PEXPIREAT in the transaction; see Client.PExpireAt.
 func (t *Tx) PExpireAt(key string, unixTimeMilliseconds time.Time, opts *PExpireAtOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdPEXPIREAT)
-	argsPExpireAt(x, key, unixTimeMilliseconds, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.PExpireAt(key, unixTimeMilliseconds, opts)
 }
 
 // PExpireTime queues PEXPIRETIME; see Client.PExpireTime.
@@ -3508,10 +2926,7 @@ func (b *Batch) PExpireTime(key string) *Future[time.Time] {
 
 // PExpireTime queues PEXPIRETIME in the transaction; see Client.PExpireTime.
 func (t *Tx) PExpireTime(key string) *Future[time.Time] {
-	b := t.b
-	x := b.newCmd(&cmdPEXPIRETIME)
-	x.argKey(key)
-	return queue(b, x, decUnixMillis, pickTime)
+	return t.b.PExpireTime(key)
 }
 
 // PFAdd queues PFADD; see Client.PFAdd.
@@ -3526,13 +2941,7 @@ func (b *Batch) PFAdd(key string, elements ...string) *Future[bool] {
 
 // PFAdd queues PFADD in the transaction; see Client.PFAdd.
 func (t *Tx) PFAdd(key string, elements ...string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdPFADD)
-	x.argKey(key)
-	for _, e := range elements {
-		x.arg(e)
-	}
-	return queue(b, x, decBool, pickBool)
+	return t.b.PFAdd(key, elements...)
 }
 
 // PFCount queues PFCOUNT; see Client.PFCount.
@@ -3547,13 +2956,7 @@ func (b *Batch) PFCount(keys ...string) *Future[int64] {
 
 // PFCount queues PFCOUNT in the transaction; see Client.PFCount.
 func (t *Tx) PFCount(keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdPFCOUNT)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decInt, pickInt)
+	return t.b.PFCount(keys...)
 }
 
 // PFDebug queues PFDEBUG; see Client.PFDebug.
@@ -3576,13 +2979,7 @@ func (b *Batch) PFMerge(destKey string, sourceKeys ...string) *Future[struct{}] 
 
 // PFMerge queues PFMERGE in the transaction; see Client.PFMerge.
 func (t *Tx) PFMerge(destKey string, sourceKeys ...string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdPFMERGE)
-	x.argKey(destKey)
-	for _, e := range sourceKeys {
-		x.argKey(e)
-	}
-	return queue(b, x, decOK, pickNone)
+	return t.b.PFMerge(destKey, sourceKeys...)
 }
 
 // PFSelfTest queues PFSELFTEST; see Client.PFSelfTest.
@@ -3599,9 +2996,7 @@ func (b *Batch) Ping() *Future[string] {
 
 // Ping queues PING in the transaction; see Client.Ping.
 func (t *Tx) Ping() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdPING)
-	return queue(b, x, decStr, pickStr)
+	return t.b.Ping()
 }
 
 // PingMessage queues PING; see Client.PingMessage.
@@ -3613,10 +3008,7 @@ func (b *Batch) PingMessage(message string) *Future[string] {
 
 // PingMessage queues PING in the transaction; see Client.PingMessage.
 func (t *Tx) PingMessage(message string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdPING)
-	x.arg(message)
-	return queue(b, x, decStr, pickStr)
+	return t.b.PingMessage(message)
 }
 
 // PSetEx queues PSETEX; see Client.PSetEx.
@@ -3632,10 +3024,7 @@ func (b *Batch) PSetEx(key string, milliseconds time.Duration, value string) *Fu
 //
 // Deprecated: deprecated since 2.6.12; use Set with the PX argument instead.
 func (t *Tx) PSetEx(key string, milliseconds time.Duration, value string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdPSETEX)
-	argsPSetEx(x, key, milliseconds, value)
-	return queue(b, x, decOK, pickNone)
+	return t.b.PSetEx(key, milliseconds, value)
 }
 
 // PTTL queues PTTL; see Client.PTTL.
@@ -3647,10 +3036,7 @@ func (b *Batch) PTTL(key string) *Future[time.Duration] {
 
 // PTTL queues PTTL in the transaction; see Client.PTTL.
 func (t *Tx) PTTL(key string) *Future[time.Duration] {
-	b := t.b
-	x := b.newCmd(&cmdPTTL)
-	x.argKey(key)
-	return queue(b, x, decTTLMillis, pickDuration)
+	return t.b.PTTL(key)
 }
 
 // Publish queues PUBLISH; see Client.Publish.
@@ -3676,9 +3062,7 @@ func (b *Batch) PubSubHelp() *Future[[]string] {
 
 // PubSubHelp queues PUBSUB HELP in the transaction; see Client.PubSubHelp.
 func (t *Tx) PubSubHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdPUBSUB_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.PubSubHelp()
 }
 
 // PubSubNumPat queues PUBSUB NUMPAT; see Client.PubSubNumPat.
@@ -3720,9 +3104,7 @@ func (b *Batch) RandomKey() *Future[string] {
 
 // RandomKey queues RANDOMKEY in the transaction; see Client.RandomKey.
 func (t *Tx) RandomKey() *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdRANDOMKEY)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.RandomKey()
 }
 
 // Rename queues RENAME; see Client.Rename.
@@ -3735,11 +3117,7 @@ func (b *Batch) Rename(key string, newKey string) *Future[struct{}] {
 
 // Rename queues RENAME in the transaction; see Client.Rename.
 func (t *Tx) Rename(key string, newKey string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdRENAME)
-	x.argKey(key)
-	x.argKey(newKey)
-	return queue(b, x, decOK, pickNone)
+	return t.b.Rename(key, newKey)
 }
 
 // RenameNX queues RENAMENX; see Client.RenameNX.
@@ -3752,11 +3130,7 @@ func (b *Batch) RenameNX(key string, newKey string) *Future[bool] {
 
 // RenameNX queues RENAMENX in the transaction; see Client.RenameNX.
 func (t *Tx) RenameNX(key string, newKey string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdRENAMENX)
-	x.argKey(key)
-	x.argKey(newKey)
-	return queue(b, x, decBool, pickBool)
+	return t.b.RenameNX(key, newKey)
 }
 
 // ReplicaOf queues REPLICAOF; see Client.ReplicaOf.
@@ -3775,10 +3149,7 @@ func (b *Batch) Restore(key string, ttl int64, serializedValue string, opts *Res
 
 // Restore queues RESTORE in the transaction; see Client.Restore.
 func (t *Tx) Restore(key string, ttl int64, serializedValue string, opts *RestoreOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdRESTORE)
-	argsRestore(x, key, ttl, serializedValue, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.Restore(key, ttl, serializedValue, opts)
 }
 
 // RestoreAsking queues RESTORE-ASKING; see Client.RestoreAsking.
@@ -3790,10 +3161,7 @@ func (b *Batch) RestoreAsking(key string, ttl int64, serializedValue string, opt
 
 // RestoreAsking queues RESTORE-ASKING in the transaction; see Client.RestoreAsking.
 func (t *Tx) RestoreAsking(key string, ttl int64, serializedValue string, opts *RestoreAskingOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdRESTORE_ASKING)
-	argsRestoreAsking(x, key, ttl, serializedValue, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.RestoreAsking(key, ttl, serializedValue, opts)
 }
 
 // Role queues ROLE; see Client.Role.
@@ -3804,9 +3172,7 @@ func (b *Batch) Role() *Future[Reply] {
 
 // Role queues ROLE in the transaction; see Client.Role.
 func (t *Tx) Role() *Future[Reply] {
-	b := t.b
-	x := b.newCmd(&cmdROLE)
-	return queue(b, x, decReply, pickAny[Reply])
+	return t.b.Role()
 }
 
 // RPop queues RPOP; see Client.RPop.
@@ -3818,10 +3184,7 @@ func (b *Batch) RPop(key string) *Future[string] {
 
 // RPop queues RPOP in the transaction; see Client.RPop.
 func (t *Tx) RPop(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdRPOP)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.RPop(key)
 }
 
 // RPopLease queues RPOP with the reply in a pooled Lease; see Client.RPopLease.
@@ -3835,10 +3198,7 @@ func (b *Batch) RPopLease(key string) *Future[*Lease] {
 // RPopLease queues RPOP in the transaction with the reply in a pooled Lease; see Client.RPopLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) RPopLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdRPOP)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.RPopLease(key)
 }
 
 // RPopCount queues RPOP; see Client.RPopCount.
@@ -3851,11 +3211,7 @@ func (b *Batch) RPopCount(key string, count int64) *Future[[]string] {
 
 // RPopCount queues RPOP in the transaction; see Client.RPopCount.
 func (t *Tx) RPopCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdRPOP)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStrNull, pickAny[[]string])
+	return t.b.RPopCount(key, count)
 }
 
 // RPopLPush queues RPOPLPUSH; see Client.RPopLPush.
@@ -3872,11 +3228,7 @@ func (b *Batch) RPopLPush(source string, destination string) *Future[string] {
 //
 // Deprecated: deprecated since 6.2.0; use LMove with the RIGHT and LEFT arguments instead.
 func (t *Tx) RPopLPush(source string, destination string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdRPOPLPUSH)
-	x.argKey(source)
-	x.argKey(destination)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.RPopLPush(source, destination)
 }
 
 // RPopLPushLease queues RPOPLPUSH with the reply in a pooled Lease; see Client.RPopLPushLease.
@@ -3891,11 +3243,7 @@ func (b *Batch) RPopLPushLease(source string, destination string) *Future[*Lease
 // RPopLPushLease queues RPOPLPUSH in the transaction with the reply in a pooled Lease; see Client.RPopLPushLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) RPopLPushLease(source string, destination string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdRPOPLPUSH)
-	x.argKey(source)
-	x.argKey(destination)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.RPopLPushLease(source, destination)
 }
 
 // RPush queues RPUSH; see Client.RPush.
@@ -3907,10 +3255,7 @@ func (b *Batch) RPush(key string, elements ...string) *Future[int64] {
 
 // RPush queues RPUSH in the transaction; see Client.RPush.
 func (t *Tx) RPush(key string, elements ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdRPUSH)
-	argsRPush(x, key, elements)
-	return queue(b, x, decInt, pickInt)
+	return t.b.RPush(key, elements...)
 }
 
 // RPushX queues RPUSHX; see Client.RPushX.
@@ -3922,10 +3267,7 @@ func (b *Batch) RPushX(key string, elements ...string) *Future[int64] {
 
 // RPushX queues RPUSHX in the transaction; see Client.RPushX.
 func (t *Tx) RPushX(key string, elements ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdRPUSHX)
-	argsRPushX(x, key, elements)
-	return queue(b, x, decInt, pickInt)
+	return t.b.RPushX(key, elements...)
 }
 
 // SAdd queues SADD; see Client.SAdd.
@@ -3937,10 +3279,7 @@ func (b *Batch) SAdd(key string, members ...string) *Future[int64] {
 
 // SAdd queues SADD in the transaction; see Client.SAdd.
 func (t *Tx) SAdd(key string, members ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSADD)
-	argsSAdd(x, key, members)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SAdd(key, members...)
 }
 
 // Save queues SAVE; see Client.Save.
@@ -3958,10 +3297,7 @@ func (b *Batch) Scan(cursor int64, opts *ScanOptions) *Future[ScanPage] {
 
 // Scan queues SCAN in the transaction; see Client.Scan.
 func (t *Tx) Scan(cursor int64, opts *ScanOptions) *Future[ScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdSCAN)
-	argsScan(x, cursor, opts)
-	return queue(b, x, decScanPage, pickAny[ScanPage])
+	return t.b.Scan(cursor, opts)
 }
 
 // SCard queues SCARD; see Client.SCard.
@@ -3973,10 +3309,7 @@ func (b *Batch) SCard(key string) *Future[int64] {
 
 // SCard queues SCARD in the transaction; see Client.SCard.
 func (t *Tx) SCard(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSCARD)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SCard(key)
 }
 
 // ScriptExists queues SCRIPT EXISTS; see Client.ScriptExists.
@@ -3991,13 +3324,7 @@ func (b *Batch) ScriptExists(sha1s ...string) *Future[[]bool] {
 
 // ScriptExists queues SCRIPT EXISTS in the transaction; see Client.ScriptExists.
 func (t *Tx) ScriptExists(sha1s ...string) *Future[[]bool] {
-	b := t.b
-	x := b.newCmd(&cmdSCRIPT_EXISTS)
-	needOne(x, "sha1", len(sha1s))
-	for _, e := range sha1s {
-		x.arg(e)
-	}
-	return queue(b, x, decListBool, pickAny[[]bool])
+	return t.b.ScriptExists(sha1s...)
 }
 
 // ScriptFlush queues SCRIPT FLUSH; see Client.ScriptFlush.
@@ -4009,10 +3336,7 @@ func (b *Batch) ScriptFlush(opts *ScriptFlushOptions) *Future[struct{}] {
 
 // ScriptFlush queues SCRIPT FLUSH in the transaction; see Client.ScriptFlush.
 func (t *Tx) ScriptFlush(opts *ScriptFlushOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdSCRIPT_FLUSH)
-	argsScriptFlush(x, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.ScriptFlush(opts)
 }
 
 // ScriptHelp queues SCRIPT HELP; see Client.ScriptHelp.
@@ -4023,9 +3347,7 @@ func (b *Batch) ScriptHelp() *Future[[]string] {
 
 // ScriptHelp queues SCRIPT HELP in the transaction; see Client.ScriptHelp.
 func (t *Tx) ScriptHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSCRIPT_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ScriptHelp()
 }
 
 // ScriptKill queues SCRIPT KILL; see Client.ScriptKill.
@@ -4036,9 +3358,7 @@ func (b *Batch) ScriptKill() *Future[struct{}] {
 
 // ScriptKill queues SCRIPT KILL in the transaction; see Client.ScriptKill.
 func (t *Tx) ScriptKill() *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdSCRIPT_KILL)
-	return queue(b, x, decOK, pickNone)
+	return t.b.ScriptKill()
 }
 
 // ScriptLoad queues SCRIPT LOAD; see Client.ScriptLoad.
@@ -4050,10 +3370,7 @@ func (b *Batch) ScriptLoad(script string) *Future[string] {
 
 // ScriptLoad queues SCRIPT LOAD in the transaction; see Client.ScriptLoad.
 func (t *Tx) ScriptLoad(script string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdSCRIPT_LOAD)
-	x.arg(script)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ScriptLoad(script)
 }
 
 // ScriptShow queues SCRIPT SHOW; see Client.ScriptShow.
@@ -4065,10 +3382,7 @@ func (b *Batch) ScriptShow(sha1 string) *Future[string] {
 
 // ScriptShow queues SCRIPT SHOW in the transaction; see Client.ScriptShow.
 func (t *Tx) ScriptShow(sha1 string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdSCRIPT_SHOW)
-	x.arg(sha1)
-	return queue(b, x, decStr, pickStr)
+	return t.b.ScriptShow(sha1)
 }
 
 // SDiff queues SDIFF; see Client.SDiff.
@@ -4083,13 +3397,7 @@ func (b *Batch) SDiff(keys ...string) *Future[[]string] {
 
 // SDiff queues SDIFF in the transaction; see Client.SDiff.
 func (t *Tx) SDiff(keys ...string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSDIFF)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SDiff(keys...)
 }
 
 // SDiffStore queues SDIFFSTORE; see Client.SDiffStore.
@@ -4101,10 +3409,7 @@ func (b *Batch) SDiffStore(destination string, keys ...string) *Future[int64] {
 
 // SDiffStore queues SDIFFSTORE in the transaction; see Client.SDiffStore.
 func (t *Tx) SDiffStore(destination string, keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSDIFFSTORE)
-	argsSDiffStore(x, destination, keys)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SDiffStore(destination, keys...)
 }
 
 // Set queues SET; see Client.Set.
@@ -4116,10 +3421,7 @@ func (b *Batch) Set(key string, value string, opts *SetOptions) *Future[struct{}
 
 // Set queues SET in the transaction; see Client.Set.
 func (t *Tx) Set(key string, value string, opts *SetOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdSET)
-	argsSet(x, key, value, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.Set(key, value, opts)
 }
 
 // SetIf queues SET; see Client.SetIf.
@@ -4131,10 +3433,7 @@ func (b *Batch) SetIf(key string, value string, condition SetIfCondition, opts *
 
 // SetIf queues SET in the transaction; see Client.SetIf.
 func (t *Tx) SetIf(key string, value string, condition SetIfCondition, opts *SetOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdSET)
-	argsSetIf(x, key, value, condition, opts)
-	return queue(b, x, decOKOrNull, pickBool)
+	return t.b.SetIf(key, value, condition, opts)
 }
 
 // SetGet queues SET; see Client.SetGet.
@@ -4146,10 +3445,7 @@ func (b *Batch) SetGet(key string, value string, opts *SetOptions) *Future[strin
 
 // SetGet queues SET in the transaction; see Client.SetGet.
 func (t *Tx) SetGet(key string, value string, opts *SetOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdSET)
-	argsSetGet(x, key, value, opts)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.SetGet(key, value, opts)
 }
 
 // SetGetLease queues SET with the reply in a pooled Lease; see Client.SetGetLease.
@@ -4163,10 +3459,7 @@ func (b *Batch) SetGetLease(key string, value string, opts *SetOptions) *Future[
 // SetGetLease queues SET in the transaction with the reply in a pooled Lease; see Client.SetGetLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) SetGetLease(key string, value string, opts *SetOptions) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdSET)
-	argsSetGet(x, key, value, opts)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.SetGetLease(key, value, opts)
 }
 
 // SetBit queues SETBIT; see Client.SetBit.
@@ -4178,10 +3471,7 @@ func (b *Batch) SetBit(key string, offset int64, value int64) *Future[int64] {
 
 // SetBit queues SETBIT in the transaction; see Client.SetBit.
 func (t *Tx) SetBit(key string, offset int64, value int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSETBIT)
-	argsSetBit(x, key, offset, value)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SetBit(key, offset, value)
 }
 
 // SetEx queues SETEX; see Client.SetEx.
@@ -4197,10 +3487,7 @@ func (b *Batch) SetEx(key string, seconds time.Duration, value string) *Future[s
 //
 // Deprecated: deprecated since 2.6.12; use Set with the EX argument instead.
 func (t *Tx) SetEx(key string, seconds time.Duration, value string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdSETEX)
-	argsSetEx(x, key, seconds, value)
-	return queue(b, x, decOK, pickNone)
+	return t.b.SetEx(key, seconds, value)
 }
 
 // SetNX queues SETNX; see Client.SetNX.
@@ -4217,11 +3504,7 @@ func (b *Batch) SetNX(key string, value string) *Future[bool] {
 //
 // Deprecated: deprecated since 2.6.12; use Set with the NX argument instead.
 func (t *Tx) SetNX(key string, value string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdSETNX)
-	x.argKey(key)
-	x.arg(value)
-	return queue(b, x, decBool, pickBool)
+	return t.b.SetNX(key, value)
 }
 
 // SetRange queues SETRANGE; see Client.SetRange.
@@ -4233,10 +3516,7 @@ func (b *Batch) SetRange(key string, offset int64, value string) *Future[int64] 
 
 // SetRange queues SETRANGE in the transaction; see Client.SetRange.
 func (t *Tx) SetRange(key string, offset int64, value string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSETRANGE)
-	argsSetRange(x, key, offset, value)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SetRange(key, offset, value)
 }
 
 // Shutdown queues SHUTDOWN; see Client.Shutdown.
@@ -4258,13 +3538,7 @@ func (b *Batch) SInter(keys ...string) *Future[[]string] {
 
 // SInter queues SINTER in the transaction; see Client.SInter.
 func (t *Tx) SInter(keys ...string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSINTER)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SInter(keys...)
 }
 
 // SInterCard queues SINTERCARD; see Client.SInterCard.
@@ -4276,10 +3550,7 @@ func (b *Batch) SInterCard(keys []string, opts *SInterCardOptions) *Future[int64
 
 // SInterCard queues SINTERCARD in the transaction; see Client.SInterCard.
 func (t *Tx) SInterCard(keys []string, opts *SInterCardOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSINTERCARD)
-	argsSInterCard(x, keys, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SInterCard(keys, opts)
 }
 
 // SInterStore queues SINTERSTORE; see Client.SInterStore.
@@ -4291,10 +3562,7 @@ func (b *Batch) SInterStore(destination string, keys ...string) *Future[int64] {
 
 // SInterStore queues SINTERSTORE in the transaction; see Client.SInterStore.
 func (t *Tx) SInterStore(destination string, keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSINTERSTORE)
-	argsSInterStore(x, destination, keys)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SInterStore(destination, keys...)
 }
 
 // SIsMember queues SISMEMBER; see Client.SIsMember.
@@ -4307,11 +3575,7 @@ func (b *Batch) SIsMember(key string, member string) *Future[bool] {
 
 // SIsMember queues SISMEMBER in the transaction; see Client.SIsMember.
 func (t *Tx) SIsMember(key string, member string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdSISMEMBER)
-	x.argKey(key)
-	x.arg(member)
-	return queue(b, x, decBool, pickBool)
+	return t.b.SIsMember(key, member)
 }
 
 // SlaveOf queues SLAVEOF; see Client.SlaveOf.
@@ -4338,9 +3602,7 @@ func (b *Batch) SlowLogHelp() *Future[[]string] {
 
 // SlowLogHelp queues SLOWLOG HELP in the transaction; see Client.SlowLogHelp.
 func (t *Tx) SlowLogHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSLOWLOG_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SlowLogHelp()
 }
 
 // SlowLogLen queues SLOWLOG LEN; see Client.SlowLogLen.
@@ -4364,10 +3626,7 @@ func (b *Batch) SMembers(key string) *Future[[]string] {
 
 // SMembers queues SMEMBERS in the transaction; see Client.SMembers.
 func (t *Tx) SMembers(key string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSMEMBERS)
-	x.argKey(key)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SMembers(key)
 }
 
 // SMIsMember queues SMISMEMBER; see Client.SMIsMember.
@@ -4379,10 +3638,7 @@ func (b *Batch) SMIsMember(key string, members ...string) *Future[[]bool] {
 
 // SMIsMember queues SMISMEMBER in the transaction; see Client.SMIsMember.
 func (t *Tx) SMIsMember(key string, members ...string) *Future[[]bool] {
-	b := t.b
-	x := b.newCmd(&cmdSMISMEMBER)
-	argsSMIsMember(x, key, members)
-	return queue(b, x, decListBool, pickAny[[]bool])
+	return t.b.SMIsMember(key, members...)
 }
 
 // SMove queues SMOVE; see Client.SMove.
@@ -4394,10 +3650,7 @@ func (b *Batch) SMove(source string, destination string, member string) *Future[
 
 // SMove queues SMOVE in the transaction; see Client.SMove.
 func (t *Tx) SMove(source string, destination string, member string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdSMOVE)
-	argsSMove(x, source, destination, member)
-	return queue(b, x, decBool, pickBool)
+	return t.b.SMove(source, destination, member)
 }
 
 // Sort queues SORT; see Client.Sort.
@@ -4409,10 +3662,7 @@ func (b *Batch) Sort(key string, opts *SortOptions) *Future[[]Null[string]] {
 
 // Sort queues SORT in the transaction; see Client.Sort.
 func (t *Tx) Sort(key string, opts *SortOptions) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdSORT)
-	argsSort(x, key, opts)
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.Sort(key, opts)
 }
 
 // SortStore queues SORT; see Client.SortStore.
@@ -4424,10 +3674,7 @@ func (b *Batch) SortStore(key string, destination string, opts *SortOptions) *Fu
 
 // SortStore queues SORT in the transaction; see Client.SortStore.
 func (t *Tx) SortStore(key string, destination string, opts *SortOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSORT)
-	argsSortStore(x, key, destination, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SortStore(key, destination, opts)
 }
 
 // SortRO queues SORT_RO; see Client.SortRO.
@@ -4439,10 +3686,7 @@ func (b *Batch) SortRO(key string, opts *SortROOptions) *Future[[]Null[string]] 
 
 // SortRO queues SORT_RO in the transaction; see Client.SortRO.
 func (t *Tx) SortRO(key string, opts *SortROOptions) *Future[[]Null[string]] {
-	b := t.b
-	x := b.newCmd(&cmdSORT_RO)
-	argsSortRO(x, key, opts)
-	return queue(b, x, decListNullStr, pickAny[[]Null[string]])
+	return t.b.SortRO(key, opts)
 }
 
 // SPop queues SPOP; see Client.SPop.
@@ -4454,10 +3698,7 @@ func (b *Batch) SPop(key string) *Future[string] {
 
 // SPop queues SPOP in the transaction; see Client.SPop.
 func (t *Tx) SPop(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdSPOP)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.SPop(key)
 }
 
 // SPopLease queues SPOP with the reply in a pooled Lease; see Client.SPopLease.
@@ -4471,10 +3712,7 @@ func (b *Batch) SPopLease(key string) *Future[*Lease] {
 // SPopLease queues SPOP in the transaction with the reply in a pooled Lease; see Client.SPopLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) SPopLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdSPOP)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.SPopLease(key)
 }
 
 // SPopCount queues SPOP; see Client.SPopCount.
@@ -4487,11 +3725,7 @@ func (b *Batch) SPopCount(key string, count int64) *Future[[]string] {
 
 // SPopCount queues SPOP in the transaction; see Client.SPopCount.
 func (t *Tx) SPopCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSPOP)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SPopCount(key, count)
 }
 
 // SPublish queues SPUBLISH; see Client.SPublish.
@@ -4511,10 +3745,7 @@ func (b *Batch) SRandMember(key string) *Future[string] {
 
 // SRandMember queues SRANDMEMBER in the transaction; see Client.SRandMember.
 func (t *Tx) SRandMember(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdSRANDMEMBER)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.SRandMember(key)
 }
 
 // SRandMemberLease queues SRANDMEMBER with the reply in a pooled Lease; see Client.SRandMemberLease.
@@ -4528,10 +3759,7 @@ func (b *Batch) SRandMemberLease(key string) *Future[*Lease] {
 // SRandMemberLease queues SRANDMEMBER in the transaction with the reply in a pooled Lease; see Client.SRandMemberLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) SRandMemberLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdSRANDMEMBER)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.SRandMemberLease(key)
 }
 
 // SRandMemberCount queues SRANDMEMBER; see Client.SRandMemberCount.
@@ -4544,11 +3772,7 @@ func (b *Batch) SRandMemberCount(key string, count int64) *Future[[]string] {
 
 // SRandMemberCount queues SRANDMEMBER in the transaction; see Client.SRandMemberCount.
 func (t *Tx) SRandMemberCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSRANDMEMBER)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SRandMemberCount(key, count)
 }
 
 // SRem queues SREM; see Client.SRem.
@@ -4560,10 +3784,7 @@ func (b *Batch) SRem(key string, members ...string) *Future[int64] {
 
 // SRem queues SREM in the transaction; see Client.SRem.
 func (t *Tx) SRem(key string, members ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSREM)
-	argsSRem(x, key, members)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SRem(key, members...)
 }
 
 // SScan queues SSCAN; see Client.SScan.
@@ -4575,10 +3796,7 @@ func (b *Batch) SScan(key string, cursor int64, opts *SScanOptions) *Future[Scan
 
 // SScan queues SSCAN in the transaction; see Client.SScan.
 func (t *Tx) SScan(key string, cursor int64, opts *SScanOptions) *Future[ScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdSSCAN)
-	argsSScan(x, key, cursor, opts)
-	return queue(b, x, decScanPage, pickAny[ScanPage])
+	return t.b.SScan(key, cursor, opts)
 }
 
 // StrLen queues STRLEN; see Client.StrLen.
@@ -4590,10 +3808,7 @@ func (b *Batch) StrLen(key string) *Future[int64] {
 
 // StrLen queues STRLEN in the transaction; see Client.StrLen.
 func (t *Tx) StrLen(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSTRLEN)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.StrLen(key)
 }
 
 // SubStr queues SUBSTR; see Client.SubStr.
@@ -4609,10 +3824,7 @@ func (b *Batch) SubStr(key string, start int64, end int64) *Future[string] {
 //
 // Deprecated: deprecated since 2.0.0; use GetRange instead.
 func (t *Tx) SubStr(key string, start int64, end int64) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdSUBSTR)
-	argsSubStr(x, key, start, end)
-	return queue(b, x, decStr, pickStr)
+	return t.b.SubStr(key, start, end)
 }
 
 // SubStrLease queues SUBSTR with the reply in a pooled Lease; see Client.SubStrLease.
@@ -4626,10 +3838,7 @@ func (b *Batch) SubStrLease(key string, start int64, end int64) *Future[*Lease] 
 // SubStrLease queues SUBSTR in the transaction with the reply in a pooled Lease; see Client.SubStrLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) SubStrLease(key string, start int64, end int64) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdSUBSTR)
-	argsSubStr(x, key, start, end)
-	return queue(b, x, decLease, pickLease)
+	return t.b.SubStrLease(key, start, end)
 }
 
 // SUnion queues SUNION; see Client.SUnion.
@@ -4644,13 +3853,7 @@ func (b *Batch) SUnion(keys ...string) *Future[[]string] {
 
 // SUnion queues SUNION in the transaction; see Client.SUnion.
 func (t *Tx) SUnion(keys ...string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdSUNION)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.SUnion(keys...)
 }
 
 // SUnionStore queues SUNIONSTORE; see Client.SUnionStore.
@@ -4662,10 +3865,7 @@ func (b *Batch) SUnionStore(destination string, keys ...string) *Future[int64] {
 
 // SUnionStore queues SUNIONSTORE in the transaction; see Client.SUnionStore.
 func (t *Tx) SUnionStore(destination string, keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdSUNIONSTORE)
-	argsSUnionStore(x, destination, keys)
-	return queue(b, x, decInt, pickInt)
+	return t.b.SUnionStore(destination, keys...)
 }
 
 // SwapDB queues SWAPDB; see Client.SwapDB.
@@ -4678,11 +3878,7 @@ func (b *Batch) SwapDB(index1 int64, index2 int64) *Future[struct{}] {
 
 // SwapDB queues SWAPDB in the transaction; see Client.SwapDB.
 func (t *Tx) SwapDB(index1 int64, index2 int64) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdSWAPDB)
-	x.argInt(index1)
-	x.argInt(index2)
-	return queue(b, x, decOK, pickNone)
+	return t.b.SwapDB(index1, index2)
 }
 
 // Time queues TIME; see Client.Time.
@@ -4693,9 +3889,7 @@ func (b *Batch) Time() *Future[ServerTime] {
 
 // Time queues TIME in the transaction; see Client.Time.
 func (t *Tx) Time() *Future[ServerTime] {
-	b := t.b
-	x := b.newCmd(&cmdTIME)
-	return queue(b, x, decServerTime, pickAny[ServerTime])
+	return t.b.Time()
 }
 
 // Touch queues TOUCH; see Client.Touch.
@@ -4710,13 +3904,7 @@ func (b *Batch) Touch(keys ...string) *Future[int64] {
 
 // Touch queues TOUCH in the transaction; see Client.Touch.
 func (t *Tx) Touch(keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdTOUCH)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decInt, pickInt)
+	return t.b.Touch(keys...)
 }
 
 // TrimSlots queues TRIMSLOTS; see Client.TrimSlots.
@@ -4728,10 +3916,7 @@ func (b *Batch) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
 
 // TrimSlots queues TRIMSLOTS in the transaction; see Client.TrimSlots.
 func (t *Tx) TrimSlots(slots ...TrimSlotsSlots) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdTRIMSLOTS)
-	argsTrimSlots(x, slots)
-	return queue(b, x, decOK, pickNone)
+	return t.b.TrimSlots(slots...)
 }
 
 // TTL queues TTL; see Client.TTL.
@@ -4743,10 +3928,7 @@ func (b *Batch) TTL(key string) *Future[time.Duration] {
 
 // TTL queues TTL in the transaction; see Client.TTL.
 func (t *Tx) TTL(key string) *Future[time.Duration] {
-	b := t.b
-	x := b.newCmd(&cmdTTL)
-	x.argKey(key)
-	return queue(b, x, decTTLSeconds, pickDuration)
+	return t.b.TTL(key)
 }
 
 // Type queues TYPE; see Client.Type.
@@ -4758,10 +3940,7 @@ func (b *Batch) Type(key string) *Future[string] {
 
 // Type queues TYPE in the transaction; see Client.Type.
 func (t *Tx) Type(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdTYPE)
-	x.argKey(key)
-	return queue(b, x, decStr, pickStr)
+	return t.b.Type(key)
 }
 
 // Unlink queues UNLINK; see Client.Unlink.
@@ -4776,13 +3955,7 @@ func (b *Batch) Unlink(keys ...string) *Future[int64] {
 
 // Unlink queues UNLINK in the transaction; see Client.Unlink.
 func (t *Tx) Unlink(keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdUNLINK)
-	needOne(x, "key", len(keys))
-	for _, e := range keys {
-		x.argKey(e)
-	}
-	return queue(b, x, decInt, pickInt)
+	return t.b.Unlink(keys...)
 }
 
 // VAdd queues VADD; see Client.VAdd.
@@ -4794,10 +3967,7 @@ func (b *Batch) VAdd(key string, vector Vector, element string, opts *VAddOption
 
 // VAdd queues VADD in the transaction; see Client.VAdd.
 func (t *Tx) VAdd(key string, vector Vector, element string, opts *VAddOptions) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdVADD)
-	argsVAdd(x, key, vector, element, opts)
-	return queue(b, x, decBool, pickBool)
+	return t.b.VAdd(key, vector, element, opts)
 }
 
 // VCard queues VCARD; see Client.VCard.
@@ -4809,10 +3979,7 @@ func (b *Batch) VCard(key string) *Future[int64] {
 
 // VCard queues VCARD in the transaction; see Client.VCard.
 func (t *Tx) VCard(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdVCARD)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.VCard(key)
 }
 
 // VDim queues VDIM; see Client.VDim.
@@ -4824,10 +3991,7 @@ func (b *Batch) VDim(key string) *Future[int64] {
 
 // VDim queues VDIM in the transaction; see Client.VDim.
 func (t *Tx) VDim(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdVDIM)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.VDim(key)
 }
 
 // VEmb queues VEMB; see Client.VEmb.
@@ -4840,11 +4004,7 @@ func (b *Batch) VEmb(key string, element string) *Future[[]float64] {
 
 // VEmb queues VEMB in the transaction; see Client.VEmb.
 func (t *Tx) VEmb(key string, element string) *Future[[]float64] {
-	b := t.b
-	x := b.newCmd(&cmdVEMB)
-	x.argKey(key)
-	x.arg(element)
-	return queue(b, x, decListFloatNull, pickAny[[]float64])
+	return t.b.VEmb(key, element)
 }
 
 // VEmbRaw queues VEMB; see Client.VEmbRaw.
@@ -4856,10 +4016,7 @@ func (b *Batch) VEmbRaw(key string, element string) *Future[VectorRaw] {
 
 // VEmbRaw queues VEMB in the transaction; see Client.VEmbRaw.
 func (t *Tx) VEmbRaw(key string, element string) *Future[VectorRaw] {
-	b := t.b
-	x := b.newCmd(&cmdVEMB)
-	argsVEmbRaw(x, key, element)
-	return queue(b, x, decVectorRawNull, pickAny[VectorRaw])
+	return t.b.VEmbRaw(key, element)
 }
 
 // VGetAttr queues VGETATTR; see Client.VGetAttr.
@@ -4872,11 +4029,7 @@ func (b *Batch) VGetAttr(key string, element string) *Future[string] {
 
 // VGetAttr queues VGETATTR in the transaction; see Client.VGetAttr.
 func (t *Tx) VGetAttr(key string, element string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdVGETATTR)
-	x.argKey(key)
-	x.arg(element)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.VGetAttr(key, element)
 }
 
 // VGetAttrLease queues VGETATTR with the reply in a pooled Lease; see Client.VGetAttrLease.
@@ -4891,11 +4044,7 @@ func (b *Batch) VGetAttrLease(key string, element string) *Future[*Lease] {
 // VGetAttrLease queues VGETATTR in the transaction with the reply in a pooled Lease; see Client.VGetAttrLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) VGetAttrLease(key string, element string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdVGETATTR)
-	x.argKey(key)
-	x.arg(element)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.VGetAttrLease(key, element)
 }
 
 // VInfo queues VINFO; see Client.VInfo.
@@ -4907,10 +4056,7 @@ func (b *Batch) VInfo(key string) *Future[VectorSetInfo] {
 
 // VInfo queues VINFO in the transaction; see Client.VInfo.
 func (t *Tx) VInfo(key string) *Future[VectorSetInfo] {
-	b := t.b
-	x := b.newCmd(&cmdVINFO)
-	x.argKey(key)
-	return queue(b, x, decVectorSetInfoNull, pickAny[VectorSetInfo])
+	return t.b.VInfo(key)
 }
 
 // VIsMember queues VISMEMBER; see Client.VIsMember.
@@ -4923,11 +4069,7 @@ func (b *Batch) VIsMember(key string, element string) *Future[bool] {
 
 // VIsMember queues VISMEMBER in the transaction; see Client.VIsMember.
 func (t *Tx) VIsMember(key string, element string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdVISMEMBER)
-	x.argKey(key)
-	x.arg(element)
-	return queue(b, x, decBool, pickBool)
+	return t.b.VIsMember(key, element)
 }
 
 // VLinks queues VLINKS; see Client.VLinks.
@@ -4940,11 +4082,7 @@ func (b *Batch) VLinks(key string, element string) *Future[[][]string] {
 
 // VLinks queues VLINKS in the transaction; see Client.VLinks.
 func (t *Tx) VLinks(key string, element string) *Future[[][]string] {
-	b := t.b
-	x := b.newCmd(&cmdVLINKS)
-	x.argKey(key)
-	x.arg(element)
-	return queue(b, x, decListListStrNull, pickAny[[][]string])
+	return t.b.VLinks(key, element)
 }
 
 // VLinksWithScores queues VLINKS; see Client.VLinksWithScores.
@@ -4956,10 +4094,7 @@ func (b *Batch) VLinksWithScores(key string, element string) *Future[[][]ScoredM
 
 // VLinksWithScores queues VLINKS in the transaction; see Client.VLinksWithScores.
 func (t *Tx) VLinksWithScores(key string, element string) *Future[[][]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdVLINKS)
-	argsVLinksWithScores(x, key, element)
-	return queue(b, x, decListListScoredMemberNull, pickAny[[][]ScoredMember])
+	return t.b.VLinksWithScores(key, element)
 }
 
 // VRandMember queues VRANDMEMBER; see Client.VRandMember.
@@ -4971,10 +4106,7 @@ func (b *Batch) VRandMember(key string) *Future[string] {
 
 // VRandMember queues VRANDMEMBER in the transaction; see Client.VRandMember.
 func (t *Tx) VRandMember(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdVRANDMEMBER)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.VRandMember(key)
 }
 
 // VRandMemberLease queues VRANDMEMBER with the reply in a pooled Lease; see Client.VRandMemberLease.
@@ -4988,10 +4120,7 @@ func (b *Batch) VRandMemberLease(key string) *Future[*Lease] {
 // VRandMemberLease queues VRANDMEMBER in the transaction with the reply in a pooled Lease; see Client.VRandMemberLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) VRandMemberLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdVRANDMEMBER)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.VRandMemberLease(key)
 }
 
 // VRandMemberCount queues VRANDMEMBER; see Client.VRandMemberCount.
@@ -5004,11 +4133,7 @@ func (b *Batch) VRandMemberCount(key string, count int64) *Future[[]string] {
 
 // VRandMemberCount queues VRANDMEMBER in the transaction; see Client.VRandMemberCount.
 func (t *Tx) VRandMemberCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdVRANDMEMBER)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.VRandMemberCount(key, count)
 }
 
 // VRange queues VRANGE; see Client.VRange.
@@ -5020,10 +4145,7 @@ func (b *Batch) VRange(key string, start string, end string, opts *VRangeOptions
 
 // VRange queues VRANGE in the transaction; see Client.VRange.
 func (t *Tx) VRange(key string, start string, end string, opts *VRangeOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdVRANGE)
-	argsVRange(x, key, start, end, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.VRange(key, start, end, opts)
 }
 
 // VRem queues VREM; see Client.VRem.
@@ -5036,11 +4158,7 @@ func (b *Batch) VRem(key string, element string) *Future[bool] {
 
 // VRem queues VREM in the transaction; see Client.VRem.
 func (t *Tx) VRem(key string, element string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdVREM)
-	x.argKey(key)
-	x.arg(element)
-	return queue(b, x, decBool, pickBool)
+	return t.b.VRem(key, element)
 }
 
 // VSetAttr queues VSETATTR; see Client.VSetAttr.
@@ -5052,10 +4170,7 @@ func (b *Batch) VSetAttr(key string, element string, json string) *Future[bool] 
 
 // VSetAttr queues VSETATTR in the transaction; see Client.VSetAttr.
 func (t *Tx) VSetAttr(key string, element string, json string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdVSETATTR)
-	argsVSetAttr(x, key, element, json)
-	return queue(b, x, decBool, pickBool)
+	return t.b.VSetAttr(key, element, json)
 }
 
 // VSim queues VSIM; see Client.VSim.
@@ -5067,10 +4182,7 @@ func (b *Batch) VSim(key string, query Query, opts *VSimOptions) *Future[[]strin
 
 // VSim queues VSIM in the transaction; see Client.VSim.
 func (t *Tx) VSim(key string, query Query, opts *VSimOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdVSIM)
-	argsVSim(x, key, query, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.VSim(key, query, opts)
 }
 
 // VSimWithScores queues VSIM; see Client.VSimWithScores.
@@ -5082,10 +4194,7 @@ func (b *Batch) VSimWithScores(key string, query Query, opts *VSimOptions) *Futu
 
 // VSimWithScores queues VSIM in the transaction; see Client.VSimWithScores.
 func (t *Tx) VSimWithScores(key string, query Query, opts *VSimOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdVSIM)
-	argsVSimWithScores(x, key, query, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.VSimWithScores(key, query, opts)
 }
 
 // VSimWithAttribs queues VSIM; see Client.VSimWithAttribs.
@@ -5097,10 +4206,7 @@ func (b *Batch) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Fut
 
 // VSimWithAttribs queues VSIM in the transaction; see Client.VSimWithAttribs.
 func (t *Tx) VSimWithAttribs(key string, query Query, opts *VSimOptions) *Future[[]MemberAttributes] {
-	b := t.b
-	x := b.newCmd(&cmdVSIM)
-	argsVSimWithAttribs(x, key, query, opts)
-	return queue(b, x, decListMemberAttributes, pickAny[[]MemberAttributes])
+	return t.b.VSimWithAttribs(key, query, opts)
 }
 
 // Wait queues WAIT; see Client.Wait.
@@ -5127,10 +4233,7 @@ func (b *Batch) XAck(key string, group string, ids ...string) *Future[int64] {
 
 // XAck queues XACK in the transaction; see Client.XAck.
 func (t *Tx) XAck(key string, group string, ids ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdXACK)
-	argsXAck(x, key, group, ids)
-	return queue(b, x, decInt, pickInt)
+	return t.b.XAck(key, group, ids...)
 }
 
 // XAckDel queues XACKDEL; see Client.XAckDel.
@@ -5142,10 +4245,7 @@ func (b *Batch) XAckDel(key string, group string, ids []string, opts *XAckDelOpt
 
 // XAckDel queues XACKDEL in the transaction; see Client.XAckDel.
 func (t *Tx) XAckDel(key string, group string, ids []string, opts *XAckDelOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdXACKDEL)
-	argsXAckDel(x, key, group, ids, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.XAckDel(key, group, ids, opts)
 }
 
 // XAdd queues XADD; see Client.XAdd.
@@ -5157,10 +4257,7 @@ func (b *Batch) XAdd(key string, id string, data []FieldValue, opts *XAddOptions
 
 // XAdd queues XADD in the transaction; see Client.XAdd.
 func (t *Tx) XAdd(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdXADD)
-	argsXAdd(x, key, id, data, opts)
-	return queue(b, x, decStr, pickStr)
+	return t.b.XAdd(key, id, data, opts)
 }
 
 // XAddLease queues XADD with the reply in a pooled Lease; see Client.XAddLease.
@@ -5174,10 +4271,7 @@ func (b *Batch) XAddLease(key string, id string, data []FieldValue, opts *XAddOp
 // XAddLease queues XADD in the transaction with the reply in a pooled Lease; see Client.XAddLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) XAddLease(key string, id string, data []FieldValue, opts *XAddOptions) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdXADD)
-	argsXAdd(x, key, id, data, opts)
-	return queue(b, x, decLease, pickLease)
+	return t.b.XAddLease(key, id, data, opts)
 }
 
 // XAddNoMkStream queues XADD; see Client.XAddNoMkStream.
@@ -5189,10 +4283,7 @@ func (b *Batch) XAddNoMkStream(key string, id string, data []FieldValue, opts *X
 
 // XAddNoMkStream queues XADD in the transaction; see Client.XAddNoMkStream.
 func (t *Tx) XAddNoMkStream(key string, id string, data []FieldValue, opts *XAddOptions) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdXADD)
-	argsXAddNoMkStream(x, key, id, data, opts)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.XAddNoMkStream(key, id, data, opts)
 }
 
 // XAddNoMkStreamLease queues XADD with the reply in a pooled Lease; see Client.XAddNoMkStreamLease.
@@ -5206,10 +4297,7 @@ func (b *Batch) XAddNoMkStreamLease(key string, id string, data []FieldValue, op
 // XAddNoMkStreamLease queues XADD in the transaction with the reply in a pooled Lease; see Client.XAddNoMkStreamLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) XAddNoMkStreamLease(key string, id string, data []FieldValue, opts *XAddOptions) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdXADD)
-	argsXAddNoMkStream(x, key, id, data, opts)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.XAddNoMkStreamLease(key, id, data, opts)
 }
 
 // XAutoClaim queues XAUTOCLAIM; see Client.XAutoClaim.
@@ -5221,10 +4309,7 @@ func (b *Batch) XAutoClaim(key string, group string, consumer string, minIdleTim
 
 // XAutoClaim queues XAUTOCLAIM in the transaction; see Client.XAutoClaim.
 func (t *Tx) XAutoClaim(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaim] {
-	b := t.b
-	x := b.newCmd(&cmdXAUTOCLAIM)
-	argsXAutoClaim(x, key, group, consumer, minIdleTime, start, opts)
-	return queue(b, x, decXAutoClaim, pickAny[XAutoClaim])
+	return t.b.XAutoClaim(key, group, consumer, minIdleTime, start, opts)
 }
 
 // XAutoClaimJustID queues XAUTOCLAIM; see Client.XAutoClaimJustID.
@@ -5236,10 +4321,7 @@ func (b *Batch) XAutoClaimJustID(key string, group string, consumer string, minI
 
 // XAutoClaimJustID queues XAUTOCLAIM in the transaction; see Client.XAutoClaimJustID.
 func (t *Tx) XAutoClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, start string, opts *XAutoClaimOptions) *Future[XAutoClaimIDs] {
-	b := t.b
-	x := b.newCmd(&cmdXAUTOCLAIM)
-	argsXAutoClaimJustID(x, key, group, consumer, minIdleTime, start, opts)
-	return queue(b, x, decXAutoClaimIDs, pickAny[XAutoClaimIDs])
+	return t.b.XAutoClaimJustID(key, group, consumer, minIdleTime, start, opts)
 }
 
 // XCfgSet queues XCFGSET; see Client.XCfgSet.
@@ -5251,10 +4333,7 @@ func (b *Batch) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
 
 // XCfgSet queues XCFGSET in the transaction; see Client.XCfgSet.
 func (t *Tx) XCfgSet(key string, opts *XCfgSetOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdXCFGSET)
-	argsXCfgSet(x, key, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.XCfgSet(key, opts)
 }
 
 // XClaim queues XCLAIM; see Client.XClaim.
@@ -5266,10 +4345,7 @@ func (b *Batch) XClaim(key string, group string, consumer string, minIdleTime ti
 
 // XClaim queues XCLAIM in the transaction; see Client.XClaim.
 func (t *Tx) XClaim(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]StreamEntry] {
-	b := t.b
-	x := b.newCmd(&cmdXCLAIM)
-	argsXClaim(x, key, group, consumer, minIdleTime, ids, opts)
-	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
+	return t.b.XClaim(key, group, consumer, minIdleTime, ids, opts)
 }
 
 // XClaimJustID queues XCLAIM; see Client.XClaimJustID.
@@ -5281,10 +4357,7 @@ func (b *Batch) XClaimJustID(key string, group string, consumer string, minIdleT
 
 // XClaimJustID queues XCLAIM in the transaction; see Client.XClaimJustID.
 func (t *Tx) XClaimJustID(key string, group string, consumer string, minIdleTime time.Duration, ids []string, opts *XClaimOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdXCLAIM)
-	argsXClaimJustID(x, key, group, consumer, minIdleTime, ids, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.XClaimJustID(key, group, consumer, minIdleTime, ids, opts)
 }
 
 // XDel queues XDEL; see Client.XDel.
@@ -5296,10 +4369,7 @@ func (b *Batch) XDel(key string, ids ...string) *Future[int64] {
 
 // XDel queues XDEL in the transaction; see Client.XDel.
 func (t *Tx) XDel(key string, ids ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdXDEL)
-	argsXDel(x, key, ids)
-	return queue(b, x, decInt, pickInt)
+	return t.b.XDel(key, ids...)
 }
 
 // XDelEx queues XDELEX; see Client.XDelEx.
@@ -5311,10 +4381,7 @@ func (b *Batch) XDelEx(key string, ids []string, opts *XDelExOptions) *Future[[]
 
 // XDelEx queues XDELEX in the transaction; see Client.XDelEx.
 func (t *Tx) XDelEx(key string, ids []string, opts *XDelExOptions) *Future[[]int64] {
-	b := t.b
-	x := b.newCmd(&cmdXDELEX)
-	argsXDelEx(x, key, ids, opts)
-	return queue(b, x, decListInt, pickAny[[]int64])
+	return t.b.XDelEx(key, ids, opts)
 }
 
 // XGroupCreate queues XGROUP CREATE; see Client.XGroupCreate.
@@ -5326,10 +4393,7 @@ func (b *Batch) XGroupCreate(key string, group string, id string, opts *XGroupCr
 
 // XGroupCreate queues XGROUP CREATE in the transaction; see Client.XGroupCreate.
 func (t *Tx) XGroupCreate(key string, group string, id string, opts *XGroupCreateOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdXGROUP_CREATE)
-	argsXGroupCreate(x, key, group, id, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.XGroupCreate(key, group, id, opts)
 }
 
 // XGroupCreateConsumer queues XGROUP CREATECONSUMER; see Client.XGroupCreateConsumer.
@@ -5341,10 +4405,7 @@ func (b *Batch) XGroupCreateConsumer(key string, group string, consumer string) 
 
 // XGroupCreateConsumer queues XGROUP CREATECONSUMER in the transaction; see Client.XGroupCreateConsumer.
 func (t *Tx) XGroupCreateConsumer(key string, group string, consumer string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdXGROUP_CREATECONSUMER)
-	argsXGroupCreateConsumer(x, key, group, consumer)
-	return queue(b, x, decBool, pickBool)
+	return t.b.XGroupCreateConsumer(key, group, consumer)
 }
 
 // XGroupDelConsumer queues XGROUP DELCONSUMER; see Client.XGroupDelConsumer.
@@ -5356,10 +4417,7 @@ func (b *Batch) XGroupDelConsumer(key string, group string, consumer string) *Fu
 
 // XGroupDelConsumer queues XGROUP DELCONSUMER in the transaction; see Client.XGroupDelConsumer.
 func (t *Tx) XGroupDelConsumer(key string, group string, consumer string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdXGROUP_DELCONSUMER)
-	argsXGroupDelConsumer(x, key, group, consumer)
-	return queue(b, x, decInt, pickInt)
+	return t.b.XGroupDelConsumer(key, group, consumer)
 }
 
 // XGroupDestroy queues XGROUP DESTROY; see Client.XGroupDestroy.
@@ -5372,11 +4430,7 @@ func (b *Batch) XGroupDestroy(key string, group string) *Future[bool] {
 
 // XGroupDestroy queues XGROUP DESTROY in the transaction; see Client.XGroupDestroy.
 func (t *Tx) XGroupDestroy(key string, group string) *Future[bool] {
-	b := t.b
-	x := b.newCmd(&cmdXGROUP_DESTROY)
-	x.argKey(key)
-	x.arg(group)
-	return queue(b, x, decBool, pickBool)
+	return t.b.XGroupDestroy(key, group)
 }
 
 // XGroupHelp queues XGROUP HELP; see Client.XGroupHelp.
@@ -5387,9 +4441,7 @@ func (b *Batch) XGroupHelp() *Future[[]string] {
 
 // XGroupHelp queues XGROUP HELP in the transaction; see Client.XGroupHelp.
 func (t *Tx) XGroupHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdXGROUP_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.XGroupHelp()
 }
 
 // XGroupSetID queues XGROUP SETID; see Client.XGroupSetID.
@@ -5401,10 +4453,7 @@ func (b *Batch) XGroupSetID(key string, group string, id string, opts *XGroupSet
 
 // XGroupSetID queues XGROUP SETID in the transaction; see Client.XGroupSetID.
 func (t *Tx) XGroupSetID(key string, group string, id string, opts *XGroupSetIDOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdXGROUP_SETID)
-	argsXGroupSetID(x, key, group, id, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.XGroupSetID(key, group, id, opts)
 }
 
 // XIDMPRecord queues XIDMPRECORD; see Client.XIDMPRecord.
@@ -5416,10 +4465,7 @@ func (b *Batch) XIDMPRecord(key string, pid string, iid string, streamID string)
 
 // XIDMPRecord queues XIDMPRECORD in the transaction; see Client.XIDMPRecord.
 func (t *Tx) XIDMPRecord(key string, pid string, iid string, streamID string) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdXIDMPRECORD)
-	argsXIDMPRecord(x, key, pid, iid, streamID)
-	return queue(b, x, decOK, pickNone)
+	return t.b.XIDMPRecord(key, pid, iid, streamID)
 }
 
 // XInfoConsumers queues XINFO CONSUMERS; see Client.XInfoConsumers.
@@ -5432,11 +4478,7 @@ func (b *Batch) XInfoConsumers(key string, group string) *Future[[]XInfoConsumer
 
 // XInfoConsumers queues XINFO CONSUMERS in the transaction; see Client.XInfoConsumers.
 func (t *Tx) XInfoConsumers(key string, group string) *Future[[]XInfoConsumer] {
-	b := t.b
-	x := b.newCmd(&cmdXINFO_CONSUMERS)
-	x.argKey(key)
-	x.arg(group)
-	return queue(b, x, decListXInfoConsumer, pickAny[[]XInfoConsumer])
+	return t.b.XInfoConsumers(key, group)
 }
 
 // XInfoGroups queues XINFO GROUPS; see Client.XInfoGroups.
@@ -5448,10 +4490,7 @@ func (b *Batch) XInfoGroups(key string) *Future[[]XInfoGroup] {
 
 // XInfoGroups queues XINFO GROUPS in the transaction; see Client.XInfoGroups.
 func (t *Tx) XInfoGroups(key string) *Future[[]XInfoGroup] {
-	b := t.b
-	x := b.newCmd(&cmdXINFO_GROUPS)
-	x.argKey(key)
-	return queue(b, x, decListXInfoGroup, pickAny[[]XInfoGroup])
+	return t.b.XInfoGroups(key)
 }
 
 // XInfoHelp queues XINFO HELP; see Client.XInfoHelp.
@@ -5462,9 +4501,7 @@ func (b *Batch) XInfoHelp() *Future[[]string] {
 
 // XInfoHelp queues XINFO HELP in the transaction; see Client.XInfoHelp.
 func (t *Tx) XInfoHelp() *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdXINFO_HELP)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.XInfoHelp()
 }
 
 // XInfoStream queues XINFO STREAM; see Client.XInfoStream.
@@ -5476,10 +4513,7 @@ func (b *Batch) XInfoStream(key string) *Future[XInfoStream] {
 
 // XInfoStream queues XINFO STREAM in the transaction; see Client.XInfoStream.
 func (t *Tx) XInfoStream(key string) *Future[XInfoStream] {
-	b := t.b
-	x := b.newCmd(&cmdXINFO_STREAM)
-	x.argKey(key)
-	return queue(b, x, decXInfoStream, pickAny[XInfoStream])
+	return t.b.XInfoStream(key)
 }
 
 // XInfoStreamFull queues XINFO STREAM; see Client.XInfoStreamFull.
@@ -5491,10 +4525,7 @@ func (b *Batch) XInfoStreamFull(key string, opts *XInfoStreamFullOptions) *Futur
 
 // XInfoStreamFull queues XINFO STREAM in the transaction; see Client.XInfoStreamFull.
 func (t *Tx) XInfoStreamFull(key string, opts *XInfoStreamFullOptions) *Future[XInfoStreamFull] {
-	b := t.b
-	x := b.newCmd(&cmdXINFO_STREAM)
-	argsXInfoStreamFull(x, key, opts)
-	return queue(b, x, decXInfoStreamFull, pickAny[XInfoStreamFull])
+	return t.b.XInfoStreamFull(key, opts)
 }
 
 // XLen queues XLEN; see Client.XLen.
@@ -5506,10 +4537,7 @@ func (b *Batch) XLen(key string) *Future[int64] {
 
 // XLen queues XLEN in the transaction; see Client.XLen.
 func (t *Tx) XLen(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdXLEN)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.XLen(key)
 }
 
 // XPending queues XPENDING; see Client.XPending.
@@ -5522,11 +4550,7 @@ func (b *Batch) XPending(key string, group string) *Future[XPendingSummary] {
 
 // XPending queues XPENDING in the transaction; see Client.XPending.
 func (t *Tx) XPending(key string, group string) *Future[XPendingSummary] {
-	b := t.b
-	x := b.newCmd(&cmdXPENDING)
-	x.argKey(key)
-	x.arg(group)
-	return queue(b, x, decXPendingSummary, pickAny[XPendingSummary])
+	return t.b.XPending(key, group)
 }
 
 // XPendingExt queues XPENDING; see Client.XPendingExt.
@@ -5538,10 +4562,7 @@ func (b *Batch) XPendingExt(key string, group string, start string, end string, 
 
 // XPendingExt queues XPENDING in the transaction; see Client.XPendingExt.
 func (t *Tx) XPendingExt(key string, group string, start string, end string, count int64, opts *XPendingExtOptions) *Future[[]XPendingEntry] {
-	b := t.b
-	x := b.newCmd(&cmdXPENDING)
-	argsXPendingExt(x, key, group, start, end, count, opts)
-	return queue(b, x, decListXPendingEntry, pickAny[[]XPendingEntry])
+	return t.b.XPendingExt(key, group, start, end, count, opts)
 }
 
 // XRange queues XRANGE; see Client.XRange.
@@ -5553,10 +4574,7 @@ func (b *Batch) XRange(key string, start string, end string, opts *XRangeOptions
 
 // XRange queues XRANGE in the transaction; see Client.XRange.
 func (t *Tx) XRange(key string, start string, end string, opts *XRangeOptions) *Future[[]StreamEntry] {
-	b := t.b
-	x := b.newCmd(&cmdXRANGE)
-	argsXRange(x, key, start, end, opts)
-	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
+	return t.b.XRange(key, start, end, opts)
 }
 
 // XRead queues XREAD; see Client.XRead.
@@ -5582,10 +4600,7 @@ func (b *Batch) XRevRange(key string, end string, start string, opts *XRevRangeO
 
 // XRevRange queues XREVRANGE in the transaction; see Client.XRevRange.
 func (t *Tx) XRevRange(key string, end string, start string, opts *XRevRangeOptions) *Future[[]StreamEntry] {
-	b := t.b
-	x := b.newCmd(&cmdXREVRANGE)
-	argsXRevRange(x, key, end, start, opts)
-	return queue(b, x, decListStreamEntry, pickAny[[]StreamEntry])
+	return t.b.XRevRange(key, end, start, opts)
 }
 
 // XSetID queues XSETID; see Client.XSetID.
@@ -5597,10 +4612,7 @@ func (b *Batch) XSetID(key string, lastID string, opts *XSetIDOptions) *Future[s
 
 // XSetID queues XSETID in the transaction; see Client.XSetID.
 func (t *Tx) XSetID(key string, lastID string, opts *XSetIDOptions) *Future[struct{}] {
-	b := t.b
-	x := b.newCmd(&cmdXSETID)
-	argsXSetID(x, key, lastID, opts)
-	return queue(b, x, decOK, pickNone)
+	return t.b.XSetID(key, lastID, opts)
 }
 
 // XTrim queues XTRIM; see Client.XTrim.
@@ -5612,10 +4624,7 @@ func (b *Batch) XTrim(key string, strategy TrimStrategy, threshold string, opts 
 
 // XTrim queues XTRIM in the transaction; see Client.XTrim.
 func (t *Tx) XTrim(key string, strategy TrimStrategy, threshold string, opts *XTrimOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdXTRIM)
-	argsXTrim(x, key, strategy, threshold, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.XTrim(key, strategy, threshold, opts)
 }
 
 // ZAdd queues ZADD; see Client.ZAdd.
@@ -5627,10 +4636,7 @@ func (b *Batch) ZAdd(key string, data []ScoredMember, opts *ZAddOptions) *Future
 
 // ZAdd queues ZADD in the transaction; see Client.ZAdd.
 func (t *Tx) ZAdd(key string, data []ScoredMember, opts *ZAddOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZADD)
-	argsZAdd(x, key, data, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZAdd(key, data, opts)
 }
 
 // ZAddIncr queues ZADD; see Client.ZAddIncr.
@@ -5642,10 +4648,7 @@ func (b *Batch) ZAddIncr(key string, data []ScoredMember, opts *ZAddOptions) *Fu
 
 // ZAddIncr queues ZADD in the transaction; see Client.ZAddIncr.
 func (t *Tx) ZAddIncr(key string, data []ScoredMember, opts *ZAddOptions) *Future[float64] {
-	b := t.b
-	x := b.newCmd(&cmdZADD)
-	argsZAddIncr(x, key, data, opts)
-	return queue(b, x, decFloatNull, pickFloat)
+	return t.b.ZAddIncr(key, data, opts)
 }
 
 // ZCard queues ZCARD; see Client.ZCard.
@@ -5657,10 +4660,7 @@ func (b *Batch) ZCard(key string) *Future[int64] {
 
 // ZCard queues ZCARD in the transaction; see Client.ZCard.
 func (t *Tx) ZCard(key string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZCARD)
-	x.argKey(key)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZCard(key)
 }
 
 // ZCount queues ZCOUNT; see Client.ZCount.
@@ -5672,10 +4672,7 @@ func (b *Batch) ZCount(key string, min string, max string) *Future[int64] {
 
 // ZCount queues ZCOUNT in the transaction; see Client.ZCount.
 func (t *Tx) ZCount(key string, min string, max string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZCOUNT)
-	argsZCount(x, key, min, max)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZCount(key, min, max)
 }
 
 // ZDiff queues ZDIFF; see Client.ZDiff.
@@ -5687,10 +4684,7 @@ func (b *Batch) ZDiff(keys ...string) *Future[[]string] {
 
 // ZDiff queues ZDIFF in the transaction; see Client.ZDiff.
 func (t *Tx) ZDiff(keys ...string) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZDIFF)
-	argsZDiff(x, keys)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZDiff(keys...)
 }
 
 // ZDiffWithScores queues ZDIFF; see Client.ZDiffWithScores.
@@ -5702,10 +4696,7 @@ func (b *Batch) ZDiffWithScores(keys ...string) *Future[[]ScoredMember] {
 
 // ZDiffWithScores queues ZDIFF in the transaction; see Client.ZDiffWithScores.
 func (t *Tx) ZDiffWithScores(keys ...string) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZDIFF)
-	argsZDiffWithScores(x, keys)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZDiffWithScores(keys...)
 }
 
 // ZDiffStore queues ZDIFFSTORE; see Client.ZDiffStore.
@@ -5717,10 +4708,7 @@ func (b *Batch) ZDiffStore(destination string, keys ...string) *Future[int64] {
 
 // ZDiffStore queues ZDIFFSTORE in the transaction; see Client.ZDiffStore.
 func (t *Tx) ZDiffStore(destination string, keys ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZDIFFSTORE)
-	argsZDiffStore(x, destination, keys)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZDiffStore(destination, keys...)
 }
 
 // ZIncrBy queues ZINCRBY; see Client.ZIncrBy.
@@ -5732,10 +4720,7 @@ func (b *Batch) ZIncrBy(key string, increment float64, member string) *Future[fl
 
 // ZIncrBy queues ZINCRBY in the transaction; see Client.ZIncrBy.
 func (t *Tx) ZIncrBy(key string, increment float64, member string) *Future[float64] {
-	b := t.b
-	x := b.newCmd(&cmdZINCRBY)
-	argsZIncrBy(x, key, increment, member)
-	return queue(b, x, decFloat, pickFloat)
+	return t.b.ZIncrBy(key, increment, member)
 }
 
 // ZInter queues ZINTER; see Client.ZInter.
@@ -5747,10 +4732,7 @@ func (b *Batch) ZInter(keys []string, opts *ZInterOptions) *Future[[]string] {
 
 // ZInter queues ZINTER in the transaction; see Client.ZInter.
 func (t *Tx) ZInter(keys []string, opts *ZInterOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZINTER)
-	argsZInter(x, keys, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZInter(keys, opts)
 }
 
 // ZInterWithScores queues ZINTER; see Client.ZInterWithScores.
@@ -5762,10 +4744,7 @@ func (b *Batch) ZInterWithScores(keys []string, opts *ZInterOptions) *Future[[]S
 
 // ZInterWithScores queues ZINTER in the transaction; see Client.ZInterWithScores.
 func (t *Tx) ZInterWithScores(keys []string, opts *ZInterOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZINTER)
-	argsZInterWithScores(x, keys, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZInterWithScores(keys, opts)
 }
 
 // ZInterCard queues ZINTERCARD; see Client.ZInterCard.
@@ -5777,10 +4756,7 @@ func (b *Batch) ZInterCard(keys []string, opts *ZInterCardOptions) *Future[int64
 
 // ZInterCard queues ZINTERCARD in the transaction; see Client.ZInterCard.
 func (t *Tx) ZInterCard(keys []string, opts *ZInterCardOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZINTERCARD)
-	argsZInterCard(x, keys, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZInterCard(keys, opts)
 }
 
 // ZInterStore queues ZINTERSTORE; see Client.ZInterStore.
@@ -5792,10 +4768,7 @@ func (b *Batch) ZInterStore(destination string, keys []string, opts *ZInterStore
 
 // ZInterStore queues ZINTERSTORE in the transaction; see Client.ZInterStore.
 func (t *Tx) ZInterStore(destination string, keys []string, opts *ZInterStoreOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZINTERSTORE)
-	argsZInterStore(x, destination, keys, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZInterStore(destination, keys, opts)
 }
 
 // ZLexCount queues ZLEXCOUNT; see Client.ZLexCount.
@@ -5807,10 +4780,7 @@ func (b *Batch) ZLexCount(key string, min string, max string) *Future[int64] {
 
 // ZLexCount queues ZLEXCOUNT in the transaction; see Client.ZLexCount.
 func (t *Tx) ZLexCount(key string, min string, max string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZLEXCOUNT)
-	argsZLexCount(x, key, min, max)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZLexCount(key, min, max)
 }
 
 // ZMPop queues ZMPOP; see Client.ZMPop.
@@ -5822,10 +4792,7 @@ func (b *Batch) ZMPop(keys []string, where ScoreEnd, opts *ZMPopOptions) *Future
 
 // ZMPop queues ZMPOP in the transaction; see Client.ZMPop.
 func (t *Tx) ZMPop(keys []string, where ScoreEnd, opts *ZMPopOptions) *Future[KeyScoredMembers] {
-	b := t.b
-	x := b.newCmd(&cmdZMPOP)
-	argsZMPop(x, keys, where, opts)
-	return queue(b, x, decKeyScoredMembersNull, pickAny[KeyScoredMembers])
+	return t.b.ZMPop(keys, where, opts)
 }
 
 // ZMScore queues ZMSCORE; see Client.ZMScore.
@@ -5837,10 +4804,7 @@ func (b *Batch) ZMScore(key string, members ...string) *Future[[]Null[float64]] 
 
 // ZMScore queues ZMSCORE in the transaction; see Client.ZMScore.
 func (t *Tx) ZMScore(key string, members ...string) *Future[[]Null[float64]] {
-	b := t.b
-	x := b.newCmd(&cmdZMSCORE)
-	argsZMScore(x, key, members)
-	return queue(b, x, decListNullFloat, pickAny[[]Null[float64]])
+	return t.b.ZMScore(key, members...)
 }
 
 // ZPopMax queues ZPOPMAX; see Client.ZPopMax.
@@ -5852,10 +4816,7 @@ func (b *Batch) ZPopMax(key string, opts *ZPopMaxOptions) *Future[[]ScoredMember
 
 // ZPopMax queues ZPOPMAX in the transaction; see Client.ZPopMax.
 func (t *Tx) ZPopMax(key string, opts *ZPopMaxOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZPOPMAX)
-	argsZPopMax(x, key, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZPopMax(key, opts)
 }
 
 // ZPopMin queues ZPOPMIN; see Client.ZPopMin.
@@ -5867,10 +4828,7 @@ func (b *Batch) ZPopMin(key string, opts *ZPopMinOptions) *Future[[]ScoredMember
 
 // ZPopMin queues ZPOPMIN in the transaction; see Client.ZPopMin.
 func (t *Tx) ZPopMin(key string, opts *ZPopMinOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZPOPMIN)
-	argsZPopMin(x, key, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZPopMin(key, opts)
 }
 
 // ZRandMember queues ZRANDMEMBER; see Client.ZRandMember.
@@ -5882,10 +4840,7 @@ func (b *Batch) ZRandMember(key string) *Future[string] {
 
 // ZRandMember queues ZRANDMEMBER in the transaction; see Client.ZRandMember.
 func (t *Tx) ZRandMember(key string) *Future[string] {
-	b := t.b
-	x := b.newCmd(&cmdZRANDMEMBER)
-	x.argKey(key)
-	return queue(b, x, decStrNull, pickStr)
+	return t.b.ZRandMember(key)
 }
 
 // ZRandMemberLease queues ZRANDMEMBER with the reply in a pooled Lease; see Client.ZRandMemberLease.
@@ -5899,10 +4854,7 @@ func (b *Batch) ZRandMemberLease(key string) *Future[*Lease] {
 // ZRandMemberLease queues ZRANDMEMBER in the transaction with the reply in a pooled Lease; see Client.ZRandMemberLease.
 // Release the Lease of the Future's value once done with its bytes.
 func (t *Tx) ZRandMemberLease(key string) *Future[*Lease] {
-	b := t.b
-	x := b.newCmd(&cmdZRANDMEMBER)
-	x.argKey(key)
-	return queue(b, x, decLeaseNull, pickLease)
+	return t.b.ZRandMemberLease(key)
 }
 
 // ZRandMemberCount queues ZRANDMEMBER; see Client.ZRandMemberCount.
@@ -5915,11 +4867,7 @@ func (b *Batch) ZRandMemberCount(key string, count int64) *Future[[]string] {
 
 // ZRandMemberCount queues ZRANDMEMBER in the transaction; see Client.ZRandMemberCount.
 func (t *Tx) ZRandMemberCount(key string, count int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZRANDMEMBER)
-	x.argKey(key)
-	x.argInt(count)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRandMemberCount(key, count)
 }
 
 // ZRandMemberWithScores queues ZRANDMEMBER; see Client.ZRandMemberWithScores.
@@ -5931,10 +4879,7 @@ func (b *Batch) ZRandMemberWithScores(key string, count int64) *Future[[]ScoredM
 
 // ZRandMemberWithScores queues ZRANDMEMBER in the transaction; see Client.ZRandMemberWithScores.
 func (t *Tx) ZRandMemberWithScores(key string, count int64) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZRANDMEMBER)
-	argsZRandMemberWithScores(x, key, count)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZRandMemberWithScores(key, count)
 }
 
 // ZRange queues ZRANGE; see Client.ZRange.
@@ -5946,10 +4891,7 @@ func (b *Batch) ZRange(key string, start int64, stop int64, opts *ZRangeOptions)
 
 // ZRange queues ZRANGE in the transaction; see Client.ZRange.
 func (t *Tx) ZRange(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGE)
-	argsZRange(x, key, start, stop, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRange(key, start, stop, opts)
 }
 
 // ZRangeWithScores queues ZRANGE; see Client.ZRangeWithScores.
@@ -5961,10 +4903,7 @@ func (b *Batch) ZRangeWithScores(key string, start int64, stop int64, opts *ZRan
 
 // ZRangeWithScores queues ZRANGE in the transaction; see Client.ZRangeWithScores.
 func (t *Tx) ZRangeWithScores(key string, start int64, stop int64, opts *ZRangeOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGE)
-	argsZRangeWithScores(x, key, start, stop, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZRangeWithScores(key, start, stop, opts)
 }
 
 // ZRangeBy queues ZRANGE; see Client.ZRangeBy.
@@ -5976,10 +4915,7 @@ func (b *Batch) ZRangeBy(key string, start string, stop string, sortBy SortBy, o
 
 // ZRangeBy queues ZRANGE in the transaction; see Client.ZRangeBy.
 func (t *Tx) ZRangeBy(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGE)
-	argsZRangeBy(x, key, start, stop, sortBy, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRangeBy(key, start, stop, sortBy, opts)
 }
 
 // ZRangeByWithScores queues ZRANGE; see Client.ZRangeByWithScores.
@@ -5991,10 +4927,7 @@ func (b *Batch) ZRangeByWithScores(key string, start string, stop string, sortBy
 
 // ZRangeByWithScores queues ZRANGE in the transaction; see Client.ZRangeByWithScores.
 func (t *Tx) ZRangeByWithScores(key string, start string, stop string, sortBy SortBy, opts *ZRangeOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGE)
-	argsZRangeByWithScores(x, key, start, stop, sortBy, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZRangeByWithScores(key, start, stop, sortBy, opts)
 }
 
 // ZRangeByLex queues ZRANGEBYLEX; see Client.ZRangeByLex.
@@ -6010,10 +4943,7 @@ func (b *Batch) ZRangeByLex(key string, min string, max string, opts *ZRangeByLe
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the BYLEX argument instead.
 func (t *Tx) ZRangeByLex(key string, min string, max string, opts *ZRangeByLexOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGEBYLEX)
-	argsZRangeByLex(x, key, min, max, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRangeByLex(key, min, max, opts)
 }
 
 // ZRangeByScore queues ZRANGEBYSCORE; see Client.ZRangeByScore.
@@ -6029,10 +4959,7 @@ func (b *Batch) ZRangeByScore(key string, min string, max string, opts *ZRangeBy
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the BYSCORE argument instead.
 func (t *Tx) ZRangeByScore(key string, min string, max string, opts *ZRangeByScoreOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGEBYSCORE)
-	argsZRangeByScore(x, key, min, max, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRangeByScore(key, min, max, opts)
 }
 
 // ZRangeByScoreWithScores queues ZRANGEBYSCORE; see Client.ZRangeByScoreWithScores.
@@ -6048,10 +4975,7 @@ func (b *Batch) ZRangeByScoreWithScores(key string, min string, max string, opts
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the BYSCORE argument instead.
 func (t *Tx) ZRangeByScoreWithScores(key string, min string, max string, opts *ZRangeByScoreOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGEBYSCORE)
-	argsZRangeByScoreWithScores(x, key, min, max, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZRangeByScoreWithScores(key, min, max, opts)
 }
 
 // ZRangeStore queues ZRANGESTORE; see Client.ZRangeStore.
@@ -6063,10 +4987,7 @@ func (b *Batch) ZRangeStore(dst string, src string, min string, max string, opts
 
 // ZRangeStore queues ZRANGESTORE in the transaction; see Client.ZRangeStore.
 func (t *Tx) ZRangeStore(dst string, src string, min string, max string, opts *ZRangeStoreOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZRANGESTORE)
-	argsZRangeStore(x, dst, src, min, max, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZRangeStore(dst, src, min, max, opts)
 }
 
 // ZRank queues ZRANK; see Client.ZRank.
@@ -6079,11 +5000,7 @@ func (b *Batch) ZRank(key string, member string) *Future[int64] {
 
 // ZRank queues ZRANK in the transaction; see Client.ZRank.
 func (t *Tx) ZRank(key string, member string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZRANK)
-	x.argKey(key)
-	x.arg(member)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.ZRank(key, member)
 }
 
 // ZRankWithScore queues ZRANK; see Client.ZRankWithScore.
@@ -6095,10 +5012,7 @@ func (b *Batch) ZRankWithScore(key string, member string) *Future[RankScore] {
 
 // ZRankWithScore queues ZRANK in the transaction; see Client.ZRankWithScore.
 func (t *Tx) ZRankWithScore(key string, member string) *Future[RankScore] {
-	b := t.b
-	x := b.newCmd(&cmdZRANK)
-	argsZRankWithScore(x, key, member)
-	return queue(b, x, decRankScoreNull, pickAny[RankScore])
+	return t.b.ZRankWithScore(key, member)
 }
 
 // ZRem queues ZREM; see Client.ZRem.
@@ -6110,10 +5024,7 @@ func (b *Batch) ZRem(key string, members ...string) *Future[int64] {
 
 // ZRem queues ZREM in the transaction; see Client.ZRem.
 func (t *Tx) ZRem(key string, members ...string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZREM)
-	argsZRem(x, key, members)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZRem(key, members...)
 }
 
 // ZRemRangeByLex queues ZREMRANGEBYLEX; see Client.ZRemRangeByLex.
@@ -6125,10 +5036,7 @@ func (b *Batch) ZRemRangeByLex(key string, min string, max string) *Future[int64
 
 // ZRemRangeByLex queues ZREMRANGEBYLEX in the transaction; see Client.ZRemRangeByLex.
 func (t *Tx) ZRemRangeByLex(key string, min string, max string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZREMRANGEBYLEX)
-	argsZRemRangeByLex(x, key, min, max)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZRemRangeByLex(key, min, max)
 }
 
 // ZRemRangeByRank queues ZREMRANGEBYRANK; see Client.ZRemRangeByRank.
@@ -6140,10 +5048,7 @@ func (b *Batch) ZRemRangeByRank(key string, start int64, stop int64) *Future[int
 
 // ZRemRangeByRank queues ZREMRANGEBYRANK in the transaction; see Client.ZRemRangeByRank.
 func (t *Tx) ZRemRangeByRank(key string, start int64, stop int64) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZREMRANGEBYRANK)
-	argsZRemRangeByRank(x, key, start, stop)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZRemRangeByRank(key, start, stop)
 }
 
 // ZRemRangeByScore queues ZREMRANGEBYSCORE; see Client.ZRemRangeByScore.
@@ -6155,10 +5060,7 @@ func (b *Batch) ZRemRangeByScore(key string, min string, max string) *Future[int
 
 // ZRemRangeByScore queues ZREMRANGEBYSCORE in the transaction; see Client.ZRemRangeByScore.
 func (t *Tx) ZRemRangeByScore(key string, min string, max string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZREMRANGEBYSCORE)
-	argsZRemRangeByScore(x, key, min, max)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZRemRangeByScore(key, min, max)
 }
 
 // ZRevRange queues ZREVRANGE; see Client.ZRevRange.
@@ -6174,10 +5076,7 @@ func (b *Batch) ZRevRange(key string, start int64, stop int64) *Future[[]string]
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV argument instead.
 func (t *Tx) ZRevRange(key string, start int64, stop int64) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANGE)
-	argsZRevRange(x, key, start, stop)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRevRange(key, start, stop)
 }
 
 // ZRevRangeWithScores queues ZREVRANGE; see Client.ZRevRangeWithScores.
@@ -6193,10 +5092,7 @@ func (b *Batch) ZRevRangeWithScores(key string, start int64, stop int64) *Future
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV argument instead.
 func (t *Tx) ZRevRangeWithScores(key string, start int64, stop int64) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANGE)
-	argsZRevRangeWithScores(x, key, start, stop)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZRevRangeWithScores(key, start, stop)
 }
 
 // ZRevRangeByLex queues ZREVRANGEBYLEX; see Client.ZRevRangeByLex.
@@ -6212,10 +5108,7 @@ func (b *Batch) ZRevRangeByLex(key string, max string, min string, opts *ZRevRan
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYLEX arguments instead.
 func (t *Tx) ZRevRangeByLex(key string, max string, min string, opts *ZRevRangeByLexOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANGEBYLEX)
-	argsZRevRangeByLex(x, key, max, min, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRevRangeByLex(key, max, min, opts)
 }
 
 // ZRevRangeByScore queues ZREVRANGEBYSCORE; see Client.ZRevRangeByScore.
@@ -6231,10 +5124,7 @@ func (b *Batch) ZRevRangeByScore(key string, max string, min string, opts *ZRevR
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYSCORE arguments instead.
 func (t *Tx) ZRevRangeByScore(key string, max string, min string, opts *ZRevRangeByScoreOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANGEBYSCORE)
-	argsZRevRangeByScore(x, key, max, min, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZRevRangeByScore(key, max, min, opts)
 }
 
 // ZRevRangeByScoreWithScores queues ZREVRANGEBYSCORE; see Client.ZRevRangeByScoreWithScores.
@@ -6250,10 +5140,7 @@ func (b *Batch) ZRevRangeByScoreWithScores(key string, max string, min string, o
 //
 // Deprecated: deprecated since 6.2.0; use ZRange with the REV and BYSCORE arguments instead.
 func (t *Tx) ZRevRangeByScoreWithScores(key string, max string, min string, opts *ZRevRangeByScoreOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANGEBYSCORE)
-	argsZRevRangeByScoreWithScores(x, key, max, min, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZRevRangeByScoreWithScores(key, max, min, opts)
 }
 
 // ZRevRank queues ZREVRANK; see Client.ZRevRank.
@@ -6266,11 +5153,7 @@ func (b *Batch) ZRevRank(key string, member string) *Future[int64] {
 
 // ZRevRank queues ZREVRANK in the transaction; see Client.ZRevRank.
 func (t *Tx) ZRevRank(key string, member string) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANK)
-	x.argKey(key)
-	x.arg(member)
-	return queue(b, x, decIntNull, pickInt)
+	return t.b.ZRevRank(key, member)
 }
 
 // ZRevRankWithScore queues ZREVRANK; see Client.ZRevRankWithScore.
@@ -6282,10 +5165,7 @@ func (b *Batch) ZRevRankWithScore(key string, member string) *Future[RankScore] 
 
 // ZRevRankWithScore queues ZREVRANK in the transaction; see Client.ZRevRankWithScore.
 func (t *Tx) ZRevRankWithScore(key string, member string) *Future[RankScore] {
-	b := t.b
-	x := b.newCmd(&cmdZREVRANK)
-	argsZRevRankWithScore(x, key, member)
-	return queue(b, x, decRankScoreNull, pickAny[RankScore])
+	return t.b.ZRevRankWithScore(key, member)
 }
 
 // ZScan queues ZSCAN; see Client.ZScan.
@@ -6297,10 +5177,7 @@ func (b *Batch) ZScan(key string, cursor int64, opts *ZScanOptions) *Future[ZSca
 
 // ZScan queues ZSCAN in the transaction; see Client.ZScan.
 func (t *Tx) ZScan(key string, cursor int64, opts *ZScanOptions) *Future[ZScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdZSCAN)
-	argsZScan(x, key, cursor, opts)
-	return queue(b, x, decZScanPage, pickAny[ZScanPage])
+	return t.b.ZScan(key, cursor, opts)
 }
 
 // ZScanNoScores queues ZSCAN; see Client.ZScanNoScores.
@@ -6312,10 +5189,7 @@ func (b *Batch) ZScanNoScores(key string, cursor int64, opts *ZScanOptions) *Fut
 
 // ZScanNoScores queues ZSCAN in the transaction; see Client.ZScanNoScores.
 func (t *Tx) ZScanNoScores(key string, cursor int64, opts *ZScanOptions) *Future[ScanPage] {
-	b := t.b
-	x := b.newCmd(&cmdZSCAN)
-	argsZScanNoScores(x, key, cursor, opts)
-	return queue(b, x, decScanPage, pickAny[ScanPage])
+	return t.b.ZScanNoScores(key, cursor, opts)
 }
 
 // ZScore queues ZSCORE; see Client.ZScore.
@@ -6328,11 +5202,7 @@ func (b *Batch) ZScore(key string, member string) *Future[float64] {
 
 // ZScore queues ZSCORE in the transaction; see Client.ZScore.
 func (t *Tx) ZScore(key string, member string) *Future[float64] {
-	b := t.b
-	x := b.newCmd(&cmdZSCORE)
-	x.argKey(key)
-	x.arg(member)
-	return queue(b, x, decFloatNull, pickFloat)
+	return t.b.ZScore(key, member)
 }
 
 // ZUnion queues ZUNION; see Client.ZUnion.
@@ -6344,10 +5214,7 @@ func (b *Batch) ZUnion(keys []string, opts *ZUnionOptions) *Future[[]string] {
 
 // ZUnion queues ZUNION in the transaction; see Client.ZUnion.
 func (t *Tx) ZUnion(keys []string, opts *ZUnionOptions) *Future[[]string] {
-	b := t.b
-	x := b.newCmd(&cmdZUNION)
-	argsZUnion(x, keys, opts)
-	return queue(b, x, decListStr, pickAny[[]string])
+	return t.b.ZUnion(keys, opts)
 }
 
 // ZUnionWithScores queues ZUNION; see Client.ZUnionWithScores.
@@ -6359,10 +5226,7 @@ func (b *Batch) ZUnionWithScores(keys []string, opts *ZUnionOptions) *Future[[]S
 
 // ZUnionWithScores queues ZUNION in the transaction; see Client.ZUnionWithScores.
 func (t *Tx) ZUnionWithScores(keys []string, opts *ZUnionOptions) *Future[[]ScoredMember] {
-	b := t.b
-	x := b.newCmd(&cmdZUNION)
-	argsZUnionWithScores(x, keys, opts)
-	return queue(b, x, decListScoredMember, pickAny[[]ScoredMember])
+	return t.b.ZUnionWithScores(keys, opts)
 }
 
 // ZUnionStore queues ZUNIONSTORE; see Client.ZUnionStore.
@@ -6374,8 +5238,5 @@ func (b *Batch) ZUnionStore(destination string, keys []string, opts *ZUnionStore
 
 // ZUnionStore queues ZUNIONSTORE in the transaction; see Client.ZUnionStore.
 func (t *Tx) ZUnionStore(destination string, keys []string, opts *ZUnionStoreOptions) *Future[int64] {
-	b := t.b
-	x := b.newCmd(&cmdZUNIONSTORE)
-	argsZUnionStore(x, destination, keys, opts)
-	return queue(b, x, decInt, pickInt)
+	return t.b.ZUnionStore(destination, keys, opts)
 }
