@@ -16,6 +16,9 @@ import (
 // TestBatchMixedWithErrors: a batch of 10k mixed commands; a command's
 // error (WRONGTYPE) and a missing value (Nil) belong to that command only.
 func TestBatchMixedWithErrors(t *testing.T) {
+	// In parallel with the other tests that wait on servers of their own:
+	// nothing here depends on how fast calls come back.
+	t.Parallel()
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
 		srv := startFlavor(t, f, harness.Config{})
 		for _, proto := range []int{2, 3} {

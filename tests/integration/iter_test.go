@@ -31,6 +31,9 @@ func collectScan[T comparable](t *testing.T, seq func(func(T, error) bool)) map[
 // COUNT and TYPE sent on each page), stop when the caller breaks, and end
 // with the error of a failing call.
 func TestScanIterators(t *testing.T) {
+	// In parallel with the other tests that wait on servers of their own:
+	// nothing here depends on how fast calls come back.
+	t.Parallel()
 	forEachProto(t, harness.Config{}, func(t *testing.T, srv *harness.Server, proto int) {
 		c := connect(t, respire.Options{Addr: srv.Addr, Protocol: proto})
 		ctx := ctxT(t)

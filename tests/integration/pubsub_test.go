@@ -55,6 +55,9 @@ var protocols = []int{2, 3}
 // arrive in order, in RESP2 and RESP3. (100,000 took 15-30s of the suite
 // with -race; each burst of 10,000 spans many reads of the socket already.)
 func TestPubSubInOrder(t *testing.T) {
+	// In parallel with the other tests that wait on servers of their own:
+	// nothing here depends on how fast calls come back.
+	t.Parallel()
 	harness.ForEachFlavor(t, func(t *testing.T, f harness.Flavor) {
 		srv := startFlavor(t, f, harness.Config{})
 		const total = 30_000

@@ -85,6 +85,10 @@ func testSentinelKillErrors(t *testing.T, d *harness.Sentinels) {
 			}
 		case errors.As(err, &ce):
 			// In flight at the kill: its outcome is unknown.
+		case !errors.Is(err, respire.ErrNotSent) && errors.Is(err, context.DeadlineExceeded):
+			// Sent to a live server, whose reply came after the 100ms
+			// deadline: on a loaded machine, before the kill or after
+			// the switch.
 		default:
 			assert.ErrorIs(t, err, respire.ErrNotSent)
 			assert.Contains(t, msg, old, "a refused dial names the master's address")
@@ -176,6 +180,11 @@ func testSentinelLeaderStopped(t *testing.T, d *harness.Sentinels) {
 	assert.Zero(t, failed, "no write with a 5s deadline fails")
 	shortErrs := short()
 	for _, err := range shortErrs {
+		if !errors.Is(err, respire.ErrNotSent) && errors.Is(err, context.DeadlineExceeded) {
+			// Sent to a live server, whose reply came after the 50ms
+			// deadline (a loaded machine): not held back.
+			continue
+		}
 		assert.ErrorIs(t, err, respire.ErrNotSent)
 		assert.ErrorIs(t, err, respire.ErrFailover)
 		assert.Contains(t, err.Error(), "master "+old+" is being failed over (+")
