@@ -254,7 +254,7 @@ func (sc *sentinelClient) switched(old, addr string) {
 
 // unblock ends the blocking commands that callers wait on at the old
 // master, with CLIENT UNBLOCK ... ERROR: their UNBLOCKED error reply says
-// they did not run, so execSentinel sends them to the new master. Were
+// they did not run, so sentinelBackend.exec sends them to the new master. Were
 // they left, they would wait there until the old master is demoted, whose
 // sentinel then closes their connections (outcome unknown). An old master
 // that cannot be reached has closed them already.

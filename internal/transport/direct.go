@@ -114,6 +114,9 @@ func (c *conn) passRole() {
 // ctx ends. Its other results are wait's.
 func (c *conn) waitRole(ctx context.Context, r *Request) (role, abandoned bool, err error) {
 	c.roleWaiters.Add(1)
+	if beforeRoleSelect != nil {
+		beforeRoleSelect()
+	}
 	select {
 	case <-r.done:
 		c.roleWaiters.Add(-1)
@@ -134,6 +137,11 @@ func (c *conn) waitRole(ctx context.Context, r *Request) (role, abandoned bool, 
 		return false, false, r.err
 	}
 }
+
+// beforeRoleSelect, set by tests only, runs in waitRole between counting
+// the caller as a waiter and waiting: where a caller descheduled on a
+// loaded machine finds its reply and the role both handed to it.
+var beforeRoleSelect func()
 
 func (c *conn) kickReader() {
 	select {
@@ -221,6 +229,12 @@ func (c *conn) waitDirect(ctx context.Context, r *Request, own int) (abandoned b
 			}
 			role, abandoned, err := c.waitRole(ctx, r)
 			if role {
+				if r.state.Load() != stateWaiting {
+					// Handed the role for replies after r's, which
+					// came meanwhile: whoever reads on must be woken,
+					// or callers waiting for those replies wait forever.
+					c.ensureReader()
+				}
 				continue
 			}
 			return abandoned, err
