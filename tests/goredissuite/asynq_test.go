@@ -92,7 +92,7 @@ func TestAsynqSuite(t *testing.T) {
 				cmd := exec.Command(filepath.Join(dir, r.client+"-"+r.pkg+".test"), "-test.v", "-test.timeout", "10m", "-redis_addr", srv.Addr)
 				cmd.Dir = pdir
 				out, _ := cmd.CombinedOutput()
-				res := parseGoTest(out)
+				res := parseGoTest(out, false)
 				t.Logf("asynq %s on %s: %s", r.pkg, r.client, res)
 				if res.passed+res.failed == 0 {
 					t.Fatalf("no test ran:\n%s", tail(out, 4000))
@@ -117,7 +117,7 @@ func TestAsynqSuite(t *testing.T) {
 	}
 }
 
-// goTestResult counts a go test -v run's top-level tests.
+// goTestResult counts a go test -v run's tests.
 type goTestResult struct {
 	passed, failed, skipped int
 	failures                []string
@@ -139,11 +139,17 @@ func (r goTestResult) failedSet() map[string]bool {
 	return m
 }
 
-var goTestLine = regexp.MustCompile(`(?m)^--- (PASS|FAIL|SKIP): (\S+)`)
+var goTestLine = regexp.MustCompile(`(?m)^([ \t]*)--- (PASS|FAIL|SKIP): (\S+)`)
 
-func parseGoTest(out []byte) goTestResult {
+// parseGoTest counts a go test -v run's top-level tests, and their
+// subtests too when subtests is set.
+func parseGoTest(out []byte, subtests bool) goTestResult {
 	var r goTestResult
 	for _, m := range goTestLine.FindAllSubmatch(out, -1) {
+		if len(m[1]) > 0 && !subtests {
+			continue
+		}
+		m = m[1:]
 		switch string(m[1]) {
 		case "PASS":
 			r.passed++
