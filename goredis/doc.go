@@ -57,10 +57,19 @@
 // itself they are refused by Respire's Do with an *respire.ArgError (use
 // Options.DB, Options.ClientName, Options.OnConnect, or a Conn).
 //
+// # Cluster-shaped programs
+//
+// ForEachShard, ForEachMaster, ForEachSlave, MasterForKey and SlaveForKey
+// have the signatures of *redis.ClusterClient's, so that a program written
+// against them (through an interface, or a redis.UniversalClient) runs on a
+// Respire cluster client. fn gets a *redis.Client per node, whose commands
+// run on a *respire.Client the adapter made for that node alone, cached by
+// address and closed by Close.
+//
 // # Limits
 //
-// On a cluster, SCAN is refused (one node would answer): use the
-// *respire.Client's ScanAll. go-redis's own options (timeouts, retries,
+// On a cluster, SCAN is refused (one node would answer): use ForEachMaster
+// with a SCAN on each primary, or the *respire.Client's ScanAll. go-redis's own options (timeouts, retries,
 // pool sizes) do not apply: Respire's Options do; Options and PoolStats
 // describe the Respire client. Credentials show as xxxxx wherever Respire
 // renders a command (its tracer, interceptors and errors); go-redis's own
