@@ -13,7 +13,8 @@
 // The embedded go-redis client never reaches a server itself. go-redis
 // builds each command as usual; a hook hands its words to Respire (the EVAL
 // family through Respire's Eval methods, so that a cluster routes them by
-// key, everything else through Client.Do) and stores the reply in the
+// key, GET through its typed Get, everything else through Client.Do) and
+// stores the reply in the
 // command as go-redis would: a null is redis.Nil (false for a BoolCmd, as
 // go-redis reads SET ... NX), an error reply an *Error whose Error method is
 // the server's message and which has go-redis's RedisError method, so that
