@@ -1,9 +1,11 @@
 package goredissuite
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -101,4 +103,55 @@ func building() (built func()) {
 			<-done
 		})
 	}
+}
+
+// goTestResult counts a go test -v run's tests.
+type goTestResult struct {
+	passed, failed, skipped int
+	failures                []string
+	flaky                   []string // failed, then passed when run again
+}
+
+func (r goTestResult) String() string {
+	s := fmt.Sprintf("%d passed, %d failed, %d skipped", r.passed, r.failed, r.skipped)
+	if len(r.failures) > 0 {
+		s += " (" + strings.Join(r.failures, ", ") + ")"
+	}
+	if len(r.flaky) > 0 {
+		s += "; passed when run again: " + strings.Join(r.flaky, ", ")
+	}
+	return s
+}
+
+func (r goTestResult) failedSet() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range r.failures {
+		m[f] = true
+	}
+	return m
+}
+
+var goTestLine = regexp.MustCompile(`(?m)^([ \t]*)--- (PASS|FAIL|SKIP): (\S+)`)
+
+// parseGoTest counts a go test -v run's top-level tests, and their
+// subtests too when subtests is set.
+func parseGoTest(out []byte, subtests bool) goTestResult {
+	var r goTestResult
+	for _, m := range goTestLine.FindAllSubmatch(out, -1) {
+		if len(m[1]) > 0 && !subtests {
+			continue
+		}
+		m = m[1:]
+		switch string(m[1]) {
+		case "PASS":
+			r.passed++
+		case "FAIL":
+			r.failed++
+			r.failures = append(r.failures, string(m[2]))
+		case "SKIP":
+			r.skipped++
+		}
+	}
+	sort.Strings(r.failures)
+	return r
 }
