@@ -94,9 +94,10 @@ fuzz:
 soak: servers
 	cd tests && $(GO) run ./cmd/soak -duration $(SOAKTIME) -fault-every $(SOAKFAULT) $(SOAKFLAGS)
 
-## goredis-suite: go-redis's own command, pub/sub and transaction suites (and libraries' suites) on go-redis and through the goredis adapter, tests taken from the module cache (tests/goredissuite); minutes; not part of test
+## goredis-suite: go-redis's own command, pub/sub and transaction suites, and asynq's and watermill-redisstream's, through the goredis adapter (GOREDIS_SUITE=both: on go-redis too, the baseline), tests taken from the module cache (tests/goredissuite); minutes; CI runs it after test
+GOREDIS_SUITE ?= adapter
 goredis-suite: servers
-	cd tests && RESPIRE_GOREDIS_SUITE=1 $(GO) test -count=1 -v -timeout 30m ./goredissuite/
+	cd tests && RESPIRE_GOREDIS_SUITE=$(GOREDIS_SUITE) $(GO) test -count=1 -v -parallel 8 -timeout 40m ./goredissuite/
 
 ## clean-servers: remove the downloaded servers
 clean-servers:

@@ -35,9 +35,9 @@ var ErrNotSupported = errors.New("goredis: not supported by the Respire adapter"
 // ErrNotSupported, before anything is sent: see the package documentation
 // for the list.
 //
-// Close releases the go-redis side only (and the subscriptions of its
-// PubSubs); the *respire.Client stays open and remains the caller's to
-// close.
+// Close releases the go-redis side only (the subscriptions of its PubSubs,
+// the clients of a cluster's nodes made for ForEachShard and its kin); the
+// *respire.Client stays open and remains the caller's to close.
 type Client struct {
 	*redis.Client
 
@@ -50,6 +50,7 @@ type Client struct {
 	next    redis.ProcessHook // go-redis's own processing, for replays
 	seq     atomic.Uint64     // names replays
 	replays sync.Map          // replay id -> reply bytes
+	nodes   nodeClients       // a cluster's nodes' clients (cluster.go)
 }
 
 // chain is the users' hooks wrapped around the adapter's own executors.

@@ -13,7 +13,8 @@
 // The embedded go-redis client never reaches a server itself. go-redis
 // builds each command as usual; a hook hands its words to Respire (the EVAL
 // family through Respire's Eval methods, so that a cluster routes them by
-// key, everything else through Client.Do) and stores the reply in the
+// key, GET through its typed Get, everything else through Client.Do) and
+// stores the reply in the
 // command as go-redis would: a null is redis.Nil (false for a BoolCmd, as
 // go-redis reads SET ... NX), an error reply an *Error whose Error method is
 // the server's message and which has go-redis's RedisError method, so that
@@ -57,10 +58,19 @@
 // itself they are refused by Respire's Do with an *respire.ArgError (use
 // Options.DB, Options.ClientName, Options.OnConnect, or a Conn).
 //
+// # Cluster-shaped programs
+//
+// ForEachShard, ForEachMaster, ForEachSlave, MasterForKey and SlaveForKey
+// have the signatures of *redis.ClusterClient's, so that a program written
+// against them (through an interface, or a redis.UniversalClient) runs on a
+// Respire cluster client. fn gets a *redis.Client per node, whose commands
+// run on a *respire.Client the adapter made for that node alone, cached by
+// address and closed by Close.
+//
 // # Limits
 //
-// On a cluster, SCAN is refused (one node would answer): use the
-// *respire.Client's ScanAll. go-redis's own options (timeouts, retries,
+// On a cluster, SCAN is refused (one node would answer): use ForEachMaster
+// with a SCAN on each primary, or the *respire.Client's ScanAll. go-redis's own options (timeouts, retries,
 // pool sizes) do not apply: Respire's Options do; Options and PoolStats
 // describe the Respire client. Credentials show as xxxxx wherever Respire
 // renders a command (its tracer, interceptors and errors); go-redis's own

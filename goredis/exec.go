@@ -16,6 +16,12 @@ func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
 		cmd.SetErr(ErrNilClient)
 		return ErrNilClient
 	}
+	if c, ok := cmd.(*redis.StringCmd); ok {
+		if key, ok := getKey(c.Args()); ok {
+			v, err := a.rc.Get(ctx, key)
+			return storeString(c, v, err)
+		}
+	}
 	if err := a.supported(cmd); err != nil {
 		cmd.SetErr(err)
 		return err
@@ -27,6 +33,35 @@ func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
 	}
 	r, err := a.run(ctx, args)
 	return a.settleOne(ctx, cmd, r, err)
+}
+
+// getKey returns the key of a GET command ("get", key): the most common
+// command goes through Respire's typed Get, whose reply is a string rather
+// than Do's generic reply tree.
+func getKey(args []any) (string, bool) {
+	if len(args) != 2 {
+		return "", false
+	}
+	name, ok := args[0].(string)
+	if !ok || len(name) != 3 || !strings.EqualFold(name, "get") {
+		return "", false
+	}
+	key, ok := args[1].(string)
+	return key, ok
+}
+
+// storeString stores the outcome of a typed string read in c, as store
+// does for Do's.
+func storeString(c *redis.StringCmd, s string, err error) error {
+	switch {
+	case err == nil:
+		c.SetVal(s)
+	case errors.Is(err, respire.Nil):
+		c.SetErr(redis.Nil)
+	default:
+		c.SetErr(mapErr(err))
+	}
+	return c.Err()
 }
 
 // run sends one command. The script commands go through Respire's typed

@@ -19,7 +19,7 @@ func (a *Client) supported(cmd redis.Cmder) error {
 	if a.sharded && strings.EqualFold(cmd.Name(), "scan") {
 		// Respire would send it to one node: a silent part of the keys.
 		return fmt.Errorf("%w: SCAN on a cluster would cover one primary's keys only; "+
-			"use the *respire.Client's ScanAll, which covers every primary, or KEYS, which is sent to all of them",
+			"use ForEachMaster with a SCAN on each primary, the *respire.Client's ScanAll, which covers every primary, or KEYS, which is sent to all of them",
 			ErrNotSupported)
 	}
 	switch strings.ToLower(cmd.Name()) {

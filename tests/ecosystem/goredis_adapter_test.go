@@ -126,6 +126,9 @@ func TestGoRedisAdapterReplies(t *testing.T) {
 				var e *respire.Error
 				require.True(t, errors.As(err, &e))
 				assert.Equal(t, "WRONGTYPE", e.Prefix)
+				err = rdb.Get(ctx, p+"h").Err() // GET has a path of its own (Respire's typed Get)
+				require.True(t, errors.As(err, &re), "GET of a hash: %T is a redis.Error", err)
+				assert.True(t, redis.HasErrorPrefix(err, "WRONGTYPE"), err.Error())
 
 				err = rdb.EvalSha(ctx, "ffffffffffffffffffffffffffffffffffffffff", nil).Err()
 				assert.True(t, redis.HasErrorPrefix(err, "NOSCRIPT"), "%v", err)

@@ -12,18 +12,18 @@ import (
 
 // result is what a ginkgo run reported.
 type result struct {
-	ran, passed, failed, skipped int
-	failures                     []string // "[FAIL] ..." lines of the summary, spec text only
+	ran, passed, failed, flaked, skipped int
+	failures                             []string // "[FAIL] ..." lines of the summary, spec text only
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("ran %d: %d passed, %d failed, %d skipped", r.ran, r.passed, r.failed, r.skipped)
+	return fmt.Sprintf("ran %d: %d passed (%d of them when retried), %d failed, %d skipped", r.ran, r.passed, r.flaked, r.failed, r.skipped)
 }
 
 var (
 	ranLine    = regexp.MustCompile(`Ran (\d+) of \d+ Specs`)
-	countsLine = regexp.MustCompile(`(\d+) Passed \| (\d+) Failed \| \d+ Pending \| (\d+) Skipped`)
-	failLine   = regexp.MustCompile(`^\s*\[FAIL\] (.*)$`)
+	countsLine = regexp.MustCompile(`(\d+) Passed \| (\d+) Failed \| (?:(\d+) Flaked \| )?\d+ Pending \| (\d+) Skipped`)
+	failLine   = regexp.MustCompile(`^\s*\[(?:FAIL|PANICKED!|TIMEDOUT|INTERRUPTED)\] (.*)$`)
 	labels     = regexp.MustCompile(` \[[^\]]*\]$`)
 )
 
@@ -38,7 +38,8 @@ func parseGinkgo(out []byte) (result, error) {
 	r.ran, _ = strconv.Atoi(string(m[1]))
 	r.passed, _ = strconv.Atoi(string(c[1]))
 	r.failed, _ = strconv.Atoi(string(c[2]))
-	r.skipped, _ = strconv.Atoi(string(c[3]))
+	r.flaked, _ = strconv.Atoi(string(c[3])) // passed when retried (-ginkgo.flake-attempts)
+	r.skipped, _ = strconv.Atoi(string(c[4]))
 	summary := false
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

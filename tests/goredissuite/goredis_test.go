@@ -50,17 +50,21 @@ const (
 	poolMisses = "asserts go-redis's pool counters (PoolStats().Misses == 1, a connection dialled); the adapter dials none and reports 0"
 )
 
-func gate(t *testing.T) {
-	if os.Getenv("RESPIRE_GOREDIS_SUITE") == "" {
-		t.Skip("set RESPIRE_GOREDIS_SUITE=1 (make goredis-suite) to run the upstream suites; they take minutes")
-	}
+// goRedisFails are the specs that fail on go-redis too, by protocol (0:
+// both), with the reason: the baseline of a run through the adapter alone.
+var goRedisFails = map[string]int{
+	"Commands server should ConfigRewrite":             0, // the harness's server runs without a config file
+	"PubSub should ClientSetName on PubSub connection": 2, // go-redis sends CLIENT SETNAME on a RESP2 subscriber connection
 }
 
 // TestGoRedisSuite runs go-redis's own command, pub/sub and transaction
 // suites on go-redis and through the adapter, RESP2 and RESP3, each run on
 // a server of its own.
 func TestGoRedisSuite(t *testing.T) {
-	gate(t)
+	clients := suiteClients(t)
+	t.Parallel()
+	built := building()
+	defer built() // also when a step before the runs fails
 	dir := workDir(t, "go-redis")
 	src, err := moduleDir("github.com/redis/go-redis/v9", goRedisVersion)
 	require.NoError(t, err)
@@ -85,22 +89,29 @@ func TestGoRedisSuite(t *testing.T) {
 	require.NoError(t, useAdapter(dir))
 
 	bins := map[string]string{"go-redis": filepath.Join(dir, "goredis.test"), "adapter": filepath.Join(dir, "adapter.test")}
-	require.NoError(t, buildTest(dir, bins["go-redis"]))
-	require.NoError(t, buildTest(dir, bins["adapter"], "respire_adapter"))
+	for _, client := range clients {
+		var tags []string
+		if client == "adapter" {
+			tags = []string{"respire_adapter"}
+		}
+		require.NoError(t, buildTest(dir, bins[client], tags...))
+	}
 
 	focus := `/(` + strings.Join(goRedisFiles, "|") + `)$`
 	focus = strings.ReplaceAll(focus, ".", `\.`)
+	built()
 	var mu sync.Mutex
 	results := map[string]result{}
 	t.Run("runs", func(t *testing.T) {
 		for _, proto := range []int{2, 3} {
-			for _, client := range []string{"go-redis", "adapter"} {
+			for _, client := range clients {
 				name := fmt.Sprintf("%s/resp%d", client, proto)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					srv := harness.Start(t, harness.Config{Flavor: harness.Redis86, Args: []string{"enable-debug-command yes", "enable-module-command yes"}})
 					cmd := exec.Command(bins[client], "-test.run", "^TestGinkgoSuite$",
-						"-ginkgo.focus-file", focus, "-ginkgo.skip", goRedisSkip, "-ginkgo.no-color")
+						"-ginkgo.focus-file", focus, "-ginkgo.skip", goRedisSkip, "-ginkgo.no-color",
+						"-ginkgo.flake-attempts", "2") // some specs wait on timers, which a loaded machine can miss
 					cmd.Dir = dir
 					cmd.Env = append(os.Environ(),
 						"RESPIRE_SUITE_ADDR="+srv.Addr,
@@ -121,16 +132,26 @@ func TestGoRedisSuite(t *testing.T) {
 		}
 	})
 	for _, proto := range []int{2, 3} {
-		base, ok1 := results[fmt.Sprintf("go-redis/resp%d", proto)]
-		got, ok2 := results[fmt.Sprintf("adapter/resp%d", proto)]
-		if !ok1 || !ok2 {
+		got, ok := results[fmt.Sprintf("adapter/resp%d", proto)]
+		if !ok {
 			continue
 		}
 		baseFail := map[string]bool{}
-		for _, f := range base.failures {
-			baseFail[f] = true
+		if base, ok := results[fmt.Sprintf("go-redis/resp%d", proto)]; ok {
+			for _, f := range base.failures {
+				baseFail[f] = true
+				if p, ok := goRedisFails[f]; !ok || p != 0 && p != proto {
+					t.Logf("resp%d: fails on go-redis, not listed in goRedisFails: %s", proto, f)
+				}
+			}
+		} else {
+			for f, p := range goRedisFails {
+				if p == 0 || p == proto {
+					baseFail[f] = true
+				}
+			}
 		}
-		for _, f := range base.failures {
+		for f := range baseFail {
 			t.Logf("resp%d: fails on go-redis too: %s", proto, f)
 		}
 		for _, f := range got.failures {

@@ -6,7 +6,9 @@
 // free loopback ports.
 //
 // The tests are slow (minutes) and download modules: they run only with
-// RESPIRE_GOREDIS_SUITE=1 (make goredis-suite), never in make test.
+// RESPIRE_GOREDIS_SUITE set (make goredis-suite, which CI runs after make
+// test): "adapter" runs the suites through the adapter, "both" on go-redis
+// too. make test skips them.
 package goredissuite
 
 import (
