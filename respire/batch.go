@@ -63,9 +63,9 @@ func (c *Client) NewBatch() *Batch {
 
 // batchAlloc is a Batch with the first slab of its string futures, the
 // result type of most batched commands (GET), in the same allocation: a
-// batch of 8 GETs or fewer allocates no slab, one of 32 two instead of
-// three (8 here, then 8 and 16). Its futures, like a slab's, are never
-// reused: a caller's pointer to one keeps the whole allocation alive.
+// batch of 8 GETs or fewer allocates no slab, one of 32 one (8 here, then
+// 24). Its futures, like a slab's, are never reused: a caller's pointer
+// to one keeps the whole allocation alive.
 type batchAlloc struct {
 	b    Batch
 	strs [firstSlab]Future[string]
@@ -110,12 +110,21 @@ func slabFuture[T any](b *Batch) *Future[T] {
 
 // takeFuture carves a Future from *slab, starting a new slab when it is
 // used up: as long as the batch so far (8 at least, 256 at most), so that
-// the slabs of a batch of 16, 32, 64 ... futures of one type add up to
-// exactly that many.
+// the slabs of a batch of 32, 64, 128 ... futures of one type add up to
+// exactly that many; but 24 when the batch has 8 commands, so that a batch
+// of up to 32 GETs, the common pipeline, allocates one slab after the
+// Batch's own 8 futures, not two (8 and 16).
 func takeFuture[T any](b *Batch, slab *[]Future[T]) *Future[T] {
 	s := *slab
 	if len(s) == cap(s) {
-		s = make([]Future[T], 0, min(max(len(b.cmds), firstSlab), 256))
+		n := len(b.cmds)
+		switch {
+		case n < firstSlab:
+			n = firstSlab
+		case n == firstSlab:
+			n = 3 * firstSlab
+		}
+		s = make([]Future[T], 0, min(n, 256))
 	}
 	s = s[:len(s)+1]
 	*slab = s

@@ -312,7 +312,13 @@ func inlineUntil(ctx context.Context) time.Time {
 // c.rest.
 func (c *conn) write(buf []byte, big []bigSeg, until time.Time) (int64, error) {
 	if len(big) == 0 {
-		n, err := c.nc.Write(buf)
+		var n int
+		var err error
+		if c.spin != nil {
+			n, err = c.spin.writeNow(buf) // raw system calls (spin.go)
+		} else {
+			n, err = c.nc.Write(buf)
+		}
 		return int64(n), err
 	}
 	lead := c.vector(buf, big)

@@ -50,7 +50,7 @@ func newPeeker(nc net.Conn) *peeker {
 
 func (p *peeker) peek(fd uintptr) {
 	for {
-		n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		n, err := peekFD(fd, p.buf[:])
 		switch {
 		case errors.Is(err, syscall.EINTR):
 			continue

@@ -140,16 +140,17 @@ func hotPathAllocs(t *testing.T, c *respire.Client, ctx context.Context) {
 		l, err = c.MGetLease(ctx, "allocs:k", "allocs:k", "allocs:missing")
 		l.Release()
 	})
-	// A Batch: the batch, one string per GET, and three slabs of
-	// futures (8, 8, 16).
-	check("Batch of 32 GETs", 32+4, func() {
+	// A Batch: the batch (with its first 8 futures), a slab of 24 more,
+	// and one string per GET.
+	check("Batch of 32 GETs", 32+2, func() {
 		b := c.NewBatch()
 		for range 32 {
 			b.Get("allocs:k")
 		}
 		err = b.Exec(ctx)
 	})
-	check("Batch of 32 GetLease", 4, func() {
+	// The batch, and slabs of 8 and 24 Lease futures.
+	check("Batch of 32 GetLease", 3, func() {
 		b := c.NewBatch()
 		fs := [32]*respire.Future[*respire.Lease]{}
 		for i := range fs {
@@ -226,7 +227,7 @@ func TestConcurrentAllocations(t *testing.T) {
 			})
 			// Pools (batch lists, commands) miss now and then under
 			// concurrency and after a collection: one more per batch.
-			perCall("Batch of 32 GETs", 32+5, func() error {
+			perCall("Batch of 32 GETs", 32+3, func() error {
 				b := c.NewBatch()
 				for range 32 {
 					b.Get("allocs:k")

@@ -19,6 +19,9 @@ type cellConfig struct {
 	Warmup   time.Duration
 	// Link is the round trip the -link proxy adds (0: none).
 	Link time.Duration
+	// Deadline, when set, is the timeout of a context each call runs
+	// under, cancelled after it (-deadline).
+	Deadline time.Duration
 }
 
 // Measurement is what one cell measured. Fields that do not apply are 0
@@ -68,6 +71,7 @@ func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measure
 	}
 	defer c.Close()
 	dr := newDriver(c, cfg.Shape)
+	dr.deadline = cfg.Deadline
 	if cfg.Warmup > 0 {
 		if _, err := dr.run(ctx, cfg.Warmup); err != nil {
 			return m, fmt.Errorf("warm-up: %w", err)

@@ -58,6 +58,7 @@ func run() error {
 		heapMiB  = flag.Int("heap", 0, "MiB of live heap to hold while measuring, as an application's own data would (0: none)")
 		busy     = flag.Int("busy", 0, "busy loops competing for the cores during every cell, in a child process (0: none)")
 		link     = flag.Duration("link", 0, "round trip to add between clients and server: a delaying proxy on loopback in a child process, half of it each way (0: none)")
+		deadline = flag.Duration("deadline", 0, "run every call (every pipeline) under a context with this timeout, cancelled after the call, as a service's handlers would (0: context.Background())")
 	)
 	flag.Parse()
 	held := holdHeap(*heapMiB)
@@ -87,6 +88,9 @@ func run() error {
 		HeapMiB:    *heapMiB,
 		Busy:       *busy,
 	}}
+	if *deadline > 0 {
+		rep.Meta.Deadline = deadline.String()
+	}
 	if *link > 0 {
 		rep.Meta.Link = link.String()
 	}
@@ -183,7 +187,7 @@ func run() error {
 		order := slices.Concat(names[round%len(names):], names[:round%len(names)])
 		for _, s := range sel {
 			for _, name := range order {
-				cfg := cellConfig{Client: name, Shape: s, Addr: cellAddr, Duration: *duration, Warmup: *warmup, Link: *link}
+				cfg := cellConfig{Client: name, Shape: s, Addr: cellAddr, Duration: *duration, Warmup: *warmup, Link: *link, Deadline: *deadline}
 				if name == ceilingName && ceilingArgs(s) == nil {
 					continue // a shape redis-benchmark cannot run
 				}

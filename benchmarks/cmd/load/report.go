@@ -44,6 +44,9 @@ type Meta struct {
 	// (-busy); Link the round trip the delaying proxy added (-link).
 	Busy int    `json:"busy,omitempty"`
 	Link string `json:"link,omitempty"`
+	// Deadline is the timeout of the context every call ran under
+	// (-deadline), empty for context.Background().
+	Deadline string `json:"deadline,omitempty"`
 	// LinkCores is the cores the proxy process used on average over the
 	// run: what the link itself cost the machine.
 	LinkCores float64 `json:"link_cores,omitempty"`
@@ -141,6 +144,9 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	}
 	if m.Busy > 0 {
 		fmt.Fprintf(w, " Busy host: %d busy loops in a process of their own competed for the cores in every cell (-busy; the busy loops used %.2f cores at the median of the cells).", m.Busy, r.medianBusyCores())
+	}
+	if m.Deadline != "" {
+		fmt.Fprintf(w, " Every call (every pipeline) ran under a context with a %s timeout, cancelled after it (-deadline); its allocations count in allocs/op.", m.Deadline)
 	}
 	if m.Link != "" {
 		fmt.Fprintf(w, " Link: every client and redis-benchmark reached the server through a delaying proxy on loopback adding %s to each round trip, half each way (-link); the proxy process used %.2f cores on average over the run.", m.Link, m.LinkCores)

@@ -366,6 +366,8 @@ func (w *worker) checkGet(v string) error {
 type driver struct {
 	s       shape
 	workers []*worker
+	// deadline, when set, is the timeout of the context of each step.
+	deadline time.Duration
 }
 
 func newDriver(c clients.Client, s shape) *driver {
@@ -374,6 +376,18 @@ func newDriver(c clients.Client, s shape) *driver {
 		d.workers[i] = newWorker(c, s, i)
 	}
 	return d
+}
+
+// step runs one step of w, under a context of its own when dr has a
+// deadline.
+func (dr *driver) step(ctx context.Context, w *worker) error {
+	if dr.deadline <= 0 {
+		return w.step(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, dr.deadline)
+	err := w.step(ctx)
+	cancel()
+	return err
 }
 
 // run drives the client for d and returns what was done since the previous
@@ -391,7 +405,7 @@ func (dr *driver) run(ctx context.Context, d time.Duration) (*loadResult, error)
 	if n == 1 {
 		w := workers[0]
 		for !stop.Load() {
-			if w.fault = w.step(ctx); w.fault != nil {
+			if w.fault = dr.step(ctx, w); w.fault != nil {
 				break
 			}
 		}
@@ -400,7 +414,7 @@ func (dr *driver) run(ctx context.Context, d time.Duration) (*loadResult, error)
 		for _, w := range workers {
 			wg.Go(func() {
 				for !stop.Load() {
-					if w.fault = w.step(ctx); w.fault != nil {
+					if w.fault = dr.step(ctx, w); w.fault != nil {
 						stop.Store(true)
 						return
 					}
