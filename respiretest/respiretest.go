@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // EnvServer is the environment variable that names the server binary to
@@ -71,10 +72,9 @@ type Server struct {
 	Dir string
 
 	stop func() error
-	// proc and exited (closed when it has ended) are those of a local
-	// process, for the nodes of a Cluster or a Sentinel deployment.
-	proc   *os.Process
-	exited <-chan struct{}
+	// proc is a local process, for the nodes of a Cluster or a Sentinel
+	// deployment.
+	proc *testserver.Process
 }
 
 // Start starts a server for the test and returns a client connected to

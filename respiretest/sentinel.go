@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SentinelOptions configure a Sentinel deployment started by
@@ -238,7 +239,7 @@ func (s *Sentinel) masterState(ctx context.Context, sn *Node) (map[string]string
 	if err != nil {
 		return nil, err
 	}
-	return pairs(v), nil
+	return testserver.Pairs(v), nil
 }
 
 // replicaOf checks that r reports itself a replica of p with its link up.
@@ -247,13 +248,13 @@ func replicaOf(ctx context.Context, r, p *Node) error {
 	if err != nil {
 		return err
 	}
-	if role := infoField(info, "role"); role != "slave" {
+	if role := testserver.InfoField(info, "role"); role != "slave" {
 		return fmt.Errorf("%s reports role:%s", r.Addr, role)
 	}
-	if port := infoField(info, "master_port"); port != strconv.Itoa(p.port()) {
+	if port := testserver.InfoField(info, "master_port"); port != strconv.Itoa(p.port()) {
 		return fmt.Errorf("%s replicates port %s, not %s", r.Addr, port, p.Addr)
 	}
-	if st := infoField(info, "master_link_status"); st != "up" {
+	if st := testserver.InfoField(info, "master_link_status"); st != "up" {
 		return fmt.Errorf("%s reports master_link_status:%s", r.Addr, st)
 	}
 	return nil
@@ -370,7 +371,7 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Node) error {
 			}
 		}
 		if candidates == 0 {
-			return &permanentError{fmt.Errorf("%s has no replica to promote", old.Addr)}
+			return testserver.Permanent(fmt.Errorf("%s has no replica to promote", old.Addr))
 		}
 		var primary *Node
 		for _, sn := range s.sentinels {
@@ -389,20 +390,20 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Node) error {
 				return fmt.Errorf("sentinel %s reports the primary %s with flags %s", sn.Addr, a, m["flags"])
 			case primary == nil:
 				if primary = s.dataNode(a); primary == nil {
-					return &permanentError{fmt.Errorf("sentinel %s names %s, not a data node of this deployment", sn.Addr, a)}
+					return testserver.Permanent(fmt.Errorf("sentinel %s names %s, not a data node of this deployment", sn.Addr, a))
 				}
 			case primary.Addr != a:
 				return fmt.Errorf("sentinels name %s and %s", primary.Addr, a)
 			}
 		}
 		if primary == nil {
-			return &permanentError{errors.New("every sentinel is killed or stopped")}
+			return testserver.Permanent(errors.New("every sentinel is killed or stopped"))
 		}
 		info, err := doString(ctx, primary.Addr, "INFO", "replication")
 		if err != nil {
 			return err
 		}
-		if role := infoField(info, "role"); role != "master" {
+		if role := testserver.InfoField(info, "role"); role != "master" {
 			return fmt.Errorf("the new primary %s reports role:%s", primary.Addr, role)
 		}
 		for _, n := range s.data {
