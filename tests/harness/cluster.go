@@ -15,10 +15,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SlotCount is the number of hash slots of a Redis Cluster.
-const SlotCount = 16384
+const SlotCount = testserver.SlotCount
 
 // ClusterConfig describes a cluster for StartCluster.
 type ClusterConfig struct {
@@ -324,11 +326,11 @@ func (c *Cluster) create(ctx context.Context) error {
 	}
 	return c.waitStable(ctx, "the new cluster to be ready", func(vs []*nodeView) error {
 		v := vs[0]
-		if got := v.coverage(); got != SlotCount {
+		if got := v.slots.Covered(); got != SlotCount {
 			return fmt.Errorf("%s reports %d slots covered", v.node.Addr, got)
 		}
 		for _, m := range masters {
-			if got := len(v.shards[m.ID]); got != cfg.Replicas {
+			if got := len(v.slots.Shards[m.ID]); got != cfg.Replicas {
 				return fmt.Errorf("%s lists %d replicas of %s in CLUSTER SLOTS, want %d", v.node.Addr, got, m.Addr, cfg.Replicas)
 			}
 		}
@@ -386,8 +388,8 @@ func (c *Cluster) Node(addrOrID string) *ClusterNode {
 // selves asks every node that is up for its own entry in CLUSTER NODES.
 // Nodes that do not answer are left out.
 // Each node has requestTimeout to answer.
-func (c *Cluster) selves() map[*ClusterNode]nodeEntry {
-	out := make(map[*ClusterNode]nodeEntry)
+func (c *Cluster) selves() map[*ClusterNode]testserver.NodeLine {
+	out := make(map[*ClusterNode]testserver.NodeLine)
 	for _, n := range c.upNodes() {
 		if v, err := c.view(context.Background(), n, false); err == nil {
 			out[n] = v.self
@@ -403,7 +405,7 @@ func (c *Cluster) Masters() []*ClusterNode {
 	selves := c.selves()
 	var out []*ClusterNode
 	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.isMaster() {
+		if e, ok := selves[n]; ok && e.IsPrimary() {
 			out = append(out, n)
 		}
 	}
@@ -416,7 +418,7 @@ func (c *Cluster) Replicas() []*ClusterNode {
 	selves := c.selves()
 	var out []*ClusterNode
 	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.isReplica() {
+		if e, ok := selves[n]; ok && e.IsReplica() {
 			out = append(out, n)
 		}
 	}
@@ -429,7 +431,7 @@ func (c *Cluster) ReplicasOf(master *ClusterNode) []*ClusterNode {
 	selves := c.selves()
 	var out []*ClusterNode
 	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.isReplica() && e.master == master.ID {
+		if e, ok := selves[n]; ok && e.IsReplica() && e.Primary == master.ID {
 			out = append(out, n)
 		}
 	}
@@ -444,8 +446,8 @@ func (c *Cluster) MasterOf(slot int) *ClusterNode {
 	var best *ClusterNode
 	var epoch int64 = -1
 	for n, e := range c.selves() {
-		if e.isMaster() && e.owns(slot) && e.epoch > epoch {
-			best, epoch = n, e.epoch
+		if e.IsPrimary() && e.Owns(slot) && e.Epoch > epoch {
+			best, epoch = n, e.Epoch
 		}
 	}
 	return best
@@ -457,11 +459,11 @@ func (c *Cluster) MasterOf(slot int) *ClusterNode {
 func (c *Cluster) Fill(ctx context.Context, prefix string, n int, value string) error {
 	owner := map[int]*ClusterNode{}
 	for n, e := range c.selves() {
-		if !e.isMaster() {
+		if !e.IsPrimary() {
 			continue
 		}
 		for slot := range SlotCount {
-			if e.owns(slot) {
+			if e.Owns(slot) {
 				owner[slot] = n
 			}
 		}
@@ -483,7 +485,7 @@ func (c *Cluster) Fill(ctx context.Context, prefix string, n int, value string) 
 		for len(all) > 0 {
 			batch := all[:min(1000, len(all))]
 			all = all[len(batch):]
-			replies, err := rc.pipeline(batch)
+			replies, err := rc.Pipeline(batch)
 			if err == nil {
 				for _, r := range replies {
 					if se, ok := r.(ServerError); ok {
@@ -533,17 +535,17 @@ func (c *Cluster) Do(ctx context.Context, args ...string) (any, error) {
 
 // doAt sends args to addr on a fresh connection, after ASKING if asked.
 func doAt(ctx context.Context, addr string, asking bool, args []string) (any, error) {
-	conn, err := dialRESP(ctx, "tcp", addr, nil)
+	conn, err := testserver.Dial(ctx, "tcp", addr, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	if asking {
-		if _, err := conn.do("ASKING"); err != nil {
+		if _, err := conn.Do("ASKING"); err != nil {
 			return nil, err
 		}
 	}
-	return conn.do(args...)
+	return conn.Do(args...)
 }
 
 // mustNotBeShared panics when c is a SharedCluster: other tests use it.

@@ -213,7 +213,7 @@ func (c *Cluster) waitOwner(ctx context.Context, to *ClusterNode, slots []int) e
 			}
 			e := v.byID[to.ID]
 			for _, slot := range slots {
-				if !e.owns(slot) {
+				if !e.Owns(slot) {
 					return fmt.Errorf("%s does not report slot %d on %s", n.Addr, slot, to.Addr)
 				}
 			}

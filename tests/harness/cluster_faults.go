@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Kill ends the node with SIGKILL, as a crash would, and waits until the
@@ -130,7 +130,7 @@ func (c *Cluster) Failover(ctx context.Context, replica *ClusterNode, mode strin
 	if err != nil {
 		return fmt.Errorf("harness: CLUSTER INFO on %s: %w", replica.Addr, err)
 	}
-	before, _ := strconv.ParseInt(infoField(fmt.Sprint(info), "cluster_current_epoch"), 10, 64)
+	before, _ := strconv.ParseInt(testserver.InfoField(fmt.Sprint(info), "cluster_current_epoch"), 10, 64)
 	logStart := fileSize(replica.Server.LogPath)
 	for {
 		_, err := replica.Do(ctx, args...)
@@ -164,18 +164,18 @@ func (c *Cluster) Failover(ctx context.Context, replica *ClusterNode, mode strin
 		if err != nil {
 			return err
 		}
-		if !v.self.isMaster() {
+		if !v.self.IsPrimary() {
 			if mode != "TAKEOVER" && won {
 				stale = fmt.Errorf("harness: %s on %s: it won an election and is a replica again: %s",
 					strings.Join(args, " "), replica.Addr, hint)
 				return nil
 			}
-			return fmt.Errorf("it reports flags %s", v.self.flagList)
+			return fmt.Errorf("it reports flags %s", v.self.FlagList)
 		}
 		// An election yields an epoch above every earlier one.
-		if mode != "TAKEOVER" && v.self.epoch <= before {
+		if mode != "TAKEOVER" && v.self.Epoch <= before {
 			stale = fmt.Errorf("harness: %s on %s: it became a master with config epoch %d, not above the current epoch %d: %s",
-				strings.Join(args, " "), replica.Addr, v.self.epoch, before, hint)
+				strings.Join(args, " "), replica.Addr, v.self.Epoch, before, hint)
 		}
 		return nil
 	})
@@ -201,8 +201,8 @@ func (c *Cluster) WaitMasterFailed(ctx context.Context, n *ClusterNode) error {
 			if !ok {
 				return fmt.Errorf("%s does not know it", o.Addr)
 			}
-			if !e.flags["fail"] {
-				return fmt.Errorf("%s reports flags %s", o.Addr, e.flagList)
+			if !e.Flags["fail"] {
+				return fmt.Errorf("%s reports flags %s", o.Addr, e.FlagList)
 			}
 		}
 		return nil
@@ -233,47 +233,47 @@ func (c *Cluster) waitStable(ctx context.Context, what string, extra func([]*nod
 			if err != nil {
 				return err
 			}
-			if st := infoField(v.info, "cluster_state"); st != "ok" {
+			if st := testserver.InfoField(v.info, "cluster_state"); st != "ok" {
 				return fmt.Errorf("%s reports cluster_state:%s", n.Addr, st)
 			}
-			if v.self.isReplica() && infoField(v.repl, "master_link_status") != "up" {
-				return fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, infoField(v.repl, "master_link_status"))
+			if v.self.IsReplica() && testserver.InfoField(v.repl, "master_link_status") != "up" {
+				return fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, testserver.InfoField(v.repl, "master_link_status"))
 			}
 			views[i] = v
 		}
 		first := views[0]
 		epochs := make(map[int64]*ClusterNode)
 		for _, v := range views {
-			if v.slots != first.slots {
+			if v.slots.Canonical != first.slots.Canonical {
 				return fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s",
-					first.node.Addr, v.node.Addr, first.slots, v.slots)
+					first.node.Addr, v.node.Addr, first.slots.Canonical, v.slots.Canonical)
 			}
 			// A failover or a takeover bumps epochs, which gossip spreads;
 			// a failover started before they agree may collide with it.
-			if a, b := infoField(first.info, "cluster_current_epoch"), infoField(v.info, "cluster_current_epoch"); a != b {
+			if a, b := testserver.InfoField(first.info, "cluster_current_epoch"), testserver.InfoField(v.info, "cluster_current_epoch"); a != b {
 				return fmt.Errorf("%s reports cluster_current_epoch:%s, %s reports %s", first.node.Addr, a, v.node.Addr, b)
 			}
-			if v.self.isMaster() {
-				if o, ok := epochs[v.self.epoch]; ok {
-					return fmt.Errorf("masters %s and %s share config epoch %d", o.Addr, v.node.Addr, v.self.epoch)
+			if v.self.IsPrimary() {
+				if o, ok := epochs[v.self.Epoch]; ok {
+					return fmt.Errorf("masters %s and %s share config epoch %d", o.Addr, v.node.Addr, v.self.Epoch)
 				}
-				epochs[v.self.epoch] = v.node
+				epochs[v.self.Epoch] = v.node
 			}
 			for _, n := range up {
 				e, ok := v.byID[n.ID]
 				if !ok {
 					return fmt.Errorf("%s does not know %s", v.node.Addr, n.Addr)
 				}
-				if e.flags["fail"] || e.flags["fail?"] || e.flags["handshake"] || e.flags["noaddr"] {
-					return fmt.Errorf("%s reports %s with flags %s", v.node.Addr, n.Addr, e.flagList)
+				if e.Flags["fail"] || e.Flags["fail?"] || e.Flags["handshake"] || e.Flags["noaddr"] {
+					return fmt.Errorf("%s reports %s with flags %s", v.node.Addr, n.Addr, e.FlagList)
 				}
 				own := views[slices.Index(up, n)].self
-				if e.isMaster() != own.isMaster() || e.master != own.master {
+				if e.IsPrimary() != own.IsPrimary() || e.Primary != own.Primary {
 					return fmt.Errorf("%s reports %s as %s of %q, which reports itself %s of %q",
-						v.node.Addr, n.Addr, e.flagList, e.master, own.flagList, own.master)
+						v.node.Addr, n.Addr, e.FlagList, e.Primary, own.FlagList, own.Primary)
 				}
-				if e.epoch != own.epoch {
-					return fmt.Errorf("%s reports config epoch %d for %s, which reports %d", v.node.Addr, e.epoch, n.Addr, own.epoch)
+				if e.Epoch != own.Epoch {
+					return fmt.Errorf("%s reports config epoch %d for %s, which reports %d", v.node.Addr, e.Epoch, n.Addr, own.Epoch)
 				}
 			}
 		}
@@ -298,8 +298,8 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 				if !ok {
 					return fmt.Errorf("%s does not know %s", n.Addr, o.Addr)
 				}
-				if e.flags["handshake"] || e.flags["noaddr"] {
-					return fmt.Errorf("%s reports %s with flags %s", n.Addr, o.Addr, e.flagList)
+				if e.Flags["handshake"] || e.Flags["noaddr"] {
+					return fmt.Errorf("%s reports %s with flags %s", n.Addr, o.Addr, e.FlagList)
 				}
 			}
 			for _, o := range gone {
@@ -312,29 +312,23 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 	})
 }
 
-// signalProcess sends sig ("STOP", "CONT") to the server's process. It uses
-// the shell's kill so that the harness builds where package syscall lacks
-// those signals.
+// signalProcess sends sig ("STOP" to pause, "CONT" to resume) to the
+// server's process.
 func signalProcess(s *Server, sig string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.run.(*procRunner)
-	if !ok || p.cmd == nil || p.cmd.Process == nil {
+	if !ok {
 		return errors.New("the server is not a local process")
 	}
-	select {
-	case <-p.done:
-		return errors.New("the server process has ended")
-	default:
-	}
-	if runtime.GOOS == "windows" {
-		return errors.New("SIGSTOP and SIGCONT do not exist on Windows")
-	}
-	out, err := exec.Command("/bin/sh", "-c", "kill -s "+sig+" "+strconv.Itoa(p.cmd.Process.Pid)).CombinedOutput()
+	proc, err := p.process()
 	if err != nil {
-		return fmt.Errorf("kill -s %s: %v: %s", sig, err, strings.TrimSpace(string(out)))
+		return err
 	}
-	return nil
+	if sig == "STOP" {
+		return proc.Pause()
+	}
+	return proc.Resume()
 }
 
 // Cluster ports: a node listens on p and its bus on p+10000. They are drawn

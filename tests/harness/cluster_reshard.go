@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // MoveSlots migrates slots, with their keys, from one master to another
@@ -54,7 +56,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 			for _, slot := range pending {
 				cmds = append(cmds, []string{"CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "1000"})
 			}
-			replies, err := fc.pipeline(cmds)
+			replies, err := fc.Pipeline(cmds)
 			if err != nil {
 				return fmt.Errorf("harness: CLUSTER GETKEYSINSLOT on %s: %w", from.Addr, err)
 			}
@@ -77,7 +79,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 				}
 				migrates = append(migrates, args)
 			}
-			replies, err = fc.pipeline(migrates)
+			replies, err = fc.Pipeline(migrates)
 			if err != nil {
 				return fmt.Errorf("harness: MIGRATE from %s: %w", from.Addr, err)
 			}
@@ -106,7 +108,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 		}
 	}
 	for n, e := range c.selves() {
-		if n == from || n == to || !e.isMaster() {
+		if n == from || n == to || !e.IsPrimary() {
 			continue
 		}
 		nc, err := openNode(ctx, n)
@@ -127,7 +129,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 			}
 			e := v.byID[to.ID]
 			for _, slot := range slots {
-				if !e.owns(slot) {
+				if !e.Owns(slot) {
 					return fmt.Errorf("%s does not report slot %d on %s", n.Addr, slot, to.Addr)
 				}
 			}
@@ -142,12 +144,12 @@ const moveChunk = 128
 // setSlots sends CLUSTER SETSLOT slot state id for every slot on rc, n's
 // connection, pipelined. Once a master lost its last slot it refuses
 // SETSLOT; that is not an error (see lostSlots).
-func setSlots(rc *respConn, n *ClusterNode, slots []int, state, id string) error {
+func setSlots(rc *testserver.Conn, n *ClusterNode, slots []int, state, id string) error {
 	cmds := make([][]string, len(slots))
 	for i, slot := range slots {
 		cmds[i] = []string{"CLUSTER", "SETSLOT", strconv.Itoa(slot), state, id}
 	}
-	replies, err := rc.pipeline(cmds)
+	replies, err := rc.Pipeline(cmds)
 	if err != nil {
 		return fmt.Errorf("harness: CLUSTER SETSLOT %s on %s: %w", state, n.Addr, err)
 	}
@@ -161,18 +163,18 @@ func setSlots(rc *respConn, n *ClusterNode, slots []int, state, id string) error
 
 // openNode connects to n for a sequence of commands, authenticated as
 // Server.Do is; the connection's deadline is ctx's, or a minute.
-func openNode(ctx context.Context, n *ClusterNode) (*respConn, error) {
+func openNode(ctx context.Context, n *ClusterNode) (*testserver.Conn, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 	}
-	rc, err := dialRESP(ctx, "tcp", n.Addr, n.Server.TLSConfig)
+	rc, err := testserver.Dial(ctx, "tcp", n.Addr, n.Server.TLSConfig)
 	if err != nil {
 		return nil, fmt.Errorf("harness: connecting to %s: %w", n.Addr, err)
 	}
 	if pw := n.Server.Config.Password; pw != "" {
-		if _, err := rc.do("AUTH", pw); err != nil {
+		if _, err := rc.Do("AUTH", pw); err != nil {
 			rc.Close()
 			return nil, fmt.Errorf("harness: AUTH on %s: %w", n.Addr, err)
 		}

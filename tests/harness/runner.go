@@ -1,12 +1,11 @@
 package harness
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
+	"errors"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // runner runs incarnations of one server: a local process or a container.
@@ -36,12 +35,12 @@ type runner interface {
 // stopTimeout bounds a graceful shutdown before the server is killed.
 const stopTimeout = 10 * time.Second
 
-// procRunner runs the server as a child process of the test binary.
+// procRunner runs the server as a child process of the test binary, with
+// testserver.Run.
 type procRunner struct {
 	bin  string
 	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc *testserver.Process // the current incarnation; nil before the first
 }
 
 // newProcRunner runs bin with working directory dir.
@@ -51,53 +50,45 @@ func newProcRunner(bin, dir string) *procRunner {
 
 func (p *procRunner) bindAddr() string    { return "127.0.0.1" }
 func (p *procRunner) extraArgs() []string { return nil }
-func (p *procRunner) outputPath() string  { return filepath.Join(p.dir, "stdout.log") }
+func (p *procRunner) outputPath() string  { return filepath.Join(p.dir, testserver.OutputFile) }
 
 func (p *procRunner) launch(_ int, args []string) error {
-	// Early failures (a bad directive, a missing library) go to stdout or
-	// stderr before the log file is open, so keep both.
-	out, err := os.OpenFile(p.outputPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	proc, err := testserver.Run(p.bin, p.dir, args)
 	if err != nil {
 		return err
 	}
-	defer out.Close()
-	cmd := exec.Command(p.bin, args...)
-	cmd.Dir = p.dir
-	cmd.Stdout = out
-	cmd.Stderr = out
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", p.bin, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
+	p.proc = proc
 	return nil
 }
 
-func (p *procRunner) exited() <-chan struct{} { return p.done }
+func (p *procRunner) exited() <-chan struct{} {
+	if p.proc == nil {
+		return nil
+	}
+	return p.proc.Exited()
+}
 
 func (p *procRunner) kill() {
-	if p.cmd == nil {
-		return
+	if p.proc != nil {
+		p.proc.Kill()
 	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
 }
 
 func (p *procRunner) stop() {
-	if p.cmd == nil {
-		return
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		p.kill()
+	if p.proc != nil {
+		p.proc.Terminate(stopTimeout)
 	}
 }
 
 func (p *procRunner) close() { p.kill() }
+
+// process returns the current incarnation if it is running.
+func (p *procRunner) process() (*testserver.Process, error) {
+	switch {
+	case p.proc == nil:
+		return nil, errors.New("the server was never started")
+	case !p.proc.Running():
+		return nil, errors.New("the server process has ended")
+	}
+	return p.proc, nil
+}

@@ -3,17 +3,16 @@ package harness
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SentinelConfig describes a Sentinel deployment: one master, its
@@ -199,7 +198,7 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 func (sp *SentinelProc) start(cfg SentinelConfig, master string) error {
 	host, port, _ := strings.Cut(master, ":")
 	for attempt := 0; ; attempt++ {
-		p, err := freePort()
+		p, err := testserver.FreePort()
 		if err != nil {
 			return err
 		}
@@ -273,20 +272,11 @@ func (sp *SentinelProc) launch() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // as Server.readyTimeout
 	defer cancel()
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err := probe(ctx, "tcp", sp.Addr, sp.tls, "")
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-sp.run.exited():
-			return errors.New("sentinel exited during startup")
-		case <-ctx.Done():
-			sp.run.kill()
-			return fmt.Errorf("no PING reply: %v", err)
-		case <-time.After(wait):
-		}
+	if err := testserver.WaitReady(ctx, testserver.Probe{Addr: sp.Addr, TLS: sp.tls}, sp.run.exited()); err != nil {
+		sp.run.kill()
+		return err
 	}
+	return nil
 }
 
 // dataArgs are the directives of a data node, a replica of master unless
@@ -401,30 +391,20 @@ func (sp *SentinelProc) Resume() error {
 func (sp *SentinelProc) running() bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.run == nil || sp.run.cmd == nil {
-		return false
-	}
-	select {
-	case <-sp.run.done:
-		return false
-	default:
-		return true
-	}
+	_, err := sp.run.process()
+	return err == nil
 }
 
-// signal sends sig to the process; sp.mu is held.
+// signal sends sig ("STOP" or "CONT") to the process; sp.mu is held.
 func (sp *SentinelProc) signal(sig string) error {
-	if runtime.GOOS == "windows" {
-		return errors.New("no SIGSTOP on Windows")
-	}
-	if sp.run == nil || sp.run.cmd == nil || sp.run.cmd.Process == nil {
-		return errors.New("the sentinel is not running")
-	}
-	out, err := exec.Command("/bin/sh", "-c", "kill -s "+sig+" "+strconv.Itoa(sp.run.cmd.Process.Pid)).CombinedOutput()
+	p, err := sp.run.process()
 	if err != nil {
-		return fmt.Errorf("kill -s %s: %v: %s", sig, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("the sentinel is not running: %w", err)
 	}
-	return nil
+	if sig == "STOP" {
+		return p.Pause()
+	}
+	return p.Resume()
 }
 
 // Do sends one command to the sentinel, authenticated as the deployment's
@@ -435,12 +415,12 @@ func (sp *SentinelProc) Do(ctx context.Context, args ...string) (any, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return c.do(args...)
+	return c.Do(args...)
 }
 
 // dial connects to the sentinel, over TLS and authenticated as configured.
-func (sp *SentinelProc) dial(ctx context.Context) (*respConn, error) {
-	c, err := dialRESP(ctx, "tcp", sp.Addr, sp.tls)
+func (sp *SentinelProc) dial(ctx context.Context) (*testserver.Conn, error) {
+	c, err := testserver.Dial(ctx, "tcp", sp.Addr, sp.tls)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +429,7 @@ func (sp *SentinelProc) dial(ctx context.Context) (*respConn, error) {
 		if sp.user != "" {
 			auth = []string{"AUTH", sp.user, sp.pass}
 		}
-		if _, err := c.do(auth...); err != nil {
+		if _, err := c.Do(auth...); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -508,7 +488,7 @@ func (sp *SentinelProc) tilted(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	v, err := sp.Do(ctx, "INFO", "sentinel")
-	return err != nil || infoField(fmt.Sprint(v), "sentinel_tilt") != "0"
+	return err != nil || testserver.InfoField(fmt.Sprint(v), "sentinel_tilt") != "0"
 }
 
 func (sp *SentinelProc) isPaused() bool {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Config describes the server a test needs. The zero value is a plain
@@ -162,7 +164,7 @@ func Start(t testing.TB, cfg Config) *Server {
 
 	const attempts = 5
 	for i := 1; ; i++ {
-		pick := freePort
+		pick := testserver.FreePort
 		if cfg.pickPort != nil {
 			pick = cfg.pickPort
 		}
@@ -237,17 +239,17 @@ func (s *Server) Restart(t testing.TB) {
 // error reply is returned as a ServerError. It is meant for test setup and
 // inspection, independent of the client under test.
 func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
-	c, err := dialRESP(ctx, "tcp", s.Addr, s.TLSConfig)
+	c, err := testserver.Dial(ctx, "tcp", s.Addr, s.TLSConfig)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	if s.Config.Password != "" {
-		if _, err := c.do("AUTH", s.Config.Password); err != nil {
+		if _, err := c.Do("AUTH", s.Config.Password); err != nil {
 			return nil, err
 		}
 	}
-	return c.do(args...)
+	return c.Do(args...)
 }
 
 // errPortInUse says the server could not bind its port.
@@ -287,25 +289,12 @@ func (s *Server) launch(port int, timeout time.Duration) error {
 	return err
 }
 
-// waitReady polls the server with PING, backing off from 5ms to 100ms, until
-// it answers, its process ends or timeout passes.
+// waitReady waits until the server answers PING (testserver.WaitReady),
+// its process ends or timeout passes.
 func (s *Server) waitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var last error
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		last = probe(ctx, "tcp", s.Addr, s.TLSConfig, s.Config.Password)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-s.run.exited():
-			return errors.New("server exited during startup")
-		case <-ctx.Done():
-			return fmt.Errorf("no PING reply within %v: %v", timeout, last)
-		case <-time.After(wait):
-		}
-	}
+	return testserver.WaitReady(ctx, testserver.Probe{Addr: s.Addr, TLS: s.TLSConfig, Password: s.Config.Password}, s.run.exited())
 }
 
 // version asks INFO server for the product version. If the default user
@@ -408,16 +397,6 @@ func (s *Server) logTail(n int) string {
 		return "(no server output)"
 	}
 	return b.String()
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // socketPath returns a unix socket path in dir, or in a shorter temporary
