@@ -189,7 +189,7 @@ func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	if cfg.Masters < 1 {
 		t.Fatalf("harness: a cluster needs at least one master, not %d", cfg.Masters)
 	}
-	if _, err := findBinary(cfg.Flavor); err != nil {
+	if _, err := Binary(cfg.Flavor); err != nil {
 		if errors.Is(err, errNoBinary) {
 			t.Fatal(installHint(cfg.Flavor) + "\n  Clusters always need a local server binary.")
 		}

@@ -233,7 +233,7 @@ func TestBinaryOverride(t *testing.T) {
 	notExec := filepath.Join(t.TempDir(), "redis-server")
 	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
 	t.Setenv(Valkey81.envVar(), notExec)
-	_, err := findBinary(Valkey81)
+	_, err := Binary(Valkey81)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RESPIRE_SERVER_VALKEY_8_1")
 }

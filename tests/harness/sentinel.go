@@ -147,7 +147,7 @@ type SentinelProc struct {
 func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 	t.Helper()
 	cfg = cfg.withDefaults()
-	bin, err := findBinary(cfg.Flavor)
+	bin, err := Binary(cfg.Flavor)
 	if err != nil {
 		t.Skipf("harness: Sentinel needs a local %s binary: %v", cfg.Flavor, err)
 	}

@@ -122,7 +122,7 @@ func Start(t testing.TB, cfg Config) *Server {
 	s := &Server{Flavor: cfg.Flavor, Config: cfg, t: t, Dir: t.TempDir()}
 	s.LogPath = filepath.Join(s.Dir, "server.log")
 
-	bin, err := findBinary(cfg.Flavor)
+	bin, err := Binary(cfg.Flavor)
 	switch {
 	case err == nil:
 		s.bin = bin
