@@ -100,21 +100,9 @@ func StartCluster(t testing.TB, opts *ClusterOptions) (*respire.Client, *Cluster
 	if opts == nil {
 		opts = &ClusterOptions{}
 	}
-	c, err := NewCluster(context.Background(), opts)
-	if err != nil {
-		if opts.SkipIfUnavailable && errors.Is(err, ErrNoServer) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logNodes(t, "cluster node", c.nodes)
-		}
-		if err := c.Close(); err != nil {
-			t.Errorf("respiretest: stopping the cluster: %v", err)
-		}
-	})
+	c := startFor(t, opts.SkipIfUnavailable, "the cluster", func() (*Cluster, error) {
+		return NewCluster(context.Background(), opts)
+	}, func(c *Cluster) { logNodes(t, "cluster node", c.nodes) })
 	return c.Connect(t, opts.Client), c
 }
 
@@ -215,7 +203,7 @@ func (c *Cluster) create(ctx context.Context, buses []int) error {
 				return err
 			}
 			for _, o := range c.nodes {
-				e, ok := v.byID[o.ID]
+				e, ok := v.Nodes[o.ID]
 				if !ok {
 					return fmt.Errorf("%s does not know %s", n.Addr, o.Addr)
 				}
@@ -241,8 +229,8 @@ func (c *Cluster) create(ctx context.Context, buses []int) error {
 			return err
 		}
 		for _, p := range primaries {
-			if got := len(views[0].slots.Shards[p.ID]); got != o.ReplicasPerMaster {
-				return fmt.Errorf("%s lists %d replicas of %s, not %d", views[0].node.Addr, got, p.Addr, o.ReplicasPerMaster)
+			if got := len(views[0].Slots.Shards[p.ID]); got != o.ReplicasPerMaster {
+				return fmt.Errorf("%s lists %d replicas of %s, not %d", views[0].Addr, got, p.Addr, o.ReplicasPerMaster)
 			}
 		}
 		return nil
@@ -303,13 +291,13 @@ func (c *Cluster) PrimaryOf(ctx context.Context, key string) (*Node, error) {
 		return nil, err
 	}
 	var best *testserver.NodeLine
-	for _, e := range v.byID {
+	for _, e := range v.Nodes {
 		if e.IsPrimary() && !e.Flags["fail"] && e.Owns(slot) && (best == nil || e.Epoch > best.Epoch) {
 			best = &e
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("respiretest: %s sees no primary of slot %d (key %q)", v.node.Addr, slot, key)
+		return nil, fmt.Errorf("respiretest: %s sees no primary of slot %d (key %q)", v.Addr, slot, key)
 	}
 	if n := c.byID(best.ID); n != nil {
 		return n, nil
@@ -329,7 +317,7 @@ func (c *Cluster) ReplicasOf(ctx context.Context, primary *Node) ([]*Node, error
 	}
 	var out []*Node
 	for _, n := range c.nodes {
-		if e, ok := v.byID[n.ID]; ok && e.Primary == primary.ID {
+		if e, ok := v.Nodes[n.ID]; ok && e.Primary == primary.ID {
 			out = append(out, n)
 		}
 	}
@@ -362,9 +350,9 @@ func (c *Cluster) WaitFailover(ctx context.Context, old *Node) error {
 		if err != nil {
 			return err
 		}
-		if e, ok := v.byID[old.ID]; ok && len(e.Slots) > 0 && e.IsPrimary() {
+		if e, ok := v.Nodes[old.ID]; ok && len(e.Slots) > 0 && e.IsPrimary() {
 			replicated := false
-			for _, o := range v.byID {
+			for _, o := range v.Nodes {
 				replicated = replicated || o.Primary == old.ID
 			}
 			if !replicated {
@@ -376,8 +364,8 @@ func (c *Cluster) WaitFailover(ctx context.Context, old *Node) error {
 			return err
 		}
 		for _, v := range views {
-			if e, ok := v.byID[old.ID]; ok && len(e.Slots) > 0 && e.IsPrimary() {
-				return fmt.Errorf("%s still sees %s serving slots", v.node.Addr, old.Addr)
+			if e, ok := v.Nodes[old.ID]; ok && len(e.Slots) > 0 && e.IsPrimary() {
+				return fmt.Errorf("%s still sees %s serving slots", v.Addr, old.Addr)
 			}
 		}
 		return nil
@@ -399,7 +387,7 @@ func (c *Cluster) byID(id string) *Node {
 }
 
 // anyView returns the view of the first node that is up and answers.
-func (c *Cluster) anyView(ctx context.Context) (*nodeView, error) {
+func (c *Cluster) anyView(ctx context.Context) (*testserver.ClusterView, error) {
 	last := errors.New("every node is killed or stopped")
 	for _, n := range c.nodes {
 		if !n.up() {
@@ -417,29 +405,29 @@ func (c *Cluster) anyView(ctx context.Context) (*nodeView, error) {
 // agreed checks that every node of up reports cluster_state:ok and the
 // same complete slot map, and that each replica among them has its link
 // to its primary up, and returns their views.
-func (c *Cluster) agreed(ctx context.Context, up []*Node) ([]*nodeView, error) {
+func (c *Cluster) agreed(ctx context.Context, up []*Node) ([]*testserver.ClusterView, error) {
 	if len(up) == 0 {
 		return nil, errors.New("every node is killed or stopped")
 	}
-	views := make([]*nodeView, len(up))
+	views := make([]*testserver.ClusterView, len(up))
 	for i, n := range up {
 		v, err := c.view(ctx, n, true)
 		if err != nil {
 			return nil, err
 		}
-		if st := testserver.InfoField(v.info, "cluster_state"); st != "ok" {
+		if st := testserver.InfoField(v.Info, "cluster_state"); st != "ok" {
 			return nil, fmt.Errorf("%s reports cluster_state:%s", n.Addr, st)
 		}
-		if v.self.IsReplica() {
-			if st := testserver.InfoField(v.repl, "master_link_status"); st != "up" {
+		if v.Self.IsReplica() {
+			if st := testserver.InfoField(v.Replication, "master_link_status"); st != "up" {
 				return nil, fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, st)
 			}
 		}
-		if v.slots.Covered() != testserver.SlotCount {
-			return nil, fmt.Errorf("%s reports %d of %d slots served", n.Addr, v.slots.Covered(), testserver.SlotCount)
+		if v.Slots.Covered() != testserver.SlotCount {
+			return nil, fmt.Errorf("%s reports %d of %d slots served", n.Addr, v.Slots.Covered(), testserver.SlotCount)
 		}
-		if i > 0 && v.slots.Canonical != views[0].slots.Canonical {
-			return nil, fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s", views[0].node.Addr, n.Addr, views[0].slots.Canonical, v.slots.Canonical)
+		if i > 0 && v.Slots.Canonical != views[0].Slots.Canonical {
+			return nil, fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s", views[0].Addr, n.Addr, views[0].Slots.Canonical, v.Slots.Canonical)
 		}
 		views[i] = v
 	}
@@ -451,4 +439,13 @@ func logNodes(t testing.TB, what string, nodes []*Node) {
 	for _, n := range nodes {
 		t.Logf("respiretest: %s %s %s, log:\n%s", what, n.Addr, n.ID, n.logTail())
 	}
+}
+
+// view asks n for CLUSTER NODES and, if full, CLUSTER INFO, INFO
+// replication and CLUSTER SLOTS (testserver.AskCluster), within
+// requestTimeout.
+func (c *Cluster) view(ctx context.Context, n *Node, full bool) (*testserver.ClusterView, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return testserver.AskCluster(ctx, n.Addr, full)
 }

@@ -88,19 +88,34 @@ func Start(t testing.TB, opts *Options) (*respire.Client, *Server) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	srv, err := StartServer(context.Background(), opts)
+	srv := startFor(t, opts.SkipIfUnavailable, "the server", func() (*Server, error) {
+		return StartServer(context.Background(), opts)
+	}, nil)
+	return srv.Connect(t, opts.Client), srv
+}
+
+// startFor starts a server or a deployment for t with start, and closes
+// it when t ends, after logs writes the end of its logs to the test log
+// if t failed (logs may be nil). An error fails t, or skips it with skip
+// when no server was found.
+func startFor[D interface{ Close() error }](t testing.TB, skip bool, what string, start func() (D, error), logs func(D)) D {
+	t.Helper()
+	d, err := start()
 	if err != nil {
-		if opts.SkipIfUnavailable && errors.Is(err, ErrNoServer) {
+		if skip && errors.Is(err, ErrNoServer) {
 			t.Skip(err)
 		}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("respiretest: stopping the server at %s: %v", srv.Addr, err)
+		if logs != nil && t.Failed() {
+			logs(d)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("respiretest: stopping %s: %v", what, err)
 		}
 	})
-	return srv.Connect(t, opts.Client), srv
+	return d
 }
 
 // Connect returns another client of the server, with the given options

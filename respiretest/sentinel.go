@@ -113,21 +113,11 @@ func StartSentinel(t testing.TB, opts *SentinelOptions) (*respire.Client, *Senti
 	if opts == nil {
 		opts = &SentinelOptions{}
 	}
-	s, err := NewSentinel(context.Background(), opts)
-	if err != nil {
-		if opts.SkipIfUnavailable && errors.Is(err, ErrNoServer) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logNodes(t, "data node", s.data)
-			logNodes(t, "sentinel", s.sentinels)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("respiretest: stopping the Sentinel deployment: %v", err)
-		}
+	s := startFor(t, opts.SkipIfUnavailable, "the Sentinel deployment", func() (*Sentinel, error) {
+		return NewSentinel(context.Background(), opts)
+	}, func(s *Sentinel) {
+		logNodes(t, "data node", s.data)
+		logNodes(t, "sentinel", s.sentinels)
 	})
 	return s.Connect(t, opts.Client), s
 }

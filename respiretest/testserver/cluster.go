@@ -1,9 +1,10 @@
 package testserver
 
 // What a cluster node says about the cluster (CLUSTER NODES, CLUSTER
-// SLOTS), and the slot of a key.
+// SLOTS, CLUSTER INFO), and the slot of a key.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -182,4 +183,75 @@ func ParseClusterSlots(reply any) (SlotMap, error) {
 	}
 	m.Canonical = strings.TrimSpace(b.String())
 	return m, nil
+}
+
+// ClusterView is what one cluster node says about the cluster, read by
+// AskCluster.
+type ClusterView struct {
+	// Addr is the address of the node asked.
+	Addr string
+	// Self is the node's own line of CLUSTER NODES.
+	Self NodeLine
+	// Nodes are the lines of CLUSTER NODES by node ID.
+	Nodes map[string]NodeLine
+	// Info (CLUSTER INFO), Replication (INFO replication) and Slots
+	// (CLUSTER SLOTS) are read by a full AskCluster only.
+	Info, Replication string
+	Slots             SlotMap
+}
+
+// AskCluster asks the node at addr, on a connection of its own, for
+// CLUSTER NODES and, when full, CLUSTER INFO, INFO replication and
+// CLUSTER SLOTS.
+func AskCluster(ctx context.Context, addr string, full bool) (*ClusterView, error) {
+	c, err := Dial(ctx, "tcp", addr, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ask := func(args ...string) (any, error) {
+		reply, err := c.Do(args...)
+		if err != nil {
+			return nil, fmt.Errorf("%s on %s: %w", strings.Join(args, " "), c.addr, err)
+		}
+		return reply, nil
+	}
+	text := func(args ...string) (string, error) {
+		reply, err := ask(args...)
+		if s, ok := reply.(string); ok || err != nil {
+			return s, err
+		}
+		return "", fmt.Errorf("%s on %s: a reply of type %T, not a string", strings.Join(args, " "), c.addr, reply)
+	}
+	nodes, err := text("CLUSTER", "NODES")
+	if err != nil {
+		return nil, err
+	}
+	v := &ClusterView{Addr: addr, Nodes: make(map[string]NodeLine)}
+	for _, e := range ParseClusterNodes(nodes) {
+		v.Nodes[e.ID] = e
+		if e.Flags["myself"] {
+			v.Self = e
+		}
+	}
+	if v.Self.ID == "" {
+		return nil, fmt.Errorf("CLUSTER NODES on %s has no line for the node itself", c.addr)
+	}
+	if !full {
+		return v, nil
+	}
+	if v.Info, err = text("CLUSTER", "INFO"); err != nil {
+		return nil, err
+	}
+	if v.Replication, err = text("INFO", "replication"); err != nil {
+		return nil, err
+	}
+	slots, err := ask("CLUSTER", "SLOTS")
+	if err != nil {
+		return nil, err
+	}
+	if v.Slots, err = ParseClusterSlots(slots); err != nil {
+		return nil, fmt.Errorf("CLUSTER SLOTS on %s: %w", c.addr, err)
+	}
+	return v, nil
 }

@@ -25,6 +25,7 @@ func (e ServerError) Error() string { return string(e) }
 // reply is a string (simple or bulk), an int64, a []any, nil (a null), or
 // a ServerError in an array. It is not safe for concurrent use.
 type Conn struct {
+	addr string
 	conn net.Conn
 	r    *bufio.Reader
 }
@@ -49,7 +50,7 @@ func Dial(ctx context.Context, network, addr string, tlsConfig *tls.Config) (*Co
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	return &Conn{conn: c, r: bufio.NewReader(c)}, nil
+	return &Conn{addr: addr, conn: c, r: bufio.NewReader(c)}, nil
 }
 
 // Close closes the connection.

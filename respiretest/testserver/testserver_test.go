@@ -55,23 +55,19 @@ func start(t *testing.T, args ...string) (*Process, string) {
 	return p, addr
 }
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
-
 // TestConn: replies of every RESP2 type, an error reply, a pipeline
 // with an error in its midst, and a password the probe gets through.
 func TestConn(t *testing.T) {
 	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	_, addr := start(t, "--requirepass", "pw")
-	_, err := Do(ctx(t), addr, "GET", "k")
+	_, err := Do(ctx, addr, "GET", "k")
 	var se ServerError
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, err.Error(), "GET k on "+addr)
 
-	c, err := Dial(ctx(t), "tcp", addr, nil)
+	c, err := Dial(ctx, "tcp", addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	reply, err := c.Do("AUTH", "pw")
@@ -98,6 +94,8 @@ func TestProcess(t *testing.T) {
 		t.Skip("no SIGSTOP")
 	}
 	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	p, addr := start(t)
 	require.NoError(t, p.Pause())
 	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -105,7 +103,7 @@ func TestProcess(t *testing.T) {
 	_, err := Do(short, addr, "PING")
 	require.Error(t, err, "a paused server answered")
 	require.NoError(t, p.Resume())
-	reply, err := Do(ctx(t), addr, "PING")
+	reply, err := Do(ctx, addr, "PING")
 	require.NoError(t, err)
 	assert.Equal(t, "PONG", reply)
 
@@ -120,10 +118,12 @@ func TestProcess(t *testing.T) {
 // and says why in its output.
 func TestWaitReadyExited(t *testing.T) {
 	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	dir := t.TempDir()
 	p, err := Run(serverBin(t), dir, []string{"--no-such-directive", "1"})
 	require.NoError(t, err)
-	err = WaitReady(ctx(t), Probe{Addr: "127.0.0.1:1"}, p.Exited())
+	err = WaitReady(ctx, Probe{Addr: "127.0.0.1:1"}, p.Exited())
 	require.ErrorContains(t, err, "exited during startup")
 	assert.Contains(t, Tail(filepath.Join(dir, OutputFile), 10), "no-such-directive")
 	assert.False(t, PortInUse(Tail(filepath.Join(dir, OutputFile), 10)))
@@ -139,15 +139,17 @@ func TestTerminate(t *testing.T) {
 
 func TestPoll(t *testing.T) {
 	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	n := 0
-	require.NoError(t, Poll(ctx(t), "three tries", func(context.Context) error {
+	require.NoError(t, Poll(ctx, "three tries", func(context.Context) error {
 		if n++; n < 3 {
 			return errors.New("not yet")
 		}
 		return nil
 	}))
 	cause := errors.New("hopeless")
-	err := Poll(ctx(t), "nothing", func(context.Context) error { return Permanent(cause) })
+	err := Poll(ctx, "nothing", func(context.Context) error { return Permanent(cause) })
 	assert.ErrorIs(t, err, cause)
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

@@ -324,14 +324,14 @@ func (c *Cluster) create(ctx context.Context) error {
 			return fmt.Errorf("CLUSTER REPLICATE %s on %s: %w", m.ID, r.Addr, err)
 		}
 	}
-	return c.waitStable(ctx, "the new cluster to be ready", func(vs []*nodeView) error {
+	return c.waitStable(ctx, "the new cluster to be ready", func(vs []*testserver.ClusterView) error {
 		v := vs[0]
-		if got := v.slots.Covered(); got != SlotCount {
-			return fmt.Errorf("%s reports %d slots covered", v.node.Addr, got)
+		if got := v.Slots.Covered(); got != SlotCount {
+			return fmt.Errorf("%s reports %d slots covered", v.Addr, got)
 		}
 		for _, m := range masters {
-			if got := len(v.slots.Shards[m.ID]); got != cfg.Replicas {
-				return fmt.Errorf("%s lists %d replicas of %s in CLUSTER SLOTS, want %d", v.node.Addr, got, m.Addr, cfg.Replicas)
+			if got := len(v.Slots.Shards[m.ID]); got != cfg.Replicas {
+				return fmt.Errorf("%s lists %d replicas of %s in CLUSTER SLOTS, want %d", v.Addr, got, m.Addr, cfg.Replicas)
 			}
 		}
 		return nil
@@ -392,7 +392,7 @@ func (c *Cluster) selves() map[*ClusterNode]testserver.NodeLine {
 	out := make(map[*ClusterNode]testserver.NodeLine)
 	for _, n := range c.upNodes() {
 		if v, err := c.view(context.Background(), n, false); err == nil {
-			out[n] = v.self
+			out[n] = v.Self
 		}
 	}
 	return out

@@ -164,18 +164,18 @@ func (c *Cluster) Failover(ctx context.Context, replica *ClusterNode, mode strin
 		if err != nil {
 			return err
 		}
-		if !v.self.IsPrimary() {
+		if !v.Self.IsPrimary() {
 			if mode != "TAKEOVER" && won {
 				stale = fmt.Errorf("harness: %s on %s: it won an election and is a replica again: %s",
 					strings.Join(args, " "), replica.Addr, hint)
 				return nil
 			}
-			return fmt.Errorf("it reports flags %s", v.self.FlagList)
+			return fmt.Errorf("it reports flags %s", v.Self.FlagList)
 		}
 		// An election yields an epoch above every earlier one.
-		if mode != "TAKEOVER" && v.self.Epoch <= before {
+		if mode != "TAKEOVER" && v.Self.Epoch <= before {
 			stale = fmt.Errorf("harness: %s on %s: it became a master with config epoch %d, not above the current epoch %d: %s",
-				strings.Join(args, " "), replica.Addr, v.self.Epoch, before, hint)
+				strings.Join(args, " "), replica.Addr, v.Self.Epoch, before, hint)
 		}
 		return nil
 	})
@@ -197,7 +197,7 @@ func (c *Cluster) WaitMasterFailed(ctx context.Context, n *ClusterNode) error {
 			if err != nil {
 				return err
 			}
-			e, ok := v.byID[n.ID]
+			e, ok := v.Nodes[n.ID]
 			if !ok {
 				return fmt.Errorf("%s does not know it", o.Addr)
 			}
@@ -221,59 +221,59 @@ func (c *Cluster) WaitStable(ctx context.Context) error {
 }
 
 // waitStable is WaitStable with an extra condition on the agreed views.
-func (c *Cluster) waitStable(ctx context.Context, what string, extra func([]*nodeView) error) error {
+func (c *Cluster) waitStable(ctx context.Context, what string, extra func([]*testserver.ClusterView) error) error {
 	return poll(ctx, what, func(ctx context.Context) error {
 		up := c.upNodes()
 		if len(up) == 0 {
 			return errors.New("no node is up")
 		}
-		views := make([]*nodeView, len(up))
+		views := make([]*testserver.ClusterView, len(up))
 		for i, n := range up {
 			v, err := c.view(ctx, n, true)
 			if err != nil {
 				return err
 			}
-			if st := testserver.InfoField(v.info, "cluster_state"); st != "ok" {
+			if st := testserver.InfoField(v.Info, "cluster_state"); st != "ok" {
 				return fmt.Errorf("%s reports cluster_state:%s", n.Addr, st)
 			}
-			if v.self.IsReplica() && testserver.InfoField(v.repl, "master_link_status") != "up" {
-				return fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, testserver.InfoField(v.repl, "master_link_status"))
+			if v.Self.IsReplica() && testserver.InfoField(v.Replication, "master_link_status") != "up" {
+				return fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, testserver.InfoField(v.Replication, "master_link_status"))
 			}
 			views[i] = v
 		}
 		first := views[0]
-		epochs := make(map[int64]*ClusterNode)
+		epochs := make(map[int64]string)
 		for _, v := range views {
-			if v.slots.Canonical != first.slots.Canonical {
+			if v.Slots.Canonical != first.Slots.Canonical {
 				return fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s",
-					first.node.Addr, v.node.Addr, first.slots.Canonical, v.slots.Canonical)
+					first.Addr, v.Addr, first.Slots.Canonical, v.Slots.Canonical)
 			}
 			// A failover or a takeover bumps epochs, which gossip spreads;
 			// a failover started before they agree may collide with it.
-			if a, b := testserver.InfoField(first.info, "cluster_current_epoch"), testserver.InfoField(v.info, "cluster_current_epoch"); a != b {
-				return fmt.Errorf("%s reports cluster_current_epoch:%s, %s reports %s", first.node.Addr, a, v.node.Addr, b)
+			if a, b := testserver.InfoField(first.Info, "cluster_current_epoch"), testserver.InfoField(v.Info, "cluster_current_epoch"); a != b {
+				return fmt.Errorf("%s reports cluster_current_epoch:%s, %s reports %s", first.Addr, a, v.Addr, b)
 			}
-			if v.self.IsPrimary() {
-				if o, ok := epochs[v.self.Epoch]; ok {
-					return fmt.Errorf("masters %s and %s share config epoch %d", o.Addr, v.node.Addr, v.self.Epoch)
+			if v.Self.IsPrimary() {
+				if o, ok := epochs[v.Self.Epoch]; ok {
+					return fmt.Errorf("masters %s and %s share config epoch %d", o, v.Addr, v.Self.Epoch)
 				}
-				epochs[v.self.Epoch] = v.node
+				epochs[v.Self.Epoch] = v.Addr
 			}
 			for _, n := range up {
-				e, ok := v.byID[n.ID]
+				e, ok := v.Nodes[n.ID]
 				if !ok {
-					return fmt.Errorf("%s does not know %s", v.node.Addr, n.Addr)
+					return fmt.Errorf("%s does not know %s", v.Addr, n.Addr)
 				}
 				if e.Flags["fail"] || e.Flags["fail?"] || e.Flags["handshake"] || e.Flags["noaddr"] {
-					return fmt.Errorf("%s reports %s with flags %s", v.node.Addr, n.Addr, e.FlagList)
+					return fmt.Errorf("%s reports %s with flags %s", v.Addr, n.Addr, e.FlagList)
 				}
-				own := views[slices.Index(up, n)].self
+				own := views[slices.Index(up, n)].Self
 				if e.IsPrimary() != own.IsPrimary() || e.Primary != own.Primary {
 					return fmt.Errorf("%s reports %s as %s of %q, which reports itself %s of %q",
-						v.node.Addr, n.Addr, e.FlagList, e.Primary, own.FlagList, own.Primary)
+						v.Addr, n.Addr, e.FlagList, e.Primary, own.FlagList, own.Primary)
 				}
 				if e.Epoch != own.Epoch {
-					return fmt.Errorf("%s reports config epoch %d for %s, which reports %d", v.node.Addr, e.Epoch, n.Addr, own.Epoch)
+					return fmt.Errorf("%s reports config epoch %d for %s, which reports %d", v.Addr, e.Epoch, n.Addr, own.Epoch)
 				}
 			}
 		}
@@ -294,7 +294,7 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 				return err
 			}
 			for _, o := range nodes {
-				e, ok := v.byID[o.ID]
+				e, ok := v.Nodes[o.ID]
 				if !ok {
 					return fmt.Errorf("%s does not know %s", n.Addr, o.Addr)
 				}
@@ -303,7 +303,7 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 				}
 			}
 			for _, o := range gone {
-				if _, ok := v.byID[o.ID]; ok {
+				if _, ok := v.Nodes[o.ID]; ok {
 					return fmt.Errorf("%s still knows %s", n.Addr, o.Addr)
 				}
 			}

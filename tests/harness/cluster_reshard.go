@@ -121,21 +121,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 			return err
 		}
 	}
-	return poll(ctx, fmt.Sprintf("every node to give %d slots to %s", len(slots), to.Addr), func(ctx context.Context) error {
-		for _, n := range c.upNodes() {
-			v, err := c.view(ctx, n, false)
-			if err != nil {
-				return err
-			}
-			e := v.byID[to.ID]
-			for _, slot := range slots {
-				if !e.Owns(slot) {
-					return fmt.Errorf("%s does not report slot %d on %s", n.Addr, slot, to.Addr)
-				}
-			}
-		}
-		return nil
-	})
+	return c.waitOwner(ctx, to, slots)
 }
 
 // moveChunk is how many slots MoveSlots moves at a time.

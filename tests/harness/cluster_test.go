@@ -18,13 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// clusterCtx returns a context bounded for one cluster operation.
-func clusterCtx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
-
 func TestClusterNodeBusPortTaken(t *testing.T) {
 	t.Parallel()
 	// Hold a port and offer its port-10000 first: the node cannot bind its

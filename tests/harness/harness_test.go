@@ -22,8 +22,14 @@ func TestMain(m *testing.M) {
 }
 
 // ctx returns a context bounded for one harness round trip.
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+func ctx(t *testing.T) context.Context { return bounded(t, 5*time.Second) }
+
+// clusterCtx returns a context bounded for one cluster operation.
+func clusterCtx(t *testing.T) context.Context { return bounded(t, 30*time.Second) }
+
+// bounded returns a context that ends after d or with the test.
+func bounded(t *testing.T, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return c
 }
