@@ -1,6 +1,7 @@
 package respiretest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,9 +98,7 @@ type Cluster struct {
 // SkipIfUnavailable. opts may be nil.
 func StartCluster(t testing.TB, opts *ClusterOptions) (*respire.Client, *Cluster) {
 	t.Helper()
-	if opts == nil {
-		opts = &ClusterOptions{}
-	}
+	opts = cmp.Or(opts, &ClusterOptions{})
 	c := startFor(t, opts.SkipIfUnavailable, "the cluster", func() (*Cluster, error) {
 		return NewCluster(context.Background(), opts)
 	}, func(c *Cluster) { logNodes(t, "cluster node", c.nodes) })
@@ -111,10 +110,7 @@ func StartCluster(t testing.TB, opts *ClusterOptions) (*respire.Client, *Cluster
 // Close it. ctx bounds the start only. The error wraps ErrNoServer when
 // no server binary was found, ErrInvalidOptions for bad options.
 func NewCluster(ctx context.Context, opts *ClusterOptions) (*Cluster, error) {
-	if opts == nil {
-		opts = &ClusterOptions{}
-	}
-	o, err := opts.withDefaults()
+	o, err := cmp.Or(opts, &ClusterOptions{}).withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package respiretest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,9 +86,7 @@ type Server struct {
 // SkipIfUnavailable. opts may be nil.
 func Start(t testing.TB, opts *Options) (*respire.Client, *Server) {
 	t.Helper()
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = cmp.Or(opts, &Options{})
 	srv := startFor(t, opts.SkipIfUnavailable, "the server", func() (*Server, error) {
 		return StartServer(context.Background(), opts)
 	}, nil)
@@ -138,9 +137,7 @@ func (s *Server) Connect(t testing.TB, opts respire.Options) *respire.Client {
 // for programs. The caller must Close it. ctx bounds the start only. The
 // error wraps ErrNoServer when no server binary or Docker engine was found.
 func StartServer(ctx context.Context, opts *Options) (*Server, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = cmp.Or(opts, &Options{})
 	bin, err := findBinary(opts.Server, "Options.Server")
 	switch {
 	case err != nil:

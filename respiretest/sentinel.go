@@ -1,6 +1,7 @@
 package respiretest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -110,9 +111,7 @@ type Sentinel struct {
 // opts may be nil.
 func StartSentinel(t testing.TB, opts *SentinelOptions) (*respire.Client, *Sentinel) {
 	t.Helper()
-	if opts == nil {
-		opts = &SentinelOptions{}
-	}
+	opts = cmp.Or(opts, &SentinelOptions{})
 	s := startFor(t, opts.SkipIfUnavailable, "the Sentinel deployment", func() (*Sentinel, error) {
 		return NewSentinel(context.Background(), opts)
 	}, func(s *Sentinel) {
@@ -127,10 +126,7 @@ func StartSentinel(t testing.TB, opts *SentinelOptions) (*respire.Client, *Senti
 // The error wraps ErrNoServer when no server binary was found,
 // ErrInvalidOptions for bad options.
 func NewSentinel(ctx context.Context, opts *SentinelOptions) (*Sentinel, error) {
-	if opts == nil {
-		opts = &SentinelOptions{}
-	}
-	o, err := opts.withDefaults()
+	o, err := cmp.Or(opts, &SentinelOptions{}).withDefaults()
 	if err != nil {
 		return nil, err
 	}

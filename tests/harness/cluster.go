@@ -229,7 +229,7 @@ func (c *Cluster) cleanup(t testing.TB) {
 			state = "stopped by the harness"
 		case n.paused:
 			state = "was paused by the harness"
-			if err := signalProcess(n.Server, "CONT"); err == nil {
+			if err := pauseProcess(n.Server, false); err == nil {
 				n.paused = false
 			}
 		}
@@ -402,36 +402,29 @@ func (c *Cluster) selves() map[*ClusterNode]testserver.NodeLine {
 // order of Nodes. Nodes that are paused, stopped or do not answer are left
 // out. A master may own no slots (see AddNode).
 func (c *Cluster) Masters() []*ClusterNode {
-	selves := c.selves()
-	var out []*ClusterNode
-	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.IsPrimary() {
-			out = append(out, n)
-		}
-	}
-	return out
+	return c.nodesWhere(testserver.NodeLine.IsPrimary)
 }
 
 // Replicas returns the nodes that report themselves replicas now, in the
 // order of Nodes, leaving out those that are paused, stopped or silent.
 func (c *Cluster) Replicas() []*ClusterNode {
-	selves := c.selves()
-	var out []*ClusterNode
-	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.IsReplica() {
-			out = append(out, n)
-		}
-	}
-	return out
+	return c.nodesWhere(testserver.NodeLine.IsReplica)
 }
 
 // ReplicasOf returns the nodes that report themselves replicas of master
 // now, leaving out those that are paused, stopped or silent.
 func (c *Cluster) ReplicasOf(master *ClusterNode) []*ClusterNode {
+	return c.nodesWhere(func(e testserver.NodeLine) bool { return e.IsReplica() && e.Primary == master.ID })
+}
+
+// nodesWhere returns the nodes whose own line of CLUSTER NODES satisfies
+// keep, in the order of Nodes, leaving out those that are paused, stopped
+// or silent.
+func (c *Cluster) nodesWhere(keep func(testserver.NodeLine) bool) []*ClusterNode {
 	selves := c.selves()
 	var out []*ClusterNode
 	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.IsReplica() && e.Primary == master.ID {
+		if e, ok := selves[n]; ok && keep(e) {
 			out = append(out, n)
 		}
 	}

@@ -34,10 +34,8 @@ func (c *Cluster) Stop(n *ClusterNode) {
 	c.mustNotBeShared("Stop")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused {
-		signalProcess(n.Server, "CONT")
-		n.paused = false
-	}
+	_ = n.setPaused(false)
+	n.paused = false
 	n.Server.Stop()
 	n.down = true
 }
@@ -50,14 +48,10 @@ func (c *Cluster) Pause(n *ClusterNode) error {
 	c.mustNotBeShared("Pause")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused || n.down {
+	if n.down {
 		return nil
 	}
-	if err := signalProcess(n.Server, "STOP"); err != nil {
-		return fmt.Errorf("harness: pausing %s: %w", n.Addr, err)
-	}
-	n.paused = true
-	return nil
+	return n.setPaused(true)
 }
 
 // Resume continues a node paused by Pause with SIGCONT. Resuming a node
@@ -66,13 +60,23 @@ func (c *Cluster) Resume(n *ClusterNode) error {
 	c.mustNotBeShared("Resume")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.paused {
+	return n.setPaused(false)
+}
+
+// setPaused pauses or resumes n's process unless it is so already; n.mu
+// is held.
+func (n *ClusterNode) setPaused(pause bool) error {
+	if n.paused == pause {
 		return nil
 	}
-	if err := signalProcess(n.Server, "CONT"); err != nil {
-		return fmt.Errorf("harness: resuming %s: %w", n.Addr, err)
+	if err := pauseProcess(n.Server, pause); err != nil {
+		verb := "resuming"
+		if pause {
+			verb = "pausing"
+		}
+		return fmt.Errorf("harness: %s %s: %w", verb, n.Addr, err)
 	}
-	n.paused = false
+	n.paused = pause
 	return nil
 }
 
@@ -85,11 +89,8 @@ func (c *Cluster) Restart(n *ClusterNode) error {
 	c.mustNotBeShared("Restart")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused {
-		if err := signalProcess(n.Server, "CONT"); err != nil {
-			return fmt.Errorf("harness: resuming %s: %w", n.Addr, err)
-		}
-		n.paused = false
+	if err := n.setPaused(false); err != nil {
+		return err
 	}
 	// Server.Restart fails its test with t.Fatal: run it where that ends
 	// only a goroutine of ours, and report the failure as an error.
@@ -312,23 +313,15 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 	})
 }
 
-// signalProcess sends sig ("STOP" to pause, "CONT" to resume) to the
-// server's process.
-func signalProcess(s *Server, sig string) error {
+// pauseProcess pauses (SIGSTOP) or resumes (SIGCONT) the server's process.
+func pauseProcess(s *Server, pause bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.run.(*procRunner)
 	if !ok {
 		return errors.New("the server is not a local process")
 	}
-	proc, err := p.process()
-	if err != nil {
-		return err
-	}
-	if sig == "STOP" {
-		return proc.Pause()
-	}
-	return proc.Resume()
+	return p.pause(pause)
 }
 
 // Cluster ports: a node listens on p and its bus on p+10000. They are drawn

@@ -203,16 +203,7 @@ func (c *Cluster) AddNode(ctx context.Context) (*ClusterNode, error) {
 	}
 	// Until the new node has learned the whole slot map it answers
 	// CLUSTERDOWN, to MIGRATE too.
-	err = poll(ctx, "the new node "+n.Addr+" to report cluster_state:ok", func(ctx context.Context) error {
-		info, err := n.Do(ctx, "CLUSTER", "INFO")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(fmt.Sprint(info), "cluster_state:ok") {
-			return errors.New("cluster_state is not ok")
-		}
-		return nil
-	})
+	err = waitClusterOK(ctx, n.Server, "the new node "+n.Addr)
 	return n, err
 }
 
@@ -233,7 +224,7 @@ func (c *Cluster) RemoveNode(ctx context.Context, n *ClusterNode) error {
 	}
 	n.mu.Lock()
 	if n.paused {
-		signalProcess(n.Server, "CONT")
+		pauseProcess(n.Server, false)
 		n.paused = false
 	}
 	n.Server.Stop()
@@ -245,4 +236,18 @@ func (c *Cluster) RemoveNode(ctx context.Context, n *ClusterNode) error {
 	}
 	c.mu.Unlock()
 	return c.waitKnown(ctx, others, []*ClusterNode{n})
+}
+
+// waitClusterOK waits until the node s reports cluster_state:ok.
+func waitClusterOK(ctx context.Context, s *Server, what string) error {
+	return poll(ctx, what+" to report cluster_state:ok", func(ctx context.Context) error {
+		info, err := s.Do(ctx, "CLUSTER", "INFO")
+		if err != nil {
+			return err
+		}
+		if st := testserver.InfoField(fmt.Sprint(info), "cluster_state"); st != "ok" {
+			return fmt.Errorf("cluster_state:%s", st)
+		}
+		return nil
+	})
 }

@@ -82,13 +82,16 @@ func (p *procRunner) stop() {
 
 func (p *procRunner) close() { p.kill() }
 
-// process returns the current incarnation if it is running.
-func (p *procRunner) process() (*testserver.Process, error) {
+// running reports whether the current incarnation runs.
+func (p *procRunner) running() bool { return p != nil && p.proc != nil && p.proc.Running() }
+
+// pause pauses (SIGSTOP) or resumes (SIGCONT) the current incarnation.
+func (p *procRunner) pause(pause bool) error {
 	switch {
-	case p.proc == nil:
-		return nil, errors.New("the server was never started")
-	case !p.proc.Running():
-		return nil, errors.New("the server process has ended")
+	case !p.running():
+		return errors.New("the process is not running")
+	case pause:
+		return p.proc.Pause()
 	}
-	return p.proc, nil
+	return p.proc.Resume()
 }

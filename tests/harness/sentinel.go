@@ -99,7 +99,7 @@ type Sentinels struct {
 // PauseData stops a data node with SIGSTOP: it keeps its sockets open and
 // answers nothing, as a hung master would. WaitStable resumes it.
 func (d *Sentinels) PauseData(s *Server) error {
-	if err := signalProcess(s, "STOP"); err != nil {
+	if err := pauseProcess(s, true); err != nil {
 		return fmt.Errorf("harness: pausing %s: %w", s.Addr, err)
 	}
 	d.mu.Lock()
@@ -115,7 +115,7 @@ func (d *Sentinels) resumeData() error {
 	d.paused = nil
 	d.mu.Unlock()
 	for _, s := range paused {
-		if err := signalProcess(s, "CONT"); err != nil {
+		if err := pauseProcess(s, false); err != nil {
 			return fmt.Errorf("harness: resuming %s: %w", s.Addr, err)
 		}
 	}
@@ -173,7 +173,7 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 			sp.mu.Lock()
 			defer sp.mu.Unlock()
 			if sp.stopped {
-				_ = sp.signal("CONT")
+				_ = sp.run.pause(false)
 			}
 			sp.run.close()
 			if t.Failed() {
@@ -343,7 +343,7 @@ func (sp *SentinelProc) Kill() {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if sp.stopped {
-		_ = sp.signal("CONT")
+		_ = sp.run.pause(false)
 		sp.stopped = false
 	}
 	sp.run.kill()
@@ -370,7 +370,7 @@ func (sp *SentinelProc) Restart() error {
 func (sp *SentinelProc) Pause() error {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if err := sp.signal("STOP"); err != nil {
+	if err := sp.run.pause(true); err != nil {
 		return err
 	}
 	sp.stopped = true
@@ -385,26 +385,13 @@ func (sp *SentinelProc) Resume() error {
 		return nil
 	}
 	sp.stopped = false
-	return sp.signal("CONT")
+	return sp.run.pause(false)
 }
 
 func (sp *SentinelProc) running() bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	_, err := sp.run.process()
-	return err == nil
-}
-
-// signal sends sig ("STOP" or "CONT") to the process; sp.mu is held.
-func (sp *SentinelProc) signal(sig string) error {
-	p, err := sp.run.process()
-	if err != nil {
-		return fmt.Errorf("the sentinel is not running: %w", err)
-	}
-	if sig == "STOP" {
-		return p.Pause()
-	}
-	return p.Resume()
+	return sp.run.running()
 }
 
 // Do sends one command to the sentinel, authenticated as the deployment's
