@@ -2,6 +2,7 @@ package respiretest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -48,46 +49,37 @@ func startProcessArgs(ctx context.Context, bin string, timeout time.Duration, ar
 	// A port found free may be taken before the server binds it: try a
 	// few.
 	for attempt := 1; ; attempt++ {
-		srv, retry, err := launch(ctx, bin, dir, args)
+		srv, err := launch(ctx, bin, dir, args)
 		if err == nil {
 			return srv, nil
 		}
-		if !retry || attempt == 3 {
+		if !errors.Is(err, testserver.ErrPortInUse) || attempt == 3 {
 			os.RemoveAll(dir)
-			return nil, err
+			return nil, fmt.Errorf("respiretest: %w", err)
 		}
 	}
 }
 
-// launch starts bin once; retry reports a port taken meanwhile.
-func launch(ctx context.Context, bin, dir string, argsFor func(port int, dir string) ([]string, error)) (srv *Server, retry bool, err error) {
+// launch starts bin once, on a free port.
+func launch(ctx context.Context, bin, dir string, argsFor func(port int, dir string) ([]string, error)) (*Server, error) {
 	port, err := testserver.FreePort()
 	if err != nil {
-		return nil, false, fmt.Errorf("respiretest: %w", err)
+		return nil, err
 	}
-	logPath := filepath.Join(dir, logName)
-	os.Remove(logPath) // an earlier attempt's complaint is not this one's
-	os.Remove(filepath.Join(dir, testserver.OutputFile))
 	args, err := argsFor(port, dir)
 	if err != nil {
-		return nil, false, fmt.Errorf("respiretest: %w", err)
-	}
-	p, err := testserver.Run(bin, dir, args)
-	if err != nil {
-		return nil, false, fmt.Errorf("respiretest: %w", err)
+		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := testserver.WaitReady(ctx, testserver.Probe{Addr: addr}, p.Exited()); err != nil {
-		p.Kill()
-		out := tail(logPath) + tail(filepath.Join(dir, testserver.OutputFile))
-		return nil, testserver.PortInUse(out),
-			fmt.Errorf("respiretest: %s did not start at %s: %w\n%s", bin, addr, err, out)
+	p, err := testserver.Launch(ctx, bin, dir, args, testserver.Probe{Addr: addr}, filepath.Join(dir, logName))
+	if err != nil {
+		return nil, err
 	}
 	stop := func() error {
 		p.Kill()
 		return os.RemoveAll(dir)
 	}
-	return &Server{Addr: addr, Binary: bin, Dir: dir, stop: stop, proc: p}, false, nil
+	return &Server{Addr: addr, Binary: bin, Dir: dir, stop: stop, proc: p}, nil
 }
 
 // tail returns the last lines of a log file, indented, for an error.

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -131,20 +132,71 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// PortInUse reports whether a server's log or output says that its port
-// was taken ("Address already in use").
-func PortInUse(log string) bool {
-	return strings.Contains(log, "already in use")
+// ErrPortInUse is wrapped by the error of Launch when the server could not
+// bind its port: another process took it after FreePort found it free, or
+// a killed server's port lingers. Launch again on another port, or on the
+// same one a moment later.
+var ErrPortInUse = errors.New("testserver: address already in use")
+
+// Launch runs bin with args in dir, as Run does, and waits until it
+// serves, as WaitReady does with probe. When it does not, the process is
+// killed and the error holds the end of what it wrote meanwhile to its
+// log file (logPath, "" for none) and to OutputFile, and wraps
+// ErrPortInUse when that says its port was taken.
+func Launch(ctx context.Context, bin, dir string, args []string, probe Probe, logPath string) (*Process, error) {
+	outPath := filepath.Join(dir, OutputFile)
+	logFrom, outFrom := fileSize(logPath), fileSize(outPath)
+	p, err := Run(bin, dir, args)
+	if err != nil {
+		return nil, err
+	}
+	err = WaitReady(ctx, probe, p.Exited())
+	if err == nil {
+		return p, nil
+	}
+	p.Kill()
+	said := strings.TrimSpace(readFrom(logPath, logFrom) + "\n" + readFrom(outPath, outFrom))
+	if strings.Contains(said, "already in use") {
+		err = fmt.Errorf("%w: %v", ErrPortInUse, err)
+	}
+	return nil, fmt.Errorf("%s did not start at %s: %w\n%s", bin, probe.Addr, err, lastLines(said, 10))
+}
+
+// fileSize returns the size of the file at path, 0 if there is none.
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if path == "" || err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// readFrom returns the contents of the file at path from offset on.
+func readFrom(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if path == "" || err != nil || int64(len(b)) < offset {
+		return ""
+	}
+	return string(b[offset:])
 }
 
 // Tail returns the last n lines of the file at path, "" when it is empty
 // or cannot be read: the end of a server's log, for an error.
 func Tail(path string, n int) string {
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
+	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lastLines(string(b), n)
+}
+
+// lastLines returns the last n lines of s, without the final newline.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

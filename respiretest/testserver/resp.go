@@ -176,8 +176,21 @@ type Probe struct {
 // it answers with anything but LOADING (an error such as NOAUTH counts:
 // the server serves), exited (which may be nil) is closed, or ctx ends.
 func WaitReady(ctx context.Context, p Probe, exited <-chan struct{}) error {
+	// A PING to a port that another process holds may get no answer: it
+	// ends when the server does.
+	pingCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if exited != nil {
+		go func() {
+			select {
+			case <-exited:
+				cancel()
+			case <-pingCtx.Done():
+			}
+		}()
+	}
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 25*time.Millisecond) {
-		err := p.ping(ctx)
+		err := p.ping(pingCtx)
 		if err == nil {
 			return nil
 		}
@@ -203,6 +216,7 @@ func (p Probe) ping(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
+	defer context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })()
 	var se ServerError
 	if p.Password != "" {
 		auth := []string{"AUTH", p.Password}

@@ -114,19 +114,25 @@ func TestProcess(t *testing.T) {
 	p.Kill() // again: nothing
 }
 
-// TestWaitReadyExited: a server that cannot start ends the wait at once,
-// and says why in its output.
-func TestWaitReadyExited(t *testing.T) {
+// TestLaunchFails: a server that cannot start ends the wait at once,
+// and the error says why: its complaint, and whether its port was taken.
+func TestLaunchFails(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	p, err := Run(serverBin(t), dir, []string{"--no-such-directive", "1"})
-	require.NoError(t, err)
-	err = WaitReady(ctx, Probe{Addr: "127.0.0.1:1"}, p.Exited())
+	_, err := Launch(ctx, serverBin(t), dir, []string{"--no-such-directive", "1"}, Probe{Addr: "127.0.0.1:1"}, "")
 	require.ErrorContains(t, err, "exited during startup")
-	assert.Contains(t, Tail(filepath.Join(dir, OutputFile), 10), "no-such-directive")
-	assert.False(t, PortInUse(Tail(filepath.Join(dir, OutputFile), 10)))
+	assert.ErrorContains(t, err, "no-such-directive")
+	assert.NotErrorIs(t, err, ErrPortInUse)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	_, err = Launch(ctx, serverBin(t), dir, []string{"--port", port, "--bind", "127.0.0.1", "--save", ""},
+		Probe{Addr: l.Addr().String()}, "")
+	assert.ErrorIs(t, err, ErrPortInUse)
 }
 
 // TestTerminate: SIGTERM ends a server gracefully.

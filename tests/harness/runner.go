@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"time"
@@ -11,12 +12,10 @@ import (
 // runner runs incarnations of one server: a local process or a container.
 // Calls are serialized by Server.mu.
 type runner interface {
-	// launch starts a new incarnation listening on port, with args; it does
-	// not wait for it to serve.
-	launch(port int, args []string) error
-	// exited is closed when the current incarnation has ended. It may be
-	// nil when the runner cannot tell.
-	exited() <-chan struct{}
+	// launch starts a new incarnation listening on port, with args, and
+	// waits until it serves (probe answers PING) or ctx ends. Its error
+	// wraps testserver.ErrPortInUse when the port was taken.
+	launch(ctx context.Context, port int, args []string, probe testserver.Probe) error
 	// kill ends the current incarnation with SIGKILL and waits for it.
 	kill()
 	// stop asks the current incarnation to shut down and waits for it,
@@ -38,34 +37,28 @@ const stopTimeout = 10 * time.Second
 // procRunner runs the server as a child process of the test binary, with
 // testserver.Run.
 type procRunner struct {
-	bin  string
-	dir  string
-	proc *testserver.Process // the current incarnation; nil before the first
+	bin, dir string
+	logPath  string              // the server's log file
+	proc     *testserver.Process // the current incarnation; nil before the first
 }
 
-// newProcRunner runs bin with working directory dir.
-func newProcRunner(bin, dir string) *procRunner {
-	return &procRunner{bin: bin, dir: dir}
+// newProcRunner runs bin with working directory dir; the server logs to
+// logPath.
+func newProcRunner(bin, dir, logPath string) *procRunner {
+	return &procRunner{bin: bin, dir: dir, logPath: logPath}
 }
 
 func (p *procRunner) bindAddr() string    { return "127.0.0.1" }
 func (p *procRunner) extraArgs() []string { return nil }
 func (p *procRunner) outputPath() string  { return filepath.Join(p.dir, testserver.OutputFile) }
 
-func (p *procRunner) launch(_ int, args []string) error {
-	proc, err := testserver.Run(p.bin, p.dir, args)
+func (p *procRunner) launch(ctx context.Context, _ int, args []string, probe testserver.Probe) error {
+	proc, err := testserver.Launch(ctx, p.bin, p.dir, args, probe, p.logPath)
 	if err != nil {
 		return err
 	}
 	p.proc = proc
 	return nil
-}
-
-func (p *procRunner) exited() <-chan struct{} {
-	if p.proc == nil {
-		return nil
-	}
-	return p.proc.Exited()
 }
 
 func (p *procRunner) kill() {

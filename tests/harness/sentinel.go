@@ -266,17 +266,10 @@ func (sp *SentinelProc) confText(cfg SentinelConfig, p int, host, port string) (
 // launch runs the sentinel with its configuration file (which it rewrites
 // with what it learns, so a restart remembers) and waits for PING.
 func (sp *SentinelProc) launch() error {
-	sp.run = newProcRunner(sp.bin, sp.dir)
-	if err := sp.run.launch(sp.port, []string{sp.conf, "--sentinel"}); err != nil {
-		return err
-	}
+	sp.run = newProcRunner(sp.bin, sp.dir, sp.LogPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // as Server.readyTimeout
 	defer cancel()
-	if err := testserver.WaitReady(ctx, testserver.Probe{Addr: sp.Addr, TLS: sp.tls}, sp.run.exited()); err != nil {
-		sp.run.kill()
-		return err
-	}
-	return nil
+	return sp.run.launch(ctx, sp.port, []string{sp.conf, "--sentinel"}, testserver.Probe{Addr: sp.Addr, TLS: sp.tls})
 }
 
 // dataArgs are the directives of a data node, a replica of master unless

@@ -126,7 +126,7 @@ func Start(t testing.TB, cfg Config) *Server {
 	switch {
 	case err == nil:
 		s.bin = bin
-		s.run = newProcRunner(bin, s.Dir)
+		s.run = newProcRunner(bin, s.Dir, s.LogPath)
 	case errors.Is(err, errNoBinary) && dockerAvailable():
 		s.run, err = newDockerRunner(cfg.Flavor, s.Dir)
 		if err != nil {
@@ -176,7 +176,7 @@ func Start(t testing.TB, cfg Config) *Server {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, errPortInUse) && i < attempts {
+		if errors.Is(err, testserver.ErrPortInUse) && i < attempts {
 			continue // another process took the port between probe and bind
 		}
 		s.logLogged = true
@@ -226,7 +226,7 @@ func (s *Server) Restart(t testing.TB) {
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, errPortInUse) || time.Now().After(deadline) {
+		if !errors.Is(err, testserver.ErrPortInUse) || time.Now().After(deadline) {
 			s.logLogged = true
 			t.Fatalf("harness: restarting %s on %s: %v\n%s", s.Flavor, s.Addr, err, s.logTail(50))
 		}
@@ -252,9 +252,6 @@ func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
 	return c.Do(args...)
 }
 
-// errPortInUse says the server could not bind its port.
-var errPortInUse = errors.New("address already in use")
-
 // readyTimeout is how long a server may take to answer its first PING.
 func (s *Server) readyTimeout() time.Duration {
 	if _, ok := s.run.(*procRunner); ok {
@@ -270,31 +267,9 @@ func (s *Server) readyTimeout() time.Duration {
 func (s *Server) launch(port int, timeout time.Duration) error {
 	s.port = port
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	logSize, outSize := fileSize(s.LogPath), fileSize(s.run.outputPath())
-	if err := s.run.launch(port, s.args(port)); err != nil {
-		if strings.Contains(err.Error(), "already allocated") ||
-			strings.Contains(err.Error(), "address already in use") {
-			return fmt.Errorf("%w: %v", errPortInUse, err)
-		}
-		return err
-	}
-	err := s.waitReady(timeout)
-	if err == nil {
-		return nil
-	}
-	s.run.kill()
-	if strings.Contains(readFrom(s.LogPath, logSize)+readFrom(s.run.outputPath(), outSize), "Address already in use") {
-		return fmt.Errorf("%w: port %d", errPortInUse, port)
-	}
-	return err
-}
-
-// waitReady waits until the server answers PING (testserver.WaitReady),
-// its process ends or timeout passes.
-func (s *Server) waitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return testserver.WaitReady(ctx, testserver.Probe{Addr: s.Addr, TLS: s.TLSConfig, Password: s.Config.Password}, s.run.exited())
+	return s.run.launch(ctx, port, s.args(port), testserver.Probe{Addr: s.Addr, TLS: s.TLSConfig, Password: s.Config.Password})
 }
 
 // version asks INFO server for the product version. If the default user

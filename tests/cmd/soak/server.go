@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -53,29 +52,20 @@ func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 func (s *server) start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	logPath := filepath.Join(s.dir, "server.log")
+	args := []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(s.port),
+		"--dir", s.dir, "--logfile", logPath, "--daemonize", "no", "--save", "", "--appendonly", "no"}
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
-		err := s.launch(ctx)
-		if err == nil || ctx.Err() != nil {
+		p, err := testserver.Launch(ctx, s.bin, s.dir, args, testserver.Probe{Addr: s.addr()}, logPath)
+		if err == nil {
+			s.proc = p
+			return nil
+		}
+		if !errors.Is(err, testserver.ErrPortInUse) || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(wait)
 	}
-}
-
-func (s *server) launch(ctx context.Context) error {
-	p, err := testserver.Run(s.bin, s.dir, []string{
-		"--bind", "127.0.0.1", "--port", strconv.Itoa(s.port),
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "server.log"),
-		"--daemonize", "no", "--save", "", "--appendonly", "no"})
-	if err != nil {
-		return err
-	}
-	if err := testserver.WaitReady(ctx, testserver.Probe{Addr: s.addr()}, p.Exited()); err != nil {
-		p.Kill()
-		return fmt.Errorf("%s did not start (see %s): %w", s.bin, filepath.Join(s.dir, "server.log"), err)
-	}
-	s.proc = p
-	return nil
 }
 
 // kill ends the process with SIGKILL, as a crash would, and waits for it.
