@@ -417,14 +417,7 @@ func (sp *SentinelProc) dial(ctx context.Context) (*testserver.Conn, error) {
 	return c, nil
 }
 
-func (sp *SentinelProc) logTail(n int) string {
-	b, _ := os.ReadFile(sp.LogPath)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (sp *SentinelProc) logTail(n int) string { return testserver.Tail(sp.LogPath, n) }
 
 // Addrs returns the sentinels' addresses.
 func (d *Sentinels) Addrs() []string {

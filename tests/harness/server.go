@@ -355,18 +355,9 @@ func (s *Server) args(port int) []string {
 func (s *Server) logTail(n int) string {
 	var b strings.Builder
 	for _, p := range []string{s.LogPath, s.run.outputPath()} {
-		if p == "" {
-			continue
+		if t := testserver.Tail(p, n); p != "" && t != "" {
+			fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", filepath.Base(p), strings.Count(t, "\n")+1, t)
 		}
-		data, err := os.ReadFile(p)
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-		if len(lines) > n {
-			lines = lines[len(lines)-n:]
-		}
-		fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", filepath.Base(p), len(lines), strings.Join(lines, "\n"))
 	}
 	if b.Len() == 0 {
 		return "(no server output)"
