@@ -24,12 +24,12 @@ func KeySlot(key string) int {
 			key = key[i+1 : i+1+j]
 		}
 	}
-	return int(CRC16(key) % SlotCount)
+	return int(crc16(key) % SlotCount)
 }
 
-// CRC16 is CRC-16/XMODEM: polynomial 0x1021, initial value 0, no
+// crc16 is CRC-16/XMODEM: polynomial 0x1021, initial value 0, no
 // reflection, no final XOR.
-func CRC16(s string) uint16 {
+func crc16(s string) uint16 {
 	var crc uint16
 	for i := 0; i < len(s); i++ {
 		crc ^= uint16(s[i]) << 8
@@ -81,9 +81,9 @@ func (e NodeLine) Owns(slot int) bool {
 	return false
 }
 
-// ParseClusterNodes parses a CLUSTER NODES reply, skipping malformed
+// parseClusterNodes parses a CLUSTER NODES reply, skipping malformed
 // lines.
-func ParseClusterNodes(reply string) []NodeLine {
+func parseClusterNodes(reply string) []NodeLine {
 	var out []NodeLine
 	for _, line := range strings.Split(reply, "\n") {
 		f := strings.Fields(line)
@@ -119,7 +119,7 @@ func ParseClusterNodes(reply string) []NodeLine {
 	return out
 }
 
-// SlotMap is a CLUSTER SLOTS reply, read by ParseClusterSlots.
+// SlotMap is a CLUSTER SLOTS reply, read by parseClusterSlots.
 type SlotMap struct {
 	// Canonical is the map in a canonical form, to compare what two
 	// nodes say: "lo-hi:primary,replica... " by range, replicas sorted.
@@ -139,9 +139,9 @@ func (m SlotMap) Covered() int {
 	return n
 }
 
-// ParseClusterSlots reads a CLUSTER SLOTS reply: ranges of [start, end,
+// parseClusterSlots reads a CLUSTER SLOTS reply: ranges of [start, end,
 // primary, replicas...], each node as [ip, port, id, ...].
-func ParseClusterSlots(reply any) (SlotMap, error) {
+func parseClusterSlots(reply any) (SlotMap, error) {
 	entries, ok := reply.([]any)
 	if !ok {
 		return SlotMap{}, fmt.Errorf("a reply of type %T", reply)
@@ -228,7 +228,7 @@ func AskCluster(ctx context.Context, addr string, full bool) (*ClusterView, erro
 		return nil, err
 	}
 	v := &ClusterView{Addr: addr, Nodes: make(map[string]NodeLine)}
-	for _, e := range ParseClusterNodes(nodes) {
+	for _, e := range parseClusterNodes(nodes) {
 		v.Nodes[e.ID] = e
 		if e.Flags["myself"] {
 			v.Self = e
@@ -250,7 +250,7 @@ func AskCluster(ctx context.Context, addr string, full bool) (*ClusterView, erro
 	if err != nil {
 		return nil, err
 	}
-	if v.Slots, err = ParseClusterSlots(slots); err != nil {
+	if v.Slots, err = parseClusterSlots(slots); err != nil {
 		return nil, fmt.Errorf("CLUSTER SLOTS on %s: %w", c.addr, err)
 	}
 	return v, nil

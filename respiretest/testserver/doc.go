@@ -10,10 +10,11 @@
 // for tests and tools that start servers their own way:
 //
 //	port, _ := testserver.FreePort()
-//	p, _ := testserver.Run(bin, dir, []string{"--port", strconv.Itoa(port), "--save", ""})
-//	defer p.Kill()
 //	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-//	if err := testserver.WaitReady(ctx, testserver.Probe{Addr: addr}, p.Exited()); err != nil { ... }
+//	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", ""}
+//	p, err := testserver.Launch(ctx, bin, dir, args, testserver.Probe{Addr: addr}, "")
+//	if errors.Is(err, testserver.ErrPortInUse) { ... try another port ... }
+//	defer p.Kill()
 //	reply, err := testserver.Do(ctx, addr, "INFO", "server")
 //
 // The RESP client shares no code with Respire, so that what a test

@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// DefaultWait bounds a Poll whose context has no deadline.
-const DefaultWait = 30 * time.Second
+// defaultWait bounds a Poll whose context has no deadline.
+const defaultWait = 30 * time.Second
 
 // Poll calls check, backing off from 10ms to 100ms, until it returns nil
-// or ctx ends; without a deadline in ctx it gives up after DefaultWait.
+// or ctx ends; without a deadline in ctx it gives up after defaultWait.
 // The error says what was awaited and the last error of check. A check
 // that returns an error made by Permanent ends the wait at once with
 // that error's cause.
 func Poll(ctx context.Context, what string, check func(context.Context) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultWait)
+		ctx, cancel = context.WithTimeout(ctx, defaultWait)
 		defer cancel()
 	}
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {

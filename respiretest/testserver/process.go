@@ -18,7 +18,7 @@ import (
 // its log file is open (a bad argument, a missing library).
 const OutputFile = "output.log"
 
-// Process is a server process started by Run. Its methods are safe for
+// Process is a server process started by Launch. Its methods are safe for
 // concurrent use.
 type Process struct {
 	cmd  *exec.Cmd
@@ -26,12 +26,11 @@ type Process struct {
 	mu   sync.Mutex
 }
 
-// Run starts bin with args and working directory dir, its output appended
-// to OutputFile in dir, and returns without waiting for it to serve (see
-// WaitReady). On Linux the process is killed when the calling program
-// dies, even without a chance to clean up (a panic, a test timeout,
-// SIGKILL).
-func Run(bin, dir string, args []string) (*Process, error) {
+// run starts bin with args and working directory dir, its output appended
+// to OutputFile in dir, and returns without waiting for it to serve. On
+// Linux the process is killed when the calling program dies, even without
+// a chance to clean up (a panic, a test timeout, SIGKILL).
+func run(bin, dir string, args []string) (*Process, error) {
 	out, err := os.OpenFile(filepath.Join(dir, OutputFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("testserver: %w", err)
@@ -52,11 +51,11 @@ func Run(bin, dir string, args []string) (*Process, error) {
 	return p, nil
 }
 
-// Pid returns the process ID.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+// pid returns the process ID.
+func (p *Process) pid() int { return p.cmd.Process.Pid }
 
-// Exited returns a channel closed when the process has ended.
-func (p *Process) Exited() <-chan struct{} { return p.done }
+// exited returns a channel closed when the process has ended.
+func (p *Process) exited() <-chan struct{} { return p.done }
 
 // Running reports whether the process has not ended yet.
 func (p *Process) Running() bool {
@@ -92,9 +91,9 @@ func (p *Process) Terminate(timeout time.Duration) {
 	}
 }
 
-// ErrExited is wrapped by the error of Pause or Resume on a process that
+// errExited is wrapped by the error of Pause or Resume on a process that
 // has ended.
-var ErrExited = errors.New("testserver: the process has ended")
+var errExited = errors.New("testserver: the process has ended")
 
 // Pause suspends the process with SIGSTOP: its sockets stay open and it
 // answers nothing, as a hung or partitioned server would. Resume lets it
@@ -112,10 +111,10 @@ func (p *Process) signal(sig os.Signal, name string) error {
 	case sig == nil:
 		return fmt.Errorf("testserver: %s: %w", name, errors.ErrUnsupported)
 	case !p.Running():
-		return fmt.Errorf("testserver: %s to %d: %w", name, p.Pid(), ErrExited)
+		return fmt.Errorf("testserver: %s to %d: %w", name, p.pid(), errExited)
 	}
 	if err := p.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("testserver: %s to %d: %w", name, p.Pid(), err)
+		return fmt.Errorf("testserver: %s to %d: %w", name, p.pid(), err)
 	}
 	return nil
 }
@@ -138,19 +137,22 @@ func FreePort() (int, error) {
 // same one a moment later.
 var ErrPortInUse = errors.New("testserver: address already in use")
 
-// Launch runs bin with args in dir, as Run does, and waits until it
-// serves, as WaitReady does with probe. When it does not, the process is
+// Launch runs bin with args and working directory dir, its output
+// appended to OutputFile in dir, and waits until it serves, as WaitReady
+// does with probe. On Linux the process is killed when the calling
+// program dies, even without a chance to clean up (a panic, a test
+// timeout, SIGKILL). When it does not, the process is
 // killed and the error holds the end of what it wrote meanwhile to its
 // log file (logPath, "" for none) and to OutputFile, and wraps
 // ErrPortInUse when that says its port was taken.
 func Launch(ctx context.Context, bin, dir string, args []string, probe Probe, logPath string) (*Process, error) {
 	outPath := filepath.Join(dir, OutputFile)
 	logFrom, outFrom := fileSize(logPath), fileSize(outPath)
-	p, err := Run(bin, dir, args)
+	p, err := run(bin, dir, args)
 	if err != nil {
 		return nil, err
 	}
-	err = WaitReady(ctx, probe, p.Exited())
+	err = WaitReady(ctx, probe, p.exited())
 	if err == nil {
 		return p, nil
 	}

@@ -45,13 +45,13 @@ func start(t *testing.T, args ...string) (*Process, string) {
 	dir := t.TempDir()
 	args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--logfile", filepath.Join(dir, "server.log")}, args...)
-	p, err := Run(serverBin(t), dir, args)
+	p, err := run(serverBin(t), dir, args)
 	require.NoError(t, err)
 	t.Cleanup(p.Kill)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.NoError(t, WaitReady(ctx, Probe{Addr: addr, Password: "pw"}, p.Exited()))
+	require.NoError(t, WaitReady(ctx, Probe{Addr: addr, Password: "pw"}, p.exited()))
 	return p, addr
 }
 
@@ -110,7 +110,7 @@ func TestProcess(t *testing.T) {
 	assert.True(t, p.Running())
 	p.Kill()
 	assert.False(t, p.Running())
-	assert.ErrorIs(t, p.Pause(), ErrExited)
+	assert.ErrorIs(t, p.Pause(), errExited)
 	p.Kill() // again: nothing
 }
 
@@ -167,8 +167,8 @@ func TestPoll(t *testing.T) {
 // TestKeySlot: the slots of keys, as CLUSTER KEYSLOT gives them.
 func TestKeySlot(t *testing.T) {
 	// CRC-16/XMODEM's check value.
-	assert.Equal(t, uint16(0x31C3), CRC16("123456789"))
-	slot := func(s string) int { return int(CRC16(s)) % SlotCount }
+	assert.Equal(t, uint16(0x31C3), crc16("123456789"))
+	slot := func(s string) int { return int(crc16(s)) % SlotCount }
 	for key, want := range map[string]int{
 		"":                     0,
 		"foo":                  12182,
@@ -191,7 +191,7 @@ func TestKeySlot(t *testing.T) {
 }
 
 func TestParseClusterNodes(t *testing.T) {
-	lines := ParseClusterNodes("" +
+	lines := parseClusterNodes("" +
 		"a1 127.0.0.1:7000@17000,host1 myself,master - 0 0 3 connected 0-5460 5462 [5463->-b2]\n" +
 		"b2 127.0.0.1:7001@17001 slave a1 0 0 3 connected\n" +
 		"short line\n")
@@ -208,7 +208,7 @@ func TestParseClusterNodes(t *testing.T) {
 
 func TestParseClusterSlots(t *testing.T) {
 	node := func(id string) []any { return []any{"127.0.0.1", int64(7000), id} }
-	m, err := ParseClusterSlots([]any{
+	m, err := parseClusterSlots([]any{
 		[]any{int64(100), int64(16383), node("b"), node("z"), node("y")},
 		[]any{int64(0), int64(99), node("a")},
 	})
@@ -216,8 +216,8 @@ func TestParseClusterSlots(t *testing.T) {
 	assert.Equal(t, "0-99:a 100-16383:b,y,z", m.Canonical)
 	assert.Equal(t, []string{"y", "z"}, m.Shards["b"])
 	assert.Equal(t, SlotCount, m.Covered())
-	_, err = ParseClusterSlots("no")
+	_, err = parseClusterSlots("no")
 	assert.Error(t, err)
-	_, err = ParseClusterSlots([]any{[]any{"x", int64(1), node("a")}})
+	_, err = parseClusterSlots([]any{[]any{"x", int64(1), node("a")}})
 	assert.Error(t, err)
 }
