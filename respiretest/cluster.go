@@ -1,6 +1,7 @@
 package respiretest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,14 +11,12 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // ErrInvalidOptions is wrapped by the error of NewCluster or NewSentinel
 // for options that make no sense (a negative count or duration).
 var ErrInvalidOptions = errors.New("respiretest: invalid options")
-
-// slotCount is the number of hash slots of a cluster.
-const slotCount = 16384
 
 // ClusterOptions configure a cluster started by StartCluster or
 // NewCluster. The zero value (or a nil *ClusterOptions) is three
@@ -63,8 +62,8 @@ func (o ClusterOptions) withDefaults() (ClusterOptions, error) {
 		return o, fmt.Errorf("%w: ClusterOptions.NodeTimeout is %v", ErrInvalidOptions, o.NodeTimeout)
 	case o.StartTimeout < 0:
 		return o, fmt.Errorf("%w: ClusterOptions.StartTimeout is %v", ErrInvalidOptions, o.StartTimeout)
-	case o.Masters > slotCount:
-		return o, fmt.Errorf("%w: ClusterOptions.Masters is %d, more than the %d slots", ErrInvalidOptions, o.Masters, slotCount)
+	case o.Masters > testserver.SlotCount:
+		return o, fmt.Errorf("%w: ClusterOptions.Masters is %d, more than the %d slots", ErrInvalidOptions, o.Masters, testserver.SlotCount)
 	}
 	if o.Masters == 0 {
 		o.Masters = 3
@@ -99,24 +98,10 @@ type Cluster struct {
 // SkipIfUnavailable. opts may be nil.
 func StartCluster(t testing.TB, opts *ClusterOptions) (*respire.Client, *Cluster) {
 	t.Helper()
-	if opts == nil {
-		opts = &ClusterOptions{}
-	}
-	c, err := NewCluster(context.Background(), opts)
-	if err != nil {
-		if opts.SkipIfUnavailable && errors.Is(err, ErrNoServer) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logNodes(t, "cluster node", c.nodes)
-		}
-		if err := c.Close(); err != nil {
-			t.Errorf("respiretest: stopping the cluster: %v", err)
-		}
-	})
+	opts = cmp.Or(opts, &ClusterOptions{})
+	c := startFor(t, opts.SkipIfUnavailable, "the cluster", func() (*Cluster, error) {
+		return NewCluster(context.Background(), opts)
+	}, func(c *Cluster) { logNodes(t, "cluster node", c.nodes) })
 	return c.Connect(t, opts.Client), c
 }
 
@@ -125,10 +110,7 @@ func StartCluster(t testing.TB, opts *ClusterOptions) (*respire.Client, *Cluster
 // Close it. ctx bounds the start only. The error wraps ErrNoServer when
 // no server binary was found, ErrInvalidOptions for bad options.
 func NewCluster(ctx context.Context, opts *ClusterOptions) (*Cluster, error) {
-	if opts == nil {
-		opts = &ClusterOptions{}
-	}
-	o, err := opts.withDefaults()
+	o, err := cmp.Or(opts, &ClusterOptions{}).withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +123,9 @@ func NewCluster(ctx context.Context, opts *ClusterOptions) (*Cluster, error) {
 	total := o.Masters * (1 + o.ReplicasPerMaster)
 	buses := make([]int, total)
 	nodes, err := startNodes(ctx, bin, total, o.StartTimeout, func(i, port int, dir string) ([]string, error) {
-		bus, err := freePort()
+		bus, err := testserver.FreePort()
 		for err == nil && bus == port {
-			bus, err = freePort()
+			bus, err = testserver.FreePort()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port for the cluster bus: %w", err)
@@ -196,7 +178,7 @@ func (c *Cluster) create(ctx context.Context, buses []int) error {
 		if _, err := p.do(ctx, "CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
 			return err
 		}
-		lo, hi := i*slotCount/o.Masters, (i+1)*slotCount/o.Masters-1
+		lo, hi := i*testserver.SlotCount/o.Masters, (i+1)*testserver.SlotCount/o.Masters-1
 		if _, err := p.do(ctx, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
 			return err
 		}
@@ -217,12 +199,12 @@ func (c *Cluster) create(ctx context.Context, buses []int) error {
 				return err
 			}
 			for _, o := range c.nodes {
-				e, ok := v.byID[o.ID]
+				e, ok := v.Nodes[o.ID]
 				if !ok {
 					return fmt.Errorf("%s does not know %s", n.Addr, o.Addr)
 				}
-				if e.flags["handshake"] || e.flags["noaddr"] {
-					return fmt.Errorf("%s reports %s as %s", n.Addr, o.Addr, e.flagList)
+				if e.Flags["handshake"] || e.Flags["noaddr"] {
+					return fmt.Errorf("%s reports %s as %s", n.Addr, o.Addr, e.FlagList)
 				}
 			}
 		}
@@ -243,8 +225,8 @@ func (c *Cluster) create(ctx context.Context, buses []int) error {
 			return err
 		}
 		for _, p := range primaries {
-			if got := len(views[0].shards[p.ID]); got != o.ReplicasPerMaster {
-				return fmt.Errorf("%s lists %d replicas of %s, not %d", views[0].node.Addr, got, p.Addr, o.ReplicasPerMaster)
+			if got := len(views[0].Slots.Shards[p.ID]); got != o.ReplicasPerMaster {
+				return fmt.Errorf("%s lists %d replicas of %s, not %d", views[0].Addr, got, p.Addr, o.ReplicasPerMaster)
 			}
 		}
 		return nil
@@ -299,24 +281,24 @@ func connect(t testing.TB, opts respire.Options, what string) *respire.Client {
 // with the highest config epoch. Keys that share a {hash tag} share a
 // slot.
 func (c *Cluster) PrimaryOf(ctx context.Context, key string) (*Node, error) {
-	slot := keySlot(key)
+	slot := testserver.KeySlot(key)
 	v, err := c.anyView(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var best *nodeLine
-	for _, e := range v.byID {
-		if e.flags["master"] && !e.flags["fail"] && e.owns(slot) && (best == nil || e.epoch > best.epoch) {
+	var best *testserver.NodeLine
+	for _, e := range v.Nodes {
+		if e.IsPrimary() && !e.Flags["fail"] && e.Owns(slot) && (best == nil || e.Epoch > best.Epoch) {
 			best = &e
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("respiretest: %s sees no primary of slot %d (key %q)", v.node.Addr, slot, key)
+		return nil, fmt.Errorf("respiretest: %s sees no primary of slot %d (key %q)", v.Addr, slot, key)
 	}
-	if n := c.byID(best.id); n != nil {
+	if n := c.byID(best.ID); n != nil {
 		return n, nil
 	}
-	return nil, fmt.Errorf("respiretest: slot %d is served by %s, not a node of this cluster", slot, best.addr)
+	return nil, fmt.Errorf("respiretest: slot %d is served by %s, not a node of this cluster", slot, best.Addr)
 }
 
 // ReplicasOf returns the nodes that replicate primary now, as the first
@@ -331,7 +313,7 @@ func (c *Cluster) ReplicasOf(ctx context.Context, primary *Node) ([]*Node, error
 	}
 	var out []*Node
 	for _, n := range c.nodes {
-		if e, ok := v.byID[n.ID]; ok && e.master == primary.ID {
+		if e, ok := v.Nodes[n.ID]; ok && e.Primary == primary.ID {
 			out = append(out, n)
 		}
 	}
@@ -358,19 +340,19 @@ func (c *Cluster) WaitFailover(ctx context.Context, old *Node) error {
 			}
 		}
 		if len(up) == 0 {
-			return &permanentError{errors.New("every node is killed or stopped")}
+			return testserver.Permanent(errors.New("every node is killed or stopped"))
 		}
 		v, err := c.anyView(ctx)
 		if err != nil {
 			return err
 		}
-		if e, ok := v.byID[old.ID]; ok && len(e.slots) > 0 && e.flags["master"] {
+		if e, ok := v.Nodes[old.ID]; ok && len(e.Slots) > 0 && e.IsPrimary() {
 			replicated := false
-			for _, o := range v.byID {
-				replicated = replicated || o.master == old.ID
+			for _, o := range v.Nodes {
+				replicated = replicated || o.Primary == old.ID
 			}
 			if !replicated {
-				return &permanentError{fmt.Errorf("%s has no replica to promote", old.Addr)}
+				return testserver.Permanent(fmt.Errorf("%s has no replica to promote", old.Addr))
 			}
 		}
 		views, err := c.agreed(ctx, up)
@@ -378,8 +360,8 @@ func (c *Cluster) WaitFailover(ctx context.Context, old *Node) error {
 			return err
 		}
 		for _, v := range views {
-			if e, ok := v.byID[old.ID]; ok && len(e.slots) > 0 && e.flags["master"] {
-				return fmt.Errorf("%s still sees %s serving slots", v.node.Addr, old.Addr)
+			if e, ok := v.Nodes[old.ID]; ok && len(e.Slots) > 0 && e.IsPrimary() {
+				return fmt.Errorf("%s still sees %s serving slots", v.Addr, old.Addr)
 			}
 		}
 		return nil
@@ -401,7 +383,7 @@ func (c *Cluster) byID(id string) *Node {
 }
 
 // anyView returns the view of the first node that is up and answers.
-func (c *Cluster) anyView(ctx context.Context) (*nodeView, error) {
+func (c *Cluster) anyView(ctx context.Context) (*testserver.ClusterView, error) {
 	last := errors.New("every node is killed or stopped")
 	for _, n := range c.nodes {
 		if !n.up() {
@@ -419,29 +401,29 @@ func (c *Cluster) anyView(ctx context.Context) (*nodeView, error) {
 // agreed checks that every node of up reports cluster_state:ok and the
 // same complete slot map, and that each replica among them has its link
 // to its primary up, and returns their views.
-func (c *Cluster) agreed(ctx context.Context, up []*Node) ([]*nodeView, error) {
+func (c *Cluster) agreed(ctx context.Context, up []*Node) ([]*testserver.ClusterView, error) {
 	if len(up) == 0 {
 		return nil, errors.New("every node is killed or stopped")
 	}
-	views := make([]*nodeView, len(up))
+	views := make([]*testserver.ClusterView, len(up))
 	for i, n := range up {
 		v, err := c.view(ctx, n, true)
 		if err != nil {
 			return nil, err
 		}
-		if st := infoField(v.info, "cluster_state"); st != "ok" {
+		if st := testserver.InfoField(v.Info, "cluster_state"); st != "ok" {
 			return nil, fmt.Errorf("%s reports cluster_state:%s", n.Addr, st)
 		}
-		if v.self.flags["slave"] || v.self.flags["replica"] {
-			if st := infoField(v.repl, "master_link_status"); st != "up" {
+		if v.Self.IsReplica() {
+			if st := testserver.InfoField(v.Replication, "master_link_status"); st != "up" {
 				return nil, fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, st)
 			}
 		}
-		if v.covered != slotCount {
-			return nil, fmt.Errorf("%s reports %d of %d slots served", n.Addr, v.covered, slotCount)
+		if v.Slots.Covered() != testserver.SlotCount {
+			return nil, fmt.Errorf("%s reports %d of %d slots served", n.Addr, v.Slots.Covered(), testserver.SlotCount)
 		}
-		if i > 0 && v.slots != views[0].slots {
-			return nil, fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s", views[0].node.Addr, n.Addr, views[0].slots, v.slots)
+		if i > 0 && v.Slots.Canonical != views[0].Slots.Canonical {
+			return nil, fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s", views[0].Addr, n.Addr, views[0].Slots.Canonical, v.Slots.Canonical)
 		}
 		views[i] = v
 	}
@@ -453,4 +435,13 @@ func logNodes(t testing.TB, what string, nodes []*Node) {
 	for _, n := range nodes {
 		t.Logf("respiretest: %s %s %s, log:\n%s", what, n.Addr, n.ID, n.logTail())
 	}
+}
+
+// view asks n for CLUSTER NODES and, if full, CLUSTER INFO, INFO
+// replication and CLUSTER SLOTS (testserver.AskCluster), within
+// requestTimeout.
+func (c *Cluster) view(ctx context.Context, n *Node, full bool) (*testserver.ClusterView, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	return testserver.AskCluster(ctx, n.Addr, full)
 }

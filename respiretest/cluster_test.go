@@ -168,21 +168,6 @@ func TestClusterNoServer(t *testing.T) {
 	assert.True(t, skipped)
 }
 
-// TestKeySlot: the slots of a few keys, as CLUSTER KEYSLOT gives them.
-func TestKeySlot(t *testing.T) {
-	for key, want := range map[string]int{
-		"":                     0,
-		"foo":                  12182,
-		"123456789":            12739,
-		"{user1000}.following": keySlot("user1000"),
-		"{}x":                  keySlot("{}x"),
-		"a{b}c{d}":             keySlot("b"),
-	} {
-		assert.Equal(t, want, keySlot(key), "%q", key)
-	}
-	assert.NotEqual(t, keySlot("{}x"), keySlot("x"), "an empty tag hashes the whole key")
-}
-
 // TestClusterBadArgs: a node that does not start fails the whole start,
 // with the server's complaint in the error.
 func TestClusterBadArgs(t *testing.T) {

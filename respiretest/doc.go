@@ -55,6 +55,12 @@
 //
 // NewCluster and NewSentinel start them without a test, for TestMain.
 //
+// Package testserver, beneath this one, holds the parts it is built on:
+// running a server process, waiting until it serves, a small RESP client
+// independent of Respire (to set a server up or look at it without the
+// client under test), and readers of CLUSTER NODES and CLUSTER SLOTS. It
+// is for tests and tools that start servers their own way.
+//
 // This package lives in a module of its own so that programs that only use
 // Respire do not download Docker's client libraries.
 //

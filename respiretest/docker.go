@@ -10,6 +10,7 @@ import (
 
 	"github.com/ory/dockertest/v3"
 	"github.com/ory/dockertest/v3/docker"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // errNoEngine is wrapped by startDocker's error when no Docker engine
@@ -73,7 +74,7 @@ func startDocker(ctx context.Context, opts *Options) (*Server, error) {
 	stop := func() error { return pool.Purge(res) }
 	wctx, cancel := context.WithTimeout(ctx, orDefault(opts.StartTimeout, 2*time.Minute))
 	defer cancel()
-	if err := awaitReady(wctx, addr, nil); err != nil {
+	if err := testserver.WaitReady(wctx, testserver.Probe{Addr: addr}, nil); err != nil {
 		stop()
 		return nil, fmt.Errorf("respiretest: the server in the Docker image %s did not answer at %s: %w", image, addr, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // ErrNodeKilled is wrapped by the error of Stop or Continue on a node that
@@ -49,10 +51,7 @@ func (n *Node) Kill() error {
 	if n.killed {
 		return nil
 	}
-	if err := n.srv.proc.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("respiretest: killing %s: %w", n.Addr, err)
-	}
-	<-n.srv.exited
+	n.srv.proc.Kill()
 	n.killed, n.stopped = true, false
 	return nil
 }
@@ -64,16 +63,16 @@ func (n *Node) Kill() error {
 // does nothing; the deployment's clean-up kills stopped nodes too. Not
 // available on Windows.
 func (n *Node) Stop() error {
-	return n.signal(sigStop, "stopping", true)
+	return n.signal((*testserver.Process).Pause, "stopping", true)
 }
 
 // Continue resumes a node that Stop suspended, with SIGCONT. Continuing a
 // node that is not stopped does nothing.
 func (n *Node) Continue() error {
-	return n.signal(sigCont, "continuing", false)
+	return n.signal((*testserver.Process).Resume, "continuing", false)
 }
 
-func (n *Node) signal(sig os.Signal, verb string, stop bool) error {
+func (n *Node) signal(send func(*testserver.Process) error, verb string, stop bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {
@@ -81,10 +80,8 @@ func (n *Node) signal(sig os.Signal, verb string, stop bool) error {
 		return fmt.Errorf("respiretest: %s %s: %w", verb, n.Addr, ErrNodeKilled)
 	case n.stopped == stop:
 		return nil
-	case sig == nil:
-		return fmt.Errorf("respiretest: %s %s: %w: no SIGSTOP or SIGCONT here", verb, n.Addr, errors.ErrUnsupported)
 	}
-	if err := n.srv.proc.Signal(sig); err != nil {
+	if err := send(n.srv.proc); err != nil {
 		return fmt.Errorf("respiretest: %s %s: %w", verb, n.Addr, err)
 	}
 	n.stopped = stop

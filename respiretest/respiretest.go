@@ -1,6 +1,7 @@
 package respiretest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // EnvServer is the environment variable that names the server binary to
@@ -71,10 +73,9 @@ type Server struct {
 	Dir string
 
 	stop func() error
-	// proc and exited (closed when it has ended) are those of a local
-	// process, for the nodes of a Cluster or a Sentinel deployment.
-	proc   *os.Process
-	exited <-chan struct{}
+	// proc is a local process, for the nodes of a Cluster or a Sentinel
+	// deployment.
+	proc *testserver.Process
 }
 
 // Start starts a server for the test and returns a client connected to
@@ -85,22 +86,35 @@ type Server struct {
 // SkipIfUnavailable. opts may be nil.
 func Start(t testing.TB, opts *Options) (*respire.Client, *Server) {
 	t.Helper()
-	if opts == nil {
-		opts = &Options{}
-	}
-	srv, err := StartServer(context.Background(), opts)
+	opts = cmp.Or(opts, &Options{})
+	srv := startFor(t, opts.SkipIfUnavailable, "the server", func() (*Server, error) {
+		return StartServer(context.Background(), opts)
+	}, nil)
+	return srv.Connect(t, opts.Client), srv
+}
+
+// startFor starts a server or a deployment for t with start, and closes
+// it when t ends, after logs writes the end of its logs to the test log
+// if t failed (logs may be nil). An error fails t, or skips it with skip
+// when no server was found.
+func startFor[D interface{ Close() error }](t testing.TB, skip bool, what string, start func() (D, error), logs func(D)) D {
+	t.Helper()
+	d, err := start()
 	if err != nil {
-		if opts.SkipIfUnavailable && errors.Is(err, ErrNoServer) {
+		if skip && errors.Is(err, ErrNoServer) {
 			t.Skip(err)
 		}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("respiretest: stopping the server at %s: %v", srv.Addr, err)
+		if logs != nil && t.Failed() {
+			logs(d)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("respiretest: stopping %s: %v", what, err)
 		}
 	})
-	return srv.Connect(t, opts.Client), srv
+	return d
 }
 
 // Connect returns another client of the server, with the given options
@@ -123,9 +137,7 @@ func (s *Server) Connect(t testing.TB, opts respire.Options) *respire.Client {
 // for programs. The caller must Close it. ctx bounds the start only. The
 // error wraps ErrNoServer when no server binary or Docker engine was found.
 func StartServer(ctx context.Context, opts *Options) (*Server, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = cmp.Or(opts, &Options{})
 	bin, err := findBinary(opts.Server, "Options.Server")
 	switch {
 	case err != nil:

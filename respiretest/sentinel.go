@@ -1,6 +1,7 @@
 package respiretest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/respire"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SentinelOptions configure a Sentinel deployment started by
@@ -109,24 +111,12 @@ type Sentinel struct {
 // opts may be nil.
 func StartSentinel(t testing.TB, opts *SentinelOptions) (*respire.Client, *Sentinel) {
 	t.Helper()
-	if opts == nil {
-		opts = &SentinelOptions{}
-	}
-	s, err := NewSentinel(context.Background(), opts)
-	if err != nil {
-		if opts.SkipIfUnavailable && errors.Is(err, ErrNoServer) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logNodes(t, "data node", s.data)
-			logNodes(t, "sentinel", s.sentinels)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("respiretest: stopping the Sentinel deployment: %v", err)
-		}
+	opts = cmp.Or(opts, &SentinelOptions{})
+	s := startFor(t, opts.SkipIfUnavailable, "the Sentinel deployment", func() (*Sentinel, error) {
+		return NewSentinel(context.Background(), opts)
+	}, func(s *Sentinel) {
+		logNodes(t, "data node", s.data)
+		logNodes(t, "sentinel", s.sentinels)
 	})
 	return s.Connect(t, opts.Client), s
 }
@@ -136,10 +126,7 @@ func StartSentinel(t testing.TB, opts *SentinelOptions) (*respire.Client, *Senti
 // The error wraps ErrNoServer when no server binary was found,
 // ErrInvalidOptions for bad options.
 func NewSentinel(ctx context.Context, opts *SentinelOptions) (*Sentinel, error) {
-	if opts == nil {
-		opts = &SentinelOptions{}
-	}
-	o, err := opts.withDefaults()
+	o, err := cmp.Or(opts, &SentinelOptions{}).withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +225,7 @@ func (s *Sentinel) masterState(ctx context.Context, sn *Node) (map[string]string
 	if err != nil {
 		return nil, err
 	}
-	return pairs(v), nil
+	return testserver.Pairs(v), nil
 }
 
 // replicaOf checks that r reports itself a replica of p with its link up.
@@ -247,13 +234,13 @@ func replicaOf(ctx context.Context, r, p *Node) error {
 	if err != nil {
 		return err
 	}
-	if role := infoField(info, "role"); role != "slave" {
+	if role := testserver.InfoField(info, "role"); role != "slave" {
 		return fmt.Errorf("%s reports role:%s", r.Addr, role)
 	}
-	if port := infoField(info, "master_port"); port != strconv.Itoa(p.port()) {
+	if port := testserver.InfoField(info, "master_port"); port != strconv.Itoa(p.port()) {
 		return fmt.Errorf("%s replicates port %s, not %s", r.Addr, port, p.Addr)
 	}
-	if st := infoField(info, "master_link_status"); st != "up" {
+	if st := testserver.InfoField(info, "master_link_status"); st != "up" {
 		return fmt.Errorf("%s reports master_link_status:%s", r.Addr, st)
 	}
 	return nil
@@ -370,7 +357,7 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Node) error {
 			}
 		}
 		if candidates == 0 {
-			return &permanentError{fmt.Errorf("%s has no replica to promote", old.Addr)}
+			return testserver.Permanent(fmt.Errorf("%s has no replica to promote", old.Addr))
 		}
 		var primary *Node
 		for _, sn := range s.sentinels {
@@ -389,20 +376,20 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Node) error {
 				return fmt.Errorf("sentinel %s reports the primary %s with flags %s", sn.Addr, a, m["flags"])
 			case primary == nil:
 				if primary = s.dataNode(a); primary == nil {
-					return &permanentError{fmt.Errorf("sentinel %s names %s, not a data node of this deployment", sn.Addr, a)}
+					return testserver.Permanent(fmt.Errorf("sentinel %s names %s, not a data node of this deployment", sn.Addr, a))
 				}
 			case primary.Addr != a:
 				return fmt.Errorf("sentinels name %s and %s", primary.Addr, a)
 			}
 		}
 		if primary == nil {
-			return &permanentError{errors.New("every sentinel is killed or stopped")}
+			return testserver.Permanent(errors.New("every sentinel is killed or stopped"))
 		}
 		info, err := doString(ctx, primary.Addr, "INFO", "replication")
 		if err != nil {
 			return err
 		}
-		if role := infoField(info, "role"); role != "master" {
+		if role := testserver.InfoField(info, "role"); role != "master" {
 			return fmt.Errorf("the new primary %s reports role:%s", primary.Addr, role)
 		}
 		for _, n := range s.data {

@@ -11,6 +11,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/respire-go/respire v0.1.0
 	github.com/respire-go/respire/goredis v0.0.0
+	github.com/respire-go/respire/respiretest v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -60,3 +61,5 @@ require (
 replace github.com/respire-go/respire => ../
 
 replace github.com/respire-go/respire/goredis => ../goredis
+
+replace github.com/respire-go/respire/respiretest => ../respiretest

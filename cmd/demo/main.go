@@ -4,8 +4,10 @@
 //
 //	make demo            # or: go run ./cmd/demo
 //
-// It looks for the server in .servers/bin (make servers) and then for
+// It looks for the server where `make servers` installs it (.servers/bin,
+// or $RESPIRE_SERVERS_DIR/bin, as the test harness does) and then for
 // redis-server on PATH; set RESPIRE_DEMO_SERVER to use another binary.
+
 package main
 
 import (
@@ -30,11 +32,21 @@ func main() {
 	}
 }
 
+// findServer and run start the server themselves, not with
+// respiretest/testserver as the soak tool and the test harness do:
+// respiretest is a module of its own that requires this one, and this
+// module requiring it back would make a cycle (and bring respiretest's
+// Docker libraries into the module graph of every user of the client).
 func findServer() (string, error) {
 	if p := os.Getenv("RESPIRE_DEMO_SERVER"); p != "" {
 		return p, nil
 	}
-	for _, p := range []string{".servers/bin/redis-8.0-server", ".servers/bin/redis-7.0-server"} {
+	dir := os.Getenv("RESPIRE_SERVERS_DIR")
+	if dir == "" {
+		dir = ".servers"
+	}
+	for _, name := range []string{"redis-8.0-server", "redis-7.0-server"} {
+		p := filepath.Join(dir, "bin", name)
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}

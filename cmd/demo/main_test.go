@@ -12,12 +12,8 @@ import (
 // that the README's first command keeps working.
 func TestDemo(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	if os.Getenv("RESPIRE_DEMO_SERVER") == "" {
-		if p, err := filepath.Abs("../../.servers/bin/redis-8.0-server"); err == nil {
-			if _, err := os.Stat(p); err == nil {
-				t.Setenv("RESPIRE_DEMO_SERVER", p)
-			}
-		}
+	if os.Getenv("RESPIRE_SERVERS_DIR") == "" {
+		t.Setenv("RESPIRE_SERVERS_DIR", filepath.Join("..", "..", ".servers"))
 	}
 	if err := run(); err != nil {
 		t.Fatal(err)

@@ -15,10 +15,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SlotCount is the number of hash slots of a Redis Cluster.
-const SlotCount = 16384
+const SlotCount = testserver.SlotCount
 
 // ClusterConfig describes a cluster for StartCluster.
 type ClusterConfig struct {
@@ -187,7 +189,7 @@ func StartCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	if cfg.Masters < 1 {
 		t.Fatalf("harness: a cluster needs at least one master, not %d", cfg.Masters)
 	}
-	if _, err := findBinary(cfg.Flavor); err != nil {
+	if _, err := Binary(cfg.Flavor); err != nil {
 		if errors.Is(err, errNoBinary) {
 			t.Fatal(installHint(cfg.Flavor) + "\n  Clusters always need a local server binary.")
 		}
@@ -227,7 +229,7 @@ func (c *Cluster) cleanup(t testing.TB) {
 			state = "stopped by the harness"
 		case n.paused:
 			state = "was paused by the harness"
-			if err := signalProcess(n.Server, "CONT"); err == nil {
+			if err := pauseProcess(n.Server, false); err == nil {
 				n.paused = false
 			}
 		}
@@ -322,14 +324,14 @@ func (c *Cluster) create(ctx context.Context) error {
 			return fmt.Errorf("CLUSTER REPLICATE %s on %s: %w", m.ID, r.Addr, err)
 		}
 	}
-	return c.waitStable(ctx, "the new cluster to be ready", func(vs []*nodeView) error {
+	return c.waitStable(ctx, "the new cluster to be ready", func(vs []*testserver.ClusterView) error {
 		v := vs[0]
-		if got := v.coverage(); got != SlotCount {
-			return fmt.Errorf("%s reports %d slots covered", v.node.Addr, got)
+		if got := v.Slots.Covered(); got != SlotCount {
+			return fmt.Errorf("%s reports %d slots covered", v.Addr, got)
 		}
 		for _, m := range masters {
-			if got := len(v.shards[m.ID]); got != cfg.Replicas {
-				return fmt.Errorf("%s lists %d replicas of %s in CLUSTER SLOTS, want %d", v.node.Addr, got, m.Addr, cfg.Replicas)
+			if got := len(v.Slots.Shards[m.ID]); got != cfg.Replicas {
+				return fmt.Errorf("%s lists %d replicas of %s in CLUSTER SLOTS, want %d", v.Addr, got, m.Addr, cfg.Replicas)
 			}
 		}
 		return nil
@@ -386,11 +388,11 @@ func (c *Cluster) Node(addrOrID string) *ClusterNode {
 // selves asks every node that is up for its own entry in CLUSTER NODES.
 // Nodes that do not answer are left out.
 // Each node has requestTimeout to answer.
-func (c *Cluster) selves() map[*ClusterNode]nodeEntry {
-	out := make(map[*ClusterNode]nodeEntry)
+func (c *Cluster) selves() map[*ClusterNode]testserver.NodeLine {
+	out := make(map[*ClusterNode]testserver.NodeLine)
 	for _, n := range c.upNodes() {
 		if v, err := c.view(context.Background(), n, false); err == nil {
-			out[n] = v.self
+			out[n] = v.Self
 		}
 	}
 	return out
@@ -400,36 +402,29 @@ func (c *Cluster) selves() map[*ClusterNode]nodeEntry {
 // order of Nodes. Nodes that are paused, stopped or do not answer are left
 // out. A master may own no slots (see AddNode).
 func (c *Cluster) Masters() []*ClusterNode {
-	selves := c.selves()
-	var out []*ClusterNode
-	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.isMaster() {
-			out = append(out, n)
-		}
-	}
-	return out
+	return c.nodesWhere(testserver.NodeLine.IsPrimary)
 }
 
 // Replicas returns the nodes that report themselves replicas now, in the
 // order of Nodes, leaving out those that are paused, stopped or silent.
 func (c *Cluster) Replicas() []*ClusterNode {
-	selves := c.selves()
-	var out []*ClusterNode
-	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.isReplica() {
-			out = append(out, n)
-		}
-	}
-	return out
+	return c.nodesWhere(testserver.NodeLine.IsReplica)
 }
 
 // ReplicasOf returns the nodes that report themselves replicas of master
 // now, leaving out those that are paused, stopped or silent.
 func (c *Cluster) ReplicasOf(master *ClusterNode) []*ClusterNode {
+	return c.nodesWhere(func(e testserver.NodeLine) bool { return e.IsReplica() && e.Primary == master.ID })
+}
+
+// nodesWhere returns the nodes whose own line of CLUSTER NODES satisfies
+// keep, in the order of Nodes, leaving out those that are paused, stopped
+// or silent.
+func (c *Cluster) nodesWhere(keep func(testserver.NodeLine) bool) []*ClusterNode {
 	selves := c.selves()
 	var out []*ClusterNode
 	for _, n := range c.nodeList() {
-		if e, ok := selves[n]; ok && e.isReplica() && e.master == master.ID {
+		if e, ok := selves[n]; ok && keep(e) {
 			out = append(out, n)
 		}
 	}
@@ -444,8 +439,8 @@ func (c *Cluster) MasterOf(slot int) *ClusterNode {
 	var best *ClusterNode
 	var epoch int64 = -1
 	for n, e := range c.selves() {
-		if e.isMaster() && e.owns(slot) && e.epoch > epoch {
-			best, epoch = n, e.epoch
+		if e.IsPrimary() && e.Owns(slot) && e.Epoch > epoch {
+			best, epoch = n, e.Epoch
 		}
 	}
 	return best
@@ -457,11 +452,11 @@ func (c *Cluster) MasterOf(slot int) *ClusterNode {
 func (c *Cluster) Fill(ctx context.Context, prefix string, n int, value string) error {
 	owner := map[int]*ClusterNode{}
 	for n, e := range c.selves() {
-		if !e.isMaster() {
+		if !e.IsPrimary() {
 			continue
 		}
 		for slot := range SlotCount {
-			if e.owns(slot) {
+			if e.Owns(slot) {
 				owner[slot] = n
 			}
 		}
@@ -483,7 +478,7 @@ func (c *Cluster) Fill(ctx context.Context, prefix string, n int, value string) 
 		for len(all) > 0 {
 			batch := all[:min(1000, len(all))]
 			all = all[len(batch):]
-			replies, err := rc.pipeline(batch)
+			replies, err := rc.Pipeline(batch)
 			if err == nil {
 				for _, r := range replies {
 					if se, ok := r.(ServerError); ok {
@@ -533,17 +528,17 @@ func (c *Cluster) Do(ctx context.Context, args ...string) (any, error) {
 
 // doAt sends args to addr on a fresh connection, after ASKING if asked.
 func doAt(ctx context.Context, addr string, asking bool, args []string) (any, error) {
-	conn, err := dialRESP(ctx, "tcp", addr, nil)
+	conn, err := testserver.Dial(ctx, "tcp", addr, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	if asking {
-		if _, err := conn.do("ASKING"); err != nil {
+		if _, err := conn.Do("ASKING"); err != nil {
 			return nil, err
 		}
 	}
-	return conn.do(args...)
+	return conn.Do(args...)
 }
 
 // mustNotBeShared panics when c is a SharedCluster: other tests use it.

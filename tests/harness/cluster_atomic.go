@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // ErrNoAtomicMigration is returned by MigrateSlotsAtomic on a flavor whose
@@ -145,7 +147,7 @@ func slotMigrations(ctx context.Context, n *ClusterNode) (map[string]map[string]
 	out := map[string]map[string]string{}
 	entries, _ := reply.([]any)
 	for _, e := range entries {
-		job := fieldMap(e)
+		job := testserver.Pairs(e)
 		out[job["name"]] = job
 	}
 	return out, nil
@@ -172,7 +174,7 @@ func (c *Cluster) migrateSlotsRedis(ctx context.Context, to *ClusterNode, ranges
 		}
 		var task map[string]string
 		if tasks, _ := reply.([]any); len(tasks) > 0 {
-			task = fieldMap(tasks[0])
+			task = testserver.Pairs(tasks[0])
 		}
 		switch task["state"] {
 		case "completed":
@@ -192,17 +194,6 @@ func (c *Cluster) migrateSlotsRedis(ctx context.Context, to *ClusterNode, ranges
 	return failed
 }
 
-// fieldMap reads a RESP2 list of alternating names and values into a map
-// of strings.
-func fieldMap(v any) map[string]string {
-	out := map[string]string{}
-	kv, _ := v.([]any)
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
-	}
-	return out
-}
-
 // waitOwner waits until every node that is up reports slots on to.
 func (c *Cluster) waitOwner(ctx context.Context, to *ClusterNode, slots []int) error {
 	return poll(ctx, fmt.Sprintf("every node to give %d slots to %s", len(slots), to.Addr), func(ctx context.Context) error {
@@ -211,9 +202,9 @@ func (c *Cluster) waitOwner(ctx context.Context, to *ClusterNode, slots []int) e
 			if err != nil {
 				return err
 			}
-			e := v.byID[to.ID]
+			e := v.Nodes[to.ID]
 			for _, slot := range slots {
-				if !e.owns(slot) {
+				if !e.Owns(slot) {
 					return fmt.Errorf("%s does not report slot %d on %s", n.Addr, slot, to.Addr)
 				}
 			}

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Kill ends the node with SIGKILL, as a crash would, and waits until the
@@ -34,10 +34,8 @@ func (c *Cluster) Stop(n *ClusterNode) {
 	c.mustNotBeShared("Stop")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused {
-		signalProcess(n.Server, "CONT")
-		n.paused = false
-	}
+	_ = n.setPaused(false)
+	n.paused = false
 	n.Server.Stop()
 	n.down = true
 }
@@ -50,14 +48,10 @@ func (c *Cluster) Pause(n *ClusterNode) error {
 	c.mustNotBeShared("Pause")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused || n.down {
+	if n.down {
 		return nil
 	}
-	if err := signalProcess(n.Server, "STOP"); err != nil {
-		return fmt.Errorf("harness: pausing %s: %w", n.Addr, err)
-	}
-	n.paused = true
-	return nil
+	return n.setPaused(true)
 }
 
 // Resume continues a node paused by Pause with SIGCONT. Resuming a node
@@ -66,13 +60,23 @@ func (c *Cluster) Resume(n *ClusterNode) error {
 	c.mustNotBeShared("Resume")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.paused {
+	return n.setPaused(false)
+}
+
+// setPaused pauses or resumes n's process unless it is so already; n.mu
+// is held.
+func (n *ClusterNode) setPaused(pause bool) error {
+	if n.paused == pause {
 		return nil
 	}
-	if err := signalProcess(n.Server, "CONT"); err != nil {
-		return fmt.Errorf("harness: resuming %s: %w", n.Addr, err)
+	if err := pauseProcess(n.Server, pause); err != nil {
+		verb := "resuming"
+		if pause {
+			verb = "pausing"
+		}
+		return fmt.Errorf("harness: %s %s: %w", verb, n.Addr, err)
 	}
-	n.paused = false
+	n.paused = pause
 	return nil
 }
 
@@ -85,11 +89,8 @@ func (c *Cluster) Restart(n *ClusterNode) error {
 	c.mustNotBeShared("Restart")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused {
-		if err := signalProcess(n.Server, "CONT"); err != nil {
-			return fmt.Errorf("harness: resuming %s: %w", n.Addr, err)
-		}
-		n.paused = false
+	if err := n.setPaused(false); err != nil {
+		return err
 	}
 	// Server.Restart fails its test with t.Fatal: run it where that ends
 	// only a goroutine of ours, and report the failure as an error.
@@ -130,7 +131,7 @@ func (c *Cluster) Failover(ctx context.Context, replica *ClusterNode, mode strin
 	if err != nil {
 		return fmt.Errorf("harness: CLUSTER INFO on %s: %w", replica.Addr, err)
 	}
-	before, _ := strconv.ParseInt(infoField(fmt.Sprint(info), "cluster_current_epoch"), 10, 64)
+	before, _ := strconv.ParseInt(testserver.InfoField(fmt.Sprint(info), "cluster_current_epoch"), 10, 64)
 	logStart := fileSize(replica.Server.LogPath)
 	for {
 		_, err := replica.Do(ctx, args...)
@@ -164,18 +165,18 @@ func (c *Cluster) Failover(ctx context.Context, replica *ClusterNode, mode strin
 		if err != nil {
 			return err
 		}
-		if !v.self.isMaster() {
+		if !v.Self.IsPrimary() {
 			if mode != "TAKEOVER" && won {
 				stale = fmt.Errorf("harness: %s on %s: it won an election and is a replica again: %s",
 					strings.Join(args, " "), replica.Addr, hint)
 				return nil
 			}
-			return fmt.Errorf("it reports flags %s", v.self.flagList)
+			return fmt.Errorf("it reports flags %s", v.Self.FlagList)
 		}
 		// An election yields an epoch above every earlier one.
-		if mode != "TAKEOVER" && v.self.epoch <= before {
+		if mode != "TAKEOVER" && v.Self.Epoch <= before {
 			stale = fmt.Errorf("harness: %s on %s: it became a master with config epoch %d, not above the current epoch %d: %s",
-				strings.Join(args, " "), replica.Addr, v.self.epoch, before, hint)
+				strings.Join(args, " "), replica.Addr, v.Self.Epoch, before, hint)
 		}
 		return nil
 	})
@@ -197,12 +198,12 @@ func (c *Cluster) WaitMasterFailed(ctx context.Context, n *ClusterNode) error {
 			if err != nil {
 				return err
 			}
-			e, ok := v.byID[n.ID]
+			e, ok := v.Nodes[n.ID]
 			if !ok {
 				return fmt.Errorf("%s does not know it", o.Addr)
 			}
-			if !e.flags["fail"] {
-				return fmt.Errorf("%s reports flags %s", o.Addr, e.flagList)
+			if !e.Flags["fail"] {
+				return fmt.Errorf("%s reports flags %s", o.Addr, e.FlagList)
 			}
 		}
 		return nil
@@ -221,59 +222,59 @@ func (c *Cluster) WaitStable(ctx context.Context) error {
 }
 
 // waitStable is WaitStable with an extra condition on the agreed views.
-func (c *Cluster) waitStable(ctx context.Context, what string, extra func([]*nodeView) error) error {
+func (c *Cluster) waitStable(ctx context.Context, what string, extra func([]*testserver.ClusterView) error) error {
 	return poll(ctx, what, func(ctx context.Context) error {
 		up := c.upNodes()
 		if len(up) == 0 {
 			return errors.New("no node is up")
 		}
-		views := make([]*nodeView, len(up))
+		views := make([]*testserver.ClusterView, len(up))
 		for i, n := range up {
 			v, err := c.view(ctx, n, true)
 			if err != nil {
 				return err
 			}
-			if st := infoField(v.info, "cluster_state"); st != "ok" {
+			if st := testserver.InfoField(v.Info, "cluster_state"); st != "ok" {
 				return fmt.Errorf("%s reports cluster_state:%s", n.Addr, st)
 			}
-			if v.self.isReplica() && infoField(v.repl, "master_link_status") != "up" {
-				return fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, infoField(v.repl, "master_link_status"))
+			if v.Self.IsReplica() && testserver.InfoField(v.Replication, "master_link_status") != "up" {
+				return fmt.Errorf("replica %s reports master_link_status:%s", n.Addr, testserver.InfoField(v.Replication, "master_link_status"))
 			}
 			views[i] = v
 		}
 		first := views[0]
-		epochs := make(map[int64]*ClusterNode)
+		epochs := make(map[int64]string)
 		for _, v := range views {
-			if v.slots != first.slots {
+			if v.Slots.Canonical != first.Slots.Canonical {
 				return fmt.Errorf("%s and %s disagree on the slot map:\n  %s\n  %s",
-					first.node.Addr, v.node.Addr, first.slots, v.slots)
+					first.Addr, v.Addr, first.Slots.Canonical, v.Slots.Canonical)
 			}
 			// A failover or a takeover bumps epochs, which gossip spreads;
 			// a failover started before they agree may collide with it.
-			if a, b := infoField(first.info, "cluster_current_epoch"), infoField(v.info, "cluster_current_epoch"); a != b {
-				return fmt.Errorf("%s reports cluster_current_epoch:%s, %s reports %s", first.node.Addr, a, v.node.Addr, b)
+			if a, b := testserver.InfoField(first.Info, "cluster_current_epoch"), testserver.InfoField(v.Info, "cluster_current_epoch"); a != b {
+				return fmt.Errorf("%s reports cluster_current_epoch:%s, %s reports %s", first.Addr, a, v.Addr, b)
 			}
-			if v.self.isMaster() {
-				if o, ok := epochs[v.self.epoch]; ok {
-					return fmt.Errorf("masters %s and %s share config epoch %d", o.Addr, v.node.Addr, v.self.epoch)
+			if v.Self.IsPrimary() {
+				if o, ok := epochs[v.Self.Epoch]; ok {
+					return fmt.Errorf("masters %s and %s share config epoch %d", o, v.Addr, v.Self.Epoch)
 				}
-				epochs[v.self.epoch] = v.node
+				epochs[v.Self.Epoch] = v.Addr
 			}
 			for _, n := range up {
-				e, ok := v.byID[n.ID]
+				e, ok := v.Nodes[n.ID]
 				if !ok {
-					return fmt.Errorf("%s does not know %s", v.node.Addr, n.Addr)
+					return fmt.Errorf("%s does not know %s", v.Addr, n.Addr)
 				}
-				if e.flags["fail"] || e.flags["fail?"] || e.flags["handshake"] || e.flags["noaddr"] {
-					return fmt.Errorf("%s reports %s with flags %s", v.node.Addr, n.Addr, e.flagList)
+				if e.Flags["fail"] || e.Flags["fail?"] || e.Flags["handshake"] || e.Flags["noaddr"] {
+					return fmt.Errorf("%s reports %s with flags %s", v.Addr, n.Addr, e.FlagList)
 				}
-				own := views[slices.Index(up, n)].self
-				if e.isMaster() != own.isMaster() || e.master != own.master {
+				own := views[slices.Index(up, n)].Self
+				if e.IsPrimary() != own.IsPrimary() || e.Primary != own.Primary {
 					return fmt.Errorf("%s reports %s as %s of %q, which reports itself %s of %q",
-						v.node.Addr, n.Addr, e.flagList, e.master, own.flagList, own.master)
+						v.Addr, n.Addr, e.FlagList, e.Primary, own.FlagList, own.Primary)
 				}
-				if e.epoch != own.epoch {
-					return fmt.Errorf("%s reports config epoch %d for %s, which reports %d", v.node.Addr, e.epoch, n.Addr, own.epoch)
+				if e.Epoch != own.Epoch {
+					return fmt.Errorf("%s reports config epoch %d for %s, which reports %d", v.Addr, e.Epoch, n.Addr, own.Epoch)
 				}
 			}
 		}
@@ -294,16 +295,16 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 				return err
 			}
 			for _, o := range nodes {
-				e, ok := v.byID[o.ID]
+				e, ok := v.Nodes[o.ID]
 				if !ok {
 					return fmt.Errorf("%s does not know %s", n.Addr, o.Addr)
 				}
-				if e.flags["handshake"] || e.flags["noaddr"] {
-					return fmt.Errorf("%s reports %s with flags %s", n.Addr, o.Addr, e.flagList)
+				if e.Flags["handshake"] || e.Flags["noaddr"] {
+					return fmt.Errorf("%s reports %s with flags %s", n.Addr, o.Addr, e.FlagList)
 				}
 			}
 			for _, o := range gone {
-				if _, ok := v.byID[o.ID]; ok {
+				if _, ok := v.Nodes[o.ID]; ok {
 					return fmt.Errorf("%s still knows %s", n.Addr, o.Addr)
 				}
 			}
@@ -312,29 +313,15 @@ func (c *Cluster) waitKnown(ctx context.Context, nodes []*ClusterNode, gone []*C
 	})
 }
 
-// signalProcess sends sig ("STOP", "CONT") to the server's process. It uses
-// the shell's kill so that the harness builds where package syscall lacks
-// those signals.
-func signalProcess(s *Server, sig string) error {
+// pauseProcess pauses (SIGSTOP) or resumes (SIGCONT) the server's process.
+func pauseProcess(s *Server, pause bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.run.(*procRunner)
-	if !ok || p.cmd == nil || p.cmd.Process == nil {
+	if !ok {
 		return errors.New("the server is not a local process")
 	}
-	select {
-	case <-p.done:
-		return errors.New("the server process has ended")
-	default:
-	}
-	if runtime.GOOS == "windows" {
-		return errors.New("SIGSTOP and SIGCONT do not exist on Windows")
-	}
-	out, err := exec.Command("/bin/sh", "-c", "kill -s "+sig+" "+strconv.Itoa(p.cmd.Process.Pid)).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kill -s %s: %v: %s", sig, err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return p.pause(pause)
 }
 
 // Cluster ports: a node listens on p and its bus on p+10000. They are drawn

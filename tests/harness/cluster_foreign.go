@@ -2,10 +2,8 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -27,16 +25,7 @@ func StartForeignNodeAt(t testing.TB, f Flavor, addr string) *Server {
 	if _, err := s.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", strconv.Itoa(SlotCount-1)); err != nil {
 		t.Fatalf("harness: CLUSTER ADDSLOTSRANGE on %s: %v", s.Addr, err)
 	}
-	err = poll(ctx, "the foreign node's cluster to be ok", func(ctx context.Context) error {
-		info, err := s.Do(ctx, "CLUSTER", "INFO")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(fmt.Sprint(info), "cluster_state:ok") {
-			return fmt.Errorf("not ok yet")
-		}
-		return nil
-	})
+	err = waitClusterOK(ctx, s, "the foreign node's cluster")
 	if err != nil {
 		t.Fatal(err)
 	}

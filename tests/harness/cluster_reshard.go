@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // MoveSlots migrates slots, with their keys, from one master to another
@@ -54,7 +56,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 			for _, slot := range pending {
 				cmds = append(cmds, []string{"CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "1000"})
 			}
-			replies, err := fc.pipeline(cmds)
+			replies, err := fc.Pipeline(cmds)
 			if err != nil {
 				return fmt.Errorf("harness: CLUSTER GETKEYSINSLOT on %s: %w", from.Addr, err)
 			}
@@ -77,7 +79,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 				}
 				migrates = append(migrates, args)
 			}
-			replies, err = fc.pipeline(migrates)
+			replies, err = fc.Pipeline(migrates)
 			if err != nil {
 				return fmt.Errorf("harness: MIGRATE from %s: %w", from.Addr, err)
 			}
@@ -106,7 +108,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 		}
 	}
 	for n, e := range c.selves() {
-		if n == from || n == to || !e.isMaster() {
+		if n == from || n == to || !e.IsPrimary() {
 			continue
 		}
 		nc, err := openNode(ctx, n)
@@ -119,21 +121,7 @@ func (c *Cluster) MoveSlots(ctx context.Context, from, to *ClusterNode, slots []
 			return err
 		}
 	}
-	return poll(ctx, fmt.Sprintf("every node to give %d slots to %s", len(slots), to.Addr), func(ctx context.Context) error {
-		for _, n := range c.upNodes() {
-			v, err := c.view(ctx, n, false)
-			if err != nil {
-				return err
-			}
-			e := v.byID[to.ID]
-			for _, slot := range slots {
-				if !e.owns(slot) {
-					return fmt.Errorf("%s does not report slot %d on %s", n.Addr, slot, to.Addr)
-				}
-			}
-		}
-		return nil
-	})
+	return c.waitOwner(ctx, to, slots)
 }
 
 // moveChunk is how many slots MoveSlots moves at a time.
@@ -142,12 +130,12 @@ const moveChunk = 128
 // setSlots sends CLUSTER SETSLOT slot state id for every slot on rc, n's
 // connection, pipelined. Once a master lost its last slot it refuses
 // SETSLOT; that is not an error (see lostSlots).
-func setSlots(rc *respConn, n *ClusterNode, slots []int, state, id string) error {
+func setSlots(rc *testserver.Conn, n *ClusterNode, slots []int, state, id string) error {
 	cmds := make([][]string, len(slots))
 	for i, slot := range slots {
 		cmds[i] = []string{"CLUSTER", "SETSLOT", strconv.Itoa(slot), state, id}
 	}
-	replies, err := rc.pipeline(cmds)
+	replies, err := rc.Pipeline(cmds)
 	if err != nil {
 		return fmt.Errorf("harness: CLUSTER SETSLOT %s on %s: %w", state, n.Addr, err)
 	}
@@ -161,18 +149,18 @@ func setSlots(rc *respConn, n *ClusterNode, slots []int, state, id string) error
 
 // openNode connects to n for a sequence of commands, authenticated as
 // Server.Do is; the connection's deadline is ctx's, or a minute.
-func openNode(ctx context.Context, n *ClusterNode) (*respConn, error) {
+func openNode(ctx context.Context, n *ClusterNode) (*testserver.Conn, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 	}
-	rc, err := dialRESP(ctx, "tcp", n.Addr, n.Server.TLSConfig)
+	rc, err := testserver.Dial(ctx, "tcp", n.Addr, n.Server.TLSConfig)
 	if err != nil {
 		return nil, fmt.Errorf("harness: connecting to %s: %w", n.Addr, err)
 	}
 	if pw := n.Server.Config.Password; pw != "" {
-		if _, err := rc.do("AUTH", pw); err != nil {
+		if _, err := rc.Do("AUTH", pw); err != nil {
 			rc.Close()
 			return nil, fmt.Errorf("harness: AUTH on %s: %w", n.Addr, err)
 		}
@@ -215,16 +203,7 @@ func (c *Cluster) AddNode(ctx context.Context) (*ClusterNode, error) {
 	}
 	// Until the new node has learned the whole slot map it answers
 	// CLUSTERDOWN, to MIGRATE too.
-	err = poll(ctx, "the new node "+n.Addr+" to report cluster_state:ok", func(ctx context.Context) error {
-		info, err := n.Do(ctx, "CLUSTER", "INFO")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(fmt.Sprint(info), "cluster_state:ok") {
-			return errors.New("cluster_state is not ok")
-		}
-		return nil
-	})
+	err = waitClusterOK(ctx, n.Server, "the new node "+n.Addr)
 	return n, err
 }
 
@@ -245,7 +224,7 @@ func (c *Cluster) RemoveNode(ctx context.Context, n *ClusterNode) error {
 	}
 	n.mu.Lock()
 	if n.paused {
-		signalProcess(n.Server, "CONT")
+		pauseProcess(n.Server, false)
 		n.paused = false
 	}
 	n.Server.Stop()
@@ -257,4 +236,18 @@ func (c *Cluster) RemoveNode(ctx context.Context, n *ClusterNode) error {
 	}
 	c.mu.Unlock()
 	return c.waitKnown(ctx, others, []*ClusterNode{n})
+}
+
+// waitClusterOK waits until the node s reports cluster_state:ok.
+func waitClusterOK(ctx context.Context, s *Server, what string) error {
+	return poll(ctx, what+" to report cluster_state:ok", func(ctx context.Context) error {
+		info, err := s.Do(ctx, "CLUSTER", "INFO")
+		if err != nil {
+			return err
+		}
+		if st := testserver.InfoField(fmt.Sprint(info), "cluster_state"); st != "ok" {
+			return fmt.Errorf("cluster_state:%s", st)
+		}
+		return nil
+	})
 }

@@ -13,40 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/respiretest/testserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// clusterCtx returns a context bounded for one cluster operation.
-func clusterCtx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
-
-func TestClusterSlotOfKnownValues(t *testing.T) {
-	// CRC-16/XMODEM's check value: crc("123456789") = 0x31C3.
-	assert.Equal(t, uint16(0x31C3), crc16("123456789"))
-	for key, want := range map[string]int{
-		"":            0,
-		"foo":         12182,
-		"bar":         5061,
-		"123456789":   0x31C3,
-		"{foo}bar":    12182,
-		"x{foo}":      12182,
-		"{foo}{bar}":  12182, // only the first tag counts
-		"{}foo":       int(crc16("{}foo")) % SlotCount,
-		"a{b}}":       int(crc16("b")) % SlotCount,
-		"{{foo}}":     int(crc16("{foo")) % SlotCount,
-		"foo{}{bar}":  int(crc16("foo{}{bar}")) % SlotCount, // empty first tag: the whole key
-		"{a":          int(crc16("{a")) % SlotCount,
-		"a}b{":        int(crc16("a}b{")) % SlotCount,
-		"a{}b{c}":     int(crc16("a{}b{c}")) % SlotCount,
-		"{user1}.one": SlotOf("{user1}.two"),
-	} {
-		assert.Equal(t, want, SlotOf(key), "SlotOf(%q)", key)
-	}
-}
 
 func TestClusterNodeBusPortTaken(t *testing.T) {
 	t.Parallel()
@@ -120,11 +90,11 @@ func TestClusterSlotOfMatchesServer(t *testing.T) {
 			keys = append(keys, randomKey(r))
 		}
 		node := c.Nodes[r.IntN(len(c.Nodes))]
-		conn, err := dialRESP(ctx, "tcp", node.Addr, nil)
+		conn, err := testserver.Dial(ctx, "tcp", node.Addr, nil)
 		require.NoError(t, err)
 		defer conn.Close()
 		for _, k := range keys {
-			reply, err := conn.do("CLUSTER", "KEYSLOT", k)
+			reply, err := conn.Do("CLUSTER", "KEYSLOT", k)
 			require.NoError(t, err)
 			assert.Equal(t, int64(SlotOf(k)), reply, "SlotOf(%q)", k)
 		}
@@ -194,15 +164,15 @@ func TestCluster(t *testing.T) {
 				info, err := n.Do(ctx, "CLUSTER", "INFO")
 				require.NoError(t, err)
 				for _, field := range []string{"cluster_slots_assigned", "cluster_slots_ok"} {
-					assert.Equal(t, "16384", infoField(info.(string), field), "%s of %s", field, n.Addr)
+					assert.Equal(t, "16384", testserver.InfoField(info.(string), field), "%s of %s", field, n.Addr)
 				}
-				assert.Equal(t, "ok", infoField(info.(string), "cluster_state"))
-				assert.Equal(t, "6", infoField(info.(string), "cluster_known_nodes"))
+				assert.Equal(t, "ok", testserver.InfoField(info.(string), "cluster_state"))
+				assert.Equal(t, "6", testserver.InfoField(info.(string), "cluster_known_nodes"))
 			}
 			for _, r := range replicas {
 				info, err := r.Do(ctx, "INFO", "replication")
 				require.NoError(t, err)
-				assert.Equal(t, "up", infoField(info.(string), "master_link_status"), r.Addr)
+				assert.Equal(t, "up", testserver.InfoField(info.(string), "master_link_status"), r.Addr)
 			}
 			assert.Equal(t, addrs(c.Nodes[0]), addrs(c.MasterOf(0)))
 			assert.Equal(t, addrs(c.Nodes[2]), addrs(c.MasterOf(SlotCount-1)))
@@ -401,7 +371,7 @@ func TestCluster(t *testing.T) {
 			for _, o := range c.Nodes {
 				info, err := o.Do(ctx, "CLUSTER", "INFO")
 				require.NoError(t, err)
-				assert.Equal(t, "6", infoField(info.(string), "cluster_known_nodes"), o.Addr)
+				assert.Equal(t, "6", testserver.InfoField(info.(string), "cluster_known_nodes"), o.Addr)
 			}
 		})
 

@@ -34,6 +34,9 @@
 // unix socket or extra directives) whose Flavor is empty or matches that
 // server returns the server at REDIS_ADDR instead of starting one.
 //
-// The harness talks to servers with a small RESP client of its own (see
-// Server.Do), so it does not depend on the client it is used to test.
+// The harness is built on github.com/respire-go/respire/respiretest/testserver,
+// as package respiretest is: its processes run and are awaited with
+// testserver.Launch, and it talks to servers (Server.Do, Cluster.Do) with
+// testserver's small RESP client, which shares no code with the client it
+// is used to test.
 package harness

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ory/dockertest/v3"
 	"github.com/ory/dockertest/v3/docker"
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Containers are the fallback when no server binary is installed. They are
@@ -75,11 +77,22 @@ func newDockerRunner(f Flavor, dir string) (*dockerRunner, error) {
 func (d *dockerRunner) bindAddr() string    { return "0.0.0.0" }
 func (d *dockerRunner) extraArgs() []string { return []string{"--protected-mode", "no"} }
 func (d *dockerRunner) outputPath() string  { return "" }
-func (d *dockerRunner) exited() <-chan struct{} {
-	return nil
+
+func (d *dockerRunner) launch(ctx context.Context, port int, args []string, probe testserver.Probe) error {
+	err := d.start(port, args)
+	if err != nil && (strings.Contains(err.Error(), "already allocated") || strings.Contains(err.Error(), "address already in use")) {
+		return fmt.Errorf("%w: %v", testserver.ErrPortInUse, err)
+	}
+	if err == nil {
+		if err = testserver.WaitReady(ctx, probe, nil); err != nil {
+			d.kill()
+		}
+	}
+	return err
 }
 
-func (d *dockerRunner) launch(port int, args []string) error {
+// start runs the container, or starts it again.
+func (d *dockerRunner) start(port int, args []string) error {
 	if d.res != nil {
 		// A restart: the container keeps its command and port binding.
 		if err := d.pool.Client.StartContainer(d.res.Container.ID, nil); err != nil {

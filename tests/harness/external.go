@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // externalInfo is what the server at REDIS_ADDR reports.
@@ -31,12 +33,12 @@ func external(addr string) (externalInfo, error) {
 func askExternal(addr string) (externalInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := dialRESP(ctx, "tcp", addr, nil)
+	c, err := testserver.Dial(ctx, "tcp", addr, nil)
 	if err != nil {
 		return externalInfo{}, err
 	}
 	defer c.Close()
-	reply, err := c.do("INFO", "server")
+	reply, err := c.Do("INFO", "server")
 	if err != nil {
 		return externalInfo{}, err
 	}

@@ -3,6 +3,8 @@ package harness
 import (
 	"strings"
 	"testing"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Flavor names a server product and minor version, as "redis-8.0".
@@ -71,4 +73,24 @@ func ForEachFlavor(t *testing.T, fn func(t *testing.T, f Flavor)) {
 	for _, f := range AllFlavors {
 		t.Run(string(f), func(t *testing.T) { fn(t, f) })
 	}
+}
+
+// serverVersion returns the product version and flavor from an INFO server
+// reply: Valkey reports valkey_version, Redis only redis_version.
+func serverVersion(info string) (string, Flavor) {
+	if v := testserver.InfoField(info, "valkey_version"); v != "" {
+		return v, flavorOf("valkey", v)
+	}
+	v := testserver.InfoField(info, "redis_version")
+	return v, flavorOf("redis", v)
+}
+
+// flavorOf names the flavor of product at version v: ("redis", "8.0.2") is
+// "redis-8.0".
+func flavorOf(product, v string) Flavor {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return Flavor(product + "-" + v)
+	}
+	return Flavor(product + "-" + parts[0] + "." + parts[1])
 }

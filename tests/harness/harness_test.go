@@ -5,14 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/respiretest/testserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -23,8 +22,14 @@ func TestMain(m *testing.M) {
 }
 
 // ctx returns a context bounded for one harness round trip.
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+func ctx(t *testing.T) context.Context { return bounded(t, 5*time.Second) }
+
+// clusterCtx returns a context bounded for one cluster operation.
+func clusterCtx(t *testing.T) context.Context { return bounded(t, 30*time.Second) }
+
+// bounded returns a context that ends after d or with the test.
+func bounded(t *testing.T, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return c
 }
@@ -97,10 +102,10 @@ func TestPassword(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "PONG", reply)
 
-	c, err := dialRESP(ctx(t), "tcp", s.Addr, nil)
+	c, err := testserver.Dial(ctx(t), "tcp", s.Addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = c.do("GET", "k")
+	_, err = c.Do("GET", "k")
 	var se ServerError
 	require.ErrorAs(t, err, &se)
 	assert.True(t, strings.HasPrefix(string(se), "NOAUTH"), string(se))
@@ -114,30 +119,30 @@ func TestACLUsers(t *testing.T) {
 			{Name: "alice", Password: "wonder land", Rules: "~* &* +@all"},
 			{Name: "reader", Password: "r", Rules: "~* +@read"},
 		}})
-		c, err := dialRESP(ctx(t), "tcp", s.Addr, nil)
+		c, err := testserver.Dial(ctx(t), "tcp", s.Addr, nil)
 		require.NoError(t, err)
 		defer c.Close()
 
-		_, err = c.do("AUTH", "alice", "wrong")
+		_, err = c.Do("AUTH", "alice", "wrong")
 		var se ServerError
 		require.ErrorAs(t, err, &se)
 		assert.True(t, strings.HasPrefix(string(se), "WRONGPASS"), string(se))
 
-		reply, err := c.do("AUTH", "alice", "wonder land")
+		reply, err := c.Do("AUTH", "alice", "wonder land")
 		require.NoError(t, err)
 		assert.Equal(t, "OK", reply)
-		reply, err = c.do("ACL", "WHOAMI")
+		reply, err = c.Do("ACL", "WHOAMI")
 		require.NoError(t, err)
 		assert.Equal(t, "alice", reply)
-		_, err = c.do("SET", "k", "v")
+		_, err = c.Do("SET", "k", "v")
 		require.NoError(t, err)
 
-		_, err = c.do("AUTH", "reader", "r")
+		_, err = c.Do("AUTH", "reader", "r")
 		require.NoError(t, err)
-		reply, err = c.do("GET", "k")
+		reply, err = c.Do("GET", "k")
 		require.NoError(t, err)
 		assert.Equal(t, "v", reply)
-		_, err = c.do("SET", "k", "w")
+		_, err = c.Do("SET", "k", "w")
 		require.ErrorAs(t, err, &se)
 		assert.True(t, strings.HasPrefix(string(se), "NOPERM"), string(se))
 	})
@@ -147,10 +152,10 @@ func TestUnixSocket(t *testing.T) {
 	t.Parallel()
 	s := Start(t, Config{Flavor: Valkey81, Unix: true})
 	require.NotEmpty(t, s.UnixSocket)
-	c, err := dialRESP(ctx(t), "unix", s.UnixSocket, nil)
+	c, err := testserver.Dial(ctx(t), "unix", s.UnixSocket, nil)
 	require.NoError(t, err)
 	defer c.Close()
-	reply, err := c.do("PING")
+	reply, err := c.Do("PING")
 	require.NoError(t, err)
 	assert.Equal(t, "PONG", reply)
 }
@@ -234,7 +239,7 @@ func TestBinaryOverride(t *testing.T) {
 	notExec := filepath.Join(t.TempDir(), "redis-server")
 	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
 	t.Setenv(Valkey81.envVar(), notExec)
-	_, err := findBinary(Valkey81)
+	_, err := Binary(Valkey81)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RESPIRE_SERVER_VALKEY_8_1")
 }
@@ -245,12 +250,4 @@ func TestFlavorNames(t *testing.T) {
 	assert.Equal(t, Flavor("valkey-8.1"), flavorOf("valkey", "8.1.1"))
 	assert.Equal(t, Flavor("redis-7.2"), flavorOf("redis", "7.2.4"))
 	assert.NotEmpty(t, repoRoot(), "the repository root was not found")
-}
-
-func TestFreePortIsLoopback(t *testing.T) {
-	p, err := freePort()
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	require.NoError(t, err)
-	l.Close()
 }

@@ -65,10 +65,11 @@ func isRepoRoot(dir string) bool {
 // errNoBinary says that no server binary was found for a flavor.
 var errNoBinary = errors.New("no server binary")
 
-// findBinary returns the executable that runs flavor f. An override in the
-// environment that does not name an executable is an error of its own, not a
-// reason to look elsewhere.
-func findBinary(f Flavor) (string, error) {
+// Binary returns the executable that runs flavor f, found as the package
+// documentation says, for programs that start servers of their own (the
+// soak tool). An override in the environment that does not name an
+// executable is an error of its own, not a reason to look elsewhere.
+func Binary(f Flavor) (string, error) {
 	if p := os.Getenv(f.envVar()); p != "" {
 		if !isExecutable(p) {
 			return "", fmt.Errorf("%s=%s is not an executable file", f.envVar(), p)

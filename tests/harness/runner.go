@@ -1,23 +1,21 @@
 package harness
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
+	"context"
+	"errors"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // runner runs incarnations of one server: a local process or a container.
 // Calls are serialized by Server.mu.
 type runner interface {
-	// launch starts a new incarnation listening on port, with args; it does
-	// not wait for it to serve.
-	launch(port int, args []string) error
-	// exited is closed when the current incarnation has ended. It may be
-	// nil when the runner cannot tell.
-	exited() <-chan struct{}
+	// launch starts a new incarnation listening on port, with args, and
+	// waits until it serves (probe answers PING) or ctx ends. Its error
+	// wraps testserver.ErrPortInUse when the port was taken.
+	launch(ctx context.Context, port int, args []string, probe testserver.Probe) error
 	// kill ends the current incarnation with SIGKILL and waits for it.
 	kill()
 	// stop asks the current incarnation to shut down and waits for it,
@@ -36,68 +34,57 @@ type runner interface {
 // stopTimeout bounds a graceful shutdown before the server is killed.
 const stopTimeout = 10 * time.Second
 
-// procRunner runs the server as a child process of the test binary.
+// procRunner runs the server as a child process of the test binary, with
+// testserver.Run.
 type procRunner struct {
-	bin  string
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	bin, dir string
+	logPath  string              // the server's log file
+	proc     *testserver.Process // the current incarnation; nil before the first
 }
 
-// newProcRunner runs bin with working directory dir.
-func newProcRunner(bin, dir string) *procRunner {
-	return &procRunner{bin: bin, dir: dir}
+// newProcRunner runs bin with working directory dir; the server logs to
+// logPath.
+func newProcRunner(bin, dir, logPath string) *procRunner {
+	return &procRunner{bin: bin, dir: dir, logPath: logPath}
 }
 
 func (p *procRunner) bindAddr() string    { return "127.0.0.1" }
 func (p *procRunner) extraArgs() []string { return nil }
-func (p *procRunner) outputPath() string  { return filepath.Join(p.dir, "stdout.log") }
+func (p *procRunner) outputPath() string  { return filepath.Join(p.dir, testserver.OutputFile) }
 
-func (p *procRunner) launch(_ int, args []string) error {
-	// Early failures (a bad directive, a missing library) go to stdout or
-	// stderr before the log file is open, so keep both.
-	out, err := os.OpenFile(p.outputPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (p *procRunner) launch(ctx context.Context, _ int, args []string, probe testserver.Probe) error {
+	proc, err := testserver.Launch(ctx, p.bin, p.dir, args, probe, p.logPath)
 	if err != nil {
 		return err
 	}
-	defer out.Close()
-	cmd := exec.Command(p.bin, args...)
-	cmd.Dir = p.dir
-	cmd.Stdout = out
-	cmd.Stderr = out
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", p.bin, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
+	p.proc = proc
 	return nil
 }
 
-func (p *procRunner) exited() <-chan struct{} { return p.done }
-
 func (p *procRunner) kill() {
-	if p.cmd == nil {
-		return
+	if p.proc != nil {
+		p.proc.Kill()
 	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
 }
 
 func (p *procRunner) stop() {
-	if p.cmd == nil {
-		return
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		p.kill()
+	if p.proc != nil {
+		p.proc.Terminate(stopTimeout)
 	}
 }
 
 func (p *procRunner) close() { p.kill() }
+
+// running reports whether the current incarnation runs.
+func (p *procRunner) running() bool { return p != nil && p.proc != nil && p.proc.Running() }
+
+// pause pauses (SIGSTOP) or resumes (SIGCONT) the current incarnation.
+func (p *procRunner) pause(pause bool) error {
+	switch {
+	case !p.running():
+		return errors.New("the process is not running")
+	case pause:
+		return p.proc.Pause()
+	}
+	return p.proc.Resume()
+}

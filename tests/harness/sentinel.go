@@ -3,17 +3,16 @@ package harness
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SentinelConfig describes a Sentinel deployment: one master, its
@@ -100,7 +99,7 @@ type Sentinels struct {
 // PauseData stops a data node with SIGSTOP: it keeps its sockets open and
 // answers nothing, as a hung master would. WaitStable resumes it.
 func (d *Sentinels) PauseData(s *Server) error {
-	if err := signalProcess(s, "STOP"); err != nil {
+	if err := pauseProcess(s, true); err != nil {
 		return fmt.Errorf("harness: pausing %s: %w", s.Addr, err)
 	}
 	d.mu.Lock()
@@ -116,7 +115,7 @@ func (d *Sentinels) resumeData() error {
 	d.paused = nil
 	d.mu.Unlock()
 	for _, s := range paused {
-		if err := signalProcess(s, "CONT"); err != nil {
+		if err := pauseProcess(s, false); err != nil {
 			return fmt.Errorf("harness: resuming %s: %w", s.Addr, err)
 		}
 	}
@@ -148,7 +147,7 @@ type SentinelProc struct {
 func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 	t.Helper()
 	cfg = cfg.withDefaults()
-	bin, err := findBinary(cfg.Flavor)
+	bin, err := Binary(cfg.Flavor)
 	if err != nil {
 		t.Skipf("harness: Sentinel needs a local %s binary: %v", cfg.Flavor, err)
 	}
@@ -174,7 +173,7 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 			sp.mu.Lock()
 			defer sp.mu.Unlock()
 			if sp.stopped {
-				_ = sp.signal("CONT")
+				_ = sp.run.pause(false)
 			}
 			sp.run.close()
 			if t.Failed() {
@@ -199,7 +198,7 @@ func StartSentinels(t testing.TB, cfg SentinelConfig) *Sentinels {
 func (sp *SentinelProc) start(cfg SentinelConfig, master string) error {
 	host, port, _ := strings.Cut(master, ":")
 	for attempt := 0; ; attempt++ {
-		p, err := freePort()
+		p, err := testserver.FreePort()
 		if err != nil {
 			return err
 		}
@@ -267,26 +266,10 @@ func (sp *SentinelProc) confText(cfg SentinelConfig, p int, host, port string) (
 // launch runs the sentinel with its configuration file (which it rewrites
 // with what it learns, so a restart remembers) and waits for PING.
 func (sp *SentinelProc) launch() error {
-	sp.run = newProcRunner(sp.bin, sp.dir)
-	if err := sp.run.launch(sp.port, []string{sp.conf, "--sentinel"}); err != nil {
-		return err
-	}
+	sp.run = newProcRunner(sp.bin, sp.dir, sp.LogPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // as Server.readyTimeout
 	defer cancel()
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err := probe(ctx, "tcp", sp.Addr, sp.tls, "")
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-sp.run.exited():
-			return errors.New("sentinel exited during startup")
-		case <-ctx.Done():
-			sp.run.kill()
-			return fmt.Errorf("no PING reply: %v", err)
-		case <-time.After(wait):
-		}
-	}
+	return sp.run.launch(ctx, sp.port, []string{sp.conf, "--sentinel"}, testserver.Probe{Addr: sp.Addr, TLS: sp.tls})
 }
 
 // dataArgs are the directives of a data node, a replica of master unless
@@ -353,7 +336,7 @@ func (sp *SentinelProc) Kill() {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if sp.stopped {
-		_ = sp.signal("CONT")
+		_ = sp.run.pause(false)
 		sp.stopped = false
 	}
 	sp.run.kill()
@@ -380,7 +363,7 @@ func (sp *SentinelProc) Restart() error {
 func (sp *SentinelProc) Pause() error {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if err := sp.signal("STOP"); err != nil {
+	if err := sp.run.pause(true); err != nil {
 		return err
 	}
 	sp.stopped = true
@@ -395,36 +378,13 @@ func (sp *SentinelProc) Resume() error {
 		return nil
 	}
 	sp.stopped = false
-	return sp.signal("CONT")
+	return sp.run.pause(false)
 }
 
 func (sp *SentinelProc) running() bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.run == nil || sp.run.cmd == nil {
-		return false
-	}
-	select {
-	case <-sp.run.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// signal sends sig to the process; sp.mu is held.
-func (sp *SentinelProc) signal(sig string) error {
-	if runtime.GOOS == "windows" {
-		return errors.New("no SIGSTOP on Windows")
-	}
-	if sp.run == nil || sp.run.cmd == nil || sp.run.cmd.Process == nil {
-		return errors.New("the sentinel is not running")
-	}
-	out, err := exec.Command("/bin/sh", "-c", "kill -s "+sig+" "+strconv.Itoa(sp.run.cmd.Process.Pid)).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kill -s %s: %v: %s", sig, err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return sp.run.running()
 }
 
 // Do sends one command to the sentinel, authenticated as the deployment's
@@ -435,12 +395,12 @@ func (sp *SentinelProc) Do(ctx context.Context, args ...string) (any, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return c.do(args...)
+	return c.Do(args...)
 }
 
 // dial connects to the sentinel, over TLS and authenticated as configured.
-func (sp *SentinelProc) dial(ctx context.Context) (*respConn, error) {
-	c, err := dialRESP(ctx, "tcp", sp.Addr, sp.tls)
+func (sp *SentinelProc) dial(ctx context.Context) (*testserver.Conn, error) {
+	c, err := testserver.Dial(ctx, "tcp", sp.Addr, sp.tls)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +409,7 @@ func (sp *SentinelProc) dial(ctx context.Context) (*respConn, error) {
 		if sp.user != "" {
 			auth = []string{"AUTH", sp.user, sp.pass}
 		}
-		if _, err := c.do(auth...); err != nil {
+		if _, err := c.Do(auth...); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -457,14 +417,7 @@ func (sp *SentinelProc) dial(ctx context.Context) (*respConn, error) {
 	return c, nil
 }
 
-func (sp *SentinelProc) logTail(n int) string {
-	b, _ := os.ReadFile(sp.LogPath)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (sp *SentinelProc) logTail(n int) string { return testserver.Tail(sp.LogPath, n) }
 
 // Addrs returns the sentinels' addresses.
 func (d *Sentinels) Addrs() []string {
@@ -508,7 +461,7 @@ func (sp *SentinelProc) tilted(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	v, err := sp.Do(ctx, "INFO", "sentinel")
-	return err != nil || infoField(fmt.Sprint(v), "sentinel_tilt") != "0"
+	return err != nil || testserver.InfoField(fmt.Sprint(v), "sentinel_tilt") != "0"
 }
 
 func (sp *SentinelProc) isPaused() bool {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // SentinelEvent is one event a sentinel published.
@@ -29,11 +31,11 @@ type EventLog struct {
 	ctx    context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
-	conns  map[*respConn]struct{}
+	conns  map[*testserver.Conn]struct{}
 }
 
 func newEventLog(sps []*SentinelProc) *EventLog {
-	l := &EventLog{added: make(chan struct{}), conns: make(map[*respConn]struct{})}
+	l := &EventLog{added: make(chan struct{}), conns: make(map[*testserver.Conn]struct{})}
 	l.ctx, l.stop = context.WithCancel(context.Background())
 	ready := make(chan struct{}, len(sps))
 	for _, sp := range sps {
@@ -57,7 +59,7 @@ func (l *EventLog) follow(sp *SentinelProc, ready chan<- struct{}) {
 		c, err := sp.dial(dctx)
 		cancel()
 		if err == nil {
-			_ = c.conn.SetDeadline(time.Time{})
+			_ = c.SetDeadline(time.Time{})
 			l.mu.Lock()
 			l.conns[c] = struct{}{}
 			l.mu.Unlock()
@@ -65,13 +67,13 @@ func (l *EventLog) follow(sp *SentinelProc, ready chan<- struct{}) {
 				c.Close()
 				return
 			}
-			if _, err = c.do("PSUBSCRIBE", "*"); err == nil {
+			if _, err = c.Do("PSUBSCRIBE", "*"); err == nil {
 				if first {
 					ready <- struct{}{}
 					first = false
 				}
 				for {
-					v, err := c.read()
+					v, err := c.Receive()
 					if err != nil {
 						break
 					}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Failovers of a Sentinel deployment, and waiting for it to settle.
@@ -93,7 +95,7 @@ func (d *Sentinels) WaitStable(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("master %s: %v", master, err)
 		}
-		if got := infoField(fmt.Sprint(info), "role"); got != "master" {
+		if got := testserver.InfoField(fmt.Sprint(info), "role"); got != "master" {
 			return fmt.Errorf("master %s reports role %s", master, got)
 		}
 		if n := strings.Count(fmt.Sprint(info), "state=online"); n != len(d.Data)-1 {
@@ -116,11 +118,11 @@ func (s *Server) waitReplicaOf(ctx context.Context, t testing.TB, master string)
 	}
 	str := fmt.Sprint(info)
 	host, port, _ := strings.Cut(master, ":")
-	if infoField(str, "role") != "slave" || infoField(str, "master_port") != port {
+	if testserver.InfoField(str, "role") != "slave" || testserver.InfoField(str, "master_port") != port {
 		_, _ = doCtx(ctx, s, "REPLICAOF", host, port)
 		return fmt.Errorf("data node %s was not a replica of %s", s.Addr, master)
 	}
-	if infoField(str, "master_link_status") != "up" {
+	if testserver.InfoField(str, "master_link_status") != "up" {
 		return fmt.Errorf("data node %s: link to %s down", s.Addr, master)
 	}
 	return nil
@@ -135,7 +137,7 @@ func (sp *SentinelProc) checkHealthy(ctx context.Context, name string, others in
 	if err != nil {
 		return err
 	}
-	f := pairs(v)
+	f := testserver.Pairs(v)
 	if f["flags"] != "master" {
 		return fmt.Errorf("master flags %q", f["flags"])
 	}
@@ -143,16 +145,6 @@ func (sp *SentinelProc) checkHealthy(ctx context.Context, name string, others in
 		return fmt.Errorf("knows %s other sentinels, want %d", f["num-other-sentinels"], others)
 	}
 	return nil
-}
-
-// pairs reads a flat list of names and values.
-func pairs(v any) map[string]string {
-	a, _ := v.([]any)
-	m := make(map[string]string, len(a)/2)
-	for i := 0; i+1 < len(a); i += 2 {
-		m[fmt.Sprint(a[i])] = fmt.Sprint(a[i+1])
-	}
-	return m
 }
 
 func doCtx(ctx context.Context, s *Server, args ...string) (any, error) {
@@ -173,7 +165,7 @@ func (d *Sentinels) WaitReplicated(ctx context.Context, master string) error {
 	if err != nil {
 		return err
 	}
-	want, err := strconv.ParseInt(infoField(fmt.Sprint(info), "master_repl_offset"), 10, 64)
+	want, err := strconv.ParseInt(testserver.InfoField(fmt.Sprint(info), "master_repl_offset"), 10, 64)
 	if err != nil {
 		return fmt.Errorf("master_repl_offset of %s: %v", master, err)
 	}
@@ -183,7 +175,7 @@ func (d *Sentinels) WaitReplicated(ctx context.Context, master string) error {
 			if err != nil {
 				return err
 			}
-			got, _ := strconv.ParseInt(infoField(fmt.Sprint(info), "slave_repl_offset"), 10, 64)
+			got, _ := strconv.ParseInt(testserver.InfoField(fmt.Sprint(info), "slave_repl_offset"), 10, 64)
 			if got < want {
 				return fmt.Errorf("replica %s at offset %d, the master at %d", s.Addr, got, want)
 			}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest/testserver"
 )
 
 // Config describes the server a test needs. The zero value is a plain
@@ -120,11 +122,11 @@ func Start(t testing.TB, cfg Config) *Server {
 	s := &Server{Flavor: cfg.Flavor, Config: cfg, t: t, Dir: t.TempDir()}
 	s.LogPath = filepath.Join(s.Dir, "server.log")
 
-	bin, err := findBinary(cfg.Flavor)
+	bin, err := Binary(cfg.Flavor)
 	switch {
 	case err == nil:
 		s.bin = bin
-		s.run = newProcRunner(bin, s.Dir)
+		s.run = newProcRunner(bin, s.Dir, s.LogPath)
 	case errors.Is(err, errNoBinary) && dockerAvailable():
 		s.run, err = newDockerRunner(cfg.Flavor, s.Dir)
 		if err != nil {
@@ -162,7 +164,7 @@ func Start(t testing.TB, cfg Config) *Server {
 
 	const attempts = 5
 	for i := 1; ; i++ {
-		pick := freePort
+		pick := testserver.FreePort
 		if cfg.pickPort != nil {
 			pick = cfg.pickPort
 		}
@@ -174,7 +176,7 @@ func Start(t testing.TB, cfg Config) *Server {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, errPortInUse) && i < attempts {
+		if errors.Is(err, testserver.ErrPortInUse) && i < attempts {
 			continue // another process took the port between probe and bind
 		}
 		s.logLogged = true
@@ -224,7 +226,7 @@ func (s *Server) Restart(t testing.TB) {
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, errPortInUse) || time.Now().After(deadline) {
+		if !errors.Is(err, testserver.ErrPortInUse) || time.Now().After(deadline) {
 			s.logLogged = true
 			t.Fatalf("harness: restarting %s on %s: %v\n%s", s.Flavor, s.Addr, err, s.logTail(50))
 		}
@@ -237,21 +239,18 @@ func (s *Server) Restart(t testing.TB) {
 // error reply is returned as a ServerError. It is meant for test setup and
 // inspection, independent of the client under test.
 func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
-	c, err := dialRESP(ctx, "tcp", s.Addr, s.TLSConfig)
+	c, err := testserver.Dial(ctx, "tcp", s.Addr, s.TLSConfig)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	if s.Config.Password != "" {
-		if _, err := c.do("AUTH", s.Config.Password); err != nil {
+		if _, err := c.Do("AUTH", s.Config.Password); err != nil {
 			return nil, err
 		}
 	}
-	return c.do(args...)
+	return c.Do(args...)
 }
-
-// errPortInUse says the server could not bind its port.
-var errPortInUse = errors.New("address already in use")
 
 // readyTimeout is how long a server may take to answer its first PING.
 func (s *Server) readyTimeout() time.Duration {
@@ -268,44 +267,9 @@ func (s *Server) readyTimeout() time.Duration {
 func (s *Server) launch(port int, timeout time.Duration) error {
 	s.port = port
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	logSize, outSize := fileSize(s.LogPath), fileSize(s.run.outputPath())
-	if err := s.run.launch(port, s.args(port)); err != nil {
-		if strings.Contains(err.Error(), "already allocated") ||
-			strings.Contains(err.Error(), "address already in use") {
-			return fmt.Errorf("%w: %v", errPortInUse, err)
-		}
-		return err
-	}
-	err := s.waitReady(timeout)
-	if err == nil {
-		return nil
-	}
-	s.run.kill()
-	if strings.Contains(readFrom(s.LogPath, logSize)+readFrom(s.run.outputPath(), outSize), "Address already in use") {
-		return fmt.Errorf("%w: port %d", errPortInUse, port)
-	}
-	return err
-}
-
-// waitReady polls the server with PING, backing off from 5ms to 100ms, until
-// it answers, its process ends or timeout passes.
-func (s *Server) waitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var last error
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		last = probe(ctx, "tcp", s.Addr, s.TLSConfig, s.Config.Password)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-s.run.exited():
-			return errors.New("server exited during startup")
-		case <-ctx.Done():
-			return fmt.Errorf("no PING reply within %v: %v", timeout, last)
-		case <-time.After(wait):
-		}
-	}
+	return s.run.launch(ctx, port, s.args(port), testserver.Probe{Addr: s.Addr, TLS: s.TLSConfig, Password: s.Config.Password})
 }
 
 // version asks INFO server for the product version. If the default user
@@ -391,33 +355,14 @@ func (s *Server) args(port int) []string {
 func (s *Server) logTail(n int) string {
 	var b strings.Builder
 	for _, p := range []string{s.LogPath, s.run.outputPath()} {
-		if p == "" {
-			continue
+		if t := testserver.Tail(p, n); p != "" && t != "" {
+			fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", filepath.Base(p), strings.Count(t, "\n")+1, t)
 		}
-		data, err := os.ReadFile(p)
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-		if len(lines) > n {
-			lines = lines[len(lines)-n:]
-		}
-		fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", filepath.Base(p), len(lines), strings.Join(lines, "\n"))
 	}
 	if b.Len() == 0 {
 		return "(no server output)"
 	}
 	return b.String()
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // socketPath returns a unix socket path in dir, or in a shorter temporary

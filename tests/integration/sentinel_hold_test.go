@@ -146,6 +146,15 @@ func testSentinelLeaderStopped(t *testing.T, d *harness.Sentinels) {
 		}
 	}
 	require.NotNil(t, leader, "the sentinel %s that announced the promotion", ev.Sentinel)
+	// The leader announces wait-promotion once it has queued REPLICAOF NO
+	// ONE, not once it has written it: stopped at once, it may never send
+	// it. Stop it when the replica runs as master, still before the
+	// leader's next INFO to it can tell it so.
+	require.Eventually(t, func() bool {
+		r, err := replicas[0].Do(ctx, "ROLE")
+		a, _ := r.([]any)
+		return err == nil && len(a) > 0 && a[0] == "master"
+	}, 10*time.Second, time.Millisecond, "the chosen replica %s never became a master", promoted)
 	require.NoError(t, leader.Pause())
 	paused := time.Now()
 	var resumeOnce sync.Once

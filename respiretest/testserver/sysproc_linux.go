@@ -1,8 +1,8 @@
-package respiretest
+package testserver
 
 import "syscall"
 
-// sysProcAttr kills the server when the test binary dies without its
+// sysProcAttr kills the server when the program that started it dies without its
 // cleanups (a panic in another goroutine, a timeout, SIGKILL).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -1,14 +1,15 @@
 //go:build unix
 
-package respiretest
+package testserver
 
 import (
 	"os"
 	"syscall"
 )
 
-// Stopping and continuing a process, for Node.Stop and Node.Continue.
+// The signals of Terminate, Pause and Resume.
 var (
+	sigTerm os.Signal = syscall.SIGTERM
 	sigStop os.Signal = syscall.SIGSTOP
 	sigCont os.Signal = syscall.SIGCONT
 )

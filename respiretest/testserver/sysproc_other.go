@@ -1,6 +1,6 @@
 //go:build !linux
 
-package respiretest
+package testserver
 
 import "syscall"
 
