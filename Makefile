@@ -94,7 +94,7 @@ fuzz:
 soak: servers
 	cd tests && $(GO) run ./cmd/soak -duration $(SOAKTIME) -fault-every $(SOAKFAULT) $(SOAKFLAGS)
 
-## goredis-suite: go-redis's own command, pub/sub and transaction suites, and asynq's and watermill-redisstream's, through the goredis adapter (GOREDIS_SUITE=both: on go-redis too, the baseline), tests taken from the module cache (tests/goredissuite); minutes; CI runs it after test
+## goredis-suite: go-redis's own command, pub/sub and transaction suites, and asynq's and watermill-redisstream's, through the goredis adapter (GOREDIS_SUITE=both: on go-redis too, the baseline, and go-redis's cluster suite; GOREDIS_SUITE=cluster: the cluster suite alone, on the harness's cluster, go-redis and adapter, about 3 minutes more), tests taken from the module cache (tests/goredissuite); minutes; CI runs it after test
 GOREDIS_SUITE ?= adapter
 goredis-suite: servers
 	cd tests && RESPIRE_GOREDIS_SUITE=$(GOREDIS_SUITE) $(GO) test -count=1 -v -parallel 8 -timeout 40m ./goredissuite/

@@ -51,6 +51,7 @@ type Client struct {
 	seq     atomic.Uint64     // names replays
 	replays sync.Map          // replay id -> reply bytes
 	nodes   nodeClients       // a cluster's nodes' clients (cluster.go)
+	node    bool              // a client of one cluster node, made by nodeClients
 }
 
 // chain is the users' hooks wrapped around the adapter's own executors.

@@ -55,7 +55,9 @@ func (a *Client) ForEachMaster(ctx context.Context, fn func(ctx context.Context,
 // ForEachShard does for every node. On a single server it calls nothing.
 // A replica's client is not in READONLY mode: a keyed read there is
 // answered with the server's MOVED error, as on go-redis without
-// ClusterOptions.ReadOnly.
+// ClusterOptions.ReadOnly; its READWRITE (which go-redis code sends to
+// end a replica's read-only session) is answered OK without a round trip,
+// since that is the mode its connections are in.
 func (a *Client) ForEachSlave(ctx context.Context, fn func(ctx context.Context, client *redis.Client) error) error {
 	return a.forEach(ctx, false, true, fn)
 }
@@ -281,6 +283,7 @@ func (n *nodeClients) get(a *Client, addrs []string, live map[string]bool) ([]*C
 				return nil, fmt.Errorf("goredis: a client for the cluster node %s: %w", addr, err)
 			}
 			c = New(rc)
+			c.node = true
 			if n.m == nil {
 				n.m = map[string]*Client{}
 			}

@@ -22,6 +22,15 @@ func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
 			return storeString(c, v, err)
 		}
 	}
+	if a.node && isReadWrite(cmd) {
+		// A node's client never sends READONLY: its connections are in
+		// the mode READWRITE asks for (the call that ends a replica read
+		// session on go-redis's per-node clients).
+		if c, ok := cmd.(*redis.StatusCmd); ok {
+			c.SetVal("OK")
+			return nil
+		}
+	}
 	if err := a.supported(cmd); err != nil {
 		cmd.SetErr(err)
 		return err
@@ -33,6 +42,11 @@ func (a *Client) process(ctx context.Context, cmd redis.Cmder) error {
 	}
 	r, err := a.run(ctx, args)
 	return a.settleOne(ctx, cmd, r, err)
+}
+
+// isReadWrite reports whether cmd is READWRITE, without arguments.
+func isReadWrite(cmd redis.Cmder) bool {
+	return len(cmd.Args()) == 1 && strings.EqualFold(cmd.Name(), "readwrite")
 }
 
 // getKey returns the key of a GET command ("get", key): the most common

@@ -176,3 +176,18 @@ func TestErrorAsGoRedis(t *testing.T) {
 	assert.Equal(t, reflect.TypeOf(redis.ErrNoScript), reflect.TypeOf(nested[0]))
 	assert.EqualError(t, nested[0].(error), "ERR x")
 }
+
+// A cluster node's client answers READWRITE itself: its connections never
+// leave read-write mode. Any other client sends it, and Respire refuses it.
+func TestNodeReadWrite(t *testing.T) {
+	ctx := context.Background()
+	rc, err := respire.NewClient(respire.Options{Addr: "127.0.0.1:1"}) // nothing listens there
+	require.NoError(t, err)
+	defer rc.Close()
+	rdb := New(rc)
+	defer rdb.Close()
+	require.Error(t, rdb.ReadWrite(ctx).Err())
+	rdb.node = true
+	require.NoError(t, rdb.ReadWrite(ctx).Err())
+	require.Error(t, rdb.ReadOnly(ctx).Err(), "READONLY is still refused")
+}

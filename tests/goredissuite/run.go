@@ -14,8 +14,9 @@ import (
 // suiteClients are the clients the suites run on: through the adapter
 // only (RESPIRE_GOREDIS_SUITE=adapter, CI's choice), its failures checked
 // against the lists of specs that fail on go-redis too; or go-redis as well
-// (RESPIRE_GOREDIS_SUITE=both), its failures the baseline. Unset, the test
-// is skipped.
+// (RESPIRE_GOREDIS_SUITE=both), its failures the baseline. Unset, or
+// RESPIRE_GOREDIS_SUITE=cluster (go-redis's cluster suite alone, see
+// clusterSuiteClients), the test is skipped.
 func suiteClients(t *testing.T) []string {
 	switch m := os.Getenv("RESPIRE_GOREDIS_SUITE"); m {
 	case "":
@@ -24,8 +25,26 @@ func suiteClients(t *testing.T) []string {
 		return []string{"adapter"}
 	case "both", "1":
 		return []string{"go-redis", "adapter"}
+	case "cluster":
+		t.Skip("RESPIRE_GOREDIS_SUITE=cluster runs go-redis's cluster suite only")
 	default:
-		t.Fatalf("RESPIRE_GOREDIS_SUITE=%q: want adapter or both", m)
+		t.Fatalf("RESPIRE_GOREDIS_SUITE=%q: want adapter, both or cluster", m)
+	}
+	return nil
+}
+
+// clusterSuiteClients are the clients go-redis's cluster suite runs on:
+// go-redis (the baseline) and the adapter, with RESPIRE_GOREDIS_SUITE=both
+// or cluster. It takes minutes more than the other suites, so CI's
+// "adapter" leaves it out.
+func clusterSuiteClients(t *testing.T) []string {
+	switch m := os.Getenv("RESPIRE_GOREDIS_SUITE"); m {
+	case "both", "1", "cluster":
+		return []string{"go-redis", "adapter"}
+	case "", "adapter":
+		t.Skip("set RESPIRE_GOREDIS_SUITE=cluster or both (make goredis-suite GOREDIS_SUITE=cluster) to run go-redis's cluster suite; it takes minutes")
+	default:
+		t.Fatalf("RESPIRE_GOREDIS_SUITE=%q: want adapter, both or cluster", m)
 	}
 	return nil
 }
