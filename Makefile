@@ -42,10 +42,22 @@ leasecheck:
 # -parallel 4: the tests that call t.Parallel mostly wait for servers
 # (failovers, sentinels); go test's default, GOMAXPROCS (2 on CI), would
 # run only two of them at once.
-test: servers vet leasecheck test-oldgo
-	@fail=""; for m in $(MODULES); do echo "go test $$m"; (cd $$m && $(GO) test -race -count=1 -parallel 4 -timeout 30m ./...) || fail="$$fail $$m"; done; \
+# The integration package, the longest (minutes, most of them waiting for
+# servers), runs in the background from the start, beside vet and the other
+# packages, which use the CPU it leaves; its output is shown at the end.
+INTEGRATION := github.com/respire-go/respire/tests/integration
+test: servers
+	@log=$$(mktemp); trap 'rm -f $$log $$log.rc' EXIT; \
+	echo "go test $(INTEGRATION) (in the background; its output comes at the end)"; \
+	(cd tests && $(GO) test -race -count=1 -parallel 4 -timeout 30m ./integration/ >$$log 2>&1; echo $$? >$$log.rc) & bg=$$!; \
+	fail=""; \
+	$(MAKE) --no-print-directory vet leasecheck test-oldgo || fail="$$fail vet"; \
+	for m in $(MODULES); do echo "go test $$m"; \
+		pkgs=$$(cd $$m && $(GO) list ./... | grep -vx '$(INTEGRATION)'); \
+		(cd $$m && $(GO) test -race -count=1 -parallel 4 -timeout 30m $$pkgs) || fail="$$fail $$m"; done; \
 	echo "allocation targets (without -race)"; (cd tests && $(GO) test -count=1 -run 'HotPathAllocations' ./integration/) || fail="$$fail allocations"; \
 	echo "root module without -race (its !race tests: allocations, the paths race builds replace)"; $(GO) test -count=1 ./... || fail="$$fail root-norace"; \
+	wait $$bg; echo "go test $(INTEGRATION)"; cat $$log; [ "$$(cat $$log.rc)" = 0 ] || fail="$$fail integration"; \
 	if [ -n "$$fail" ]; then echo "tests failed in:$$fail"; exit 1; fi
 
 ## test-oldgo: go vet of the root module with $(OLDGO), so nothing newer than the go directive slips in

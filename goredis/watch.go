@@ -13,7 +13,8 @@ import (
 // reads of fn and MULTI ... EXEC. The adapter maps it onto Respire's Watch,
 // which holds a connection of its blocking pool for WATCH and EXEC while
 // fn's reads run on the shared connections (WATCH was acknowledged first,
-// so a change after it still fails the EXEC).
+// so a change after it still fails the EXEC), on primaries whatever the
+// client's ReadFrom (respire.PrimaryReads).
 //
 // fn gets a real *redis.Tx, from a go-redis client made for this one call
 // whose hook knows the session: the Tx's TxPipelined and TxPipeline run as
@@ -92,7 +93,9 @@ func (ws *watchSession) process(ctx context.Context, cmd redis.Cmder) error {
 			return nil
 		}
 	}
-	return ws.a.process(ctx, cmd)
+	// fn's reads must see every write before the WATCH: on the primary,
+	// whatever the client's ReadFrom (a replica may lag behind).
+	return ws.a.process(respire.PrimaryReads(ctx), cmd)
 }
 
 // txPipeline runs the Tx's MULTI ... EXEC as the session's respire.Tx;

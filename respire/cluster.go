@@ -256,7 +256,7 @@ func (k *clusterBackend) execCluster(ctx context.Context, x *cmd) error {
 		return err
 	}
 	rf := topology.ReadPrimary
-	if x.info.flags&flagReadonly != 0 {
+	if x.info.flags&flagReadonly != 0 && c.opts.ReadFrom != ReadPrimary && !primaryReads(ctx) {
 		rf = c.opts.ReadFrom.route()
 	}
 	return k.cl.Exec(ctx, x, topology.Route{

@@ -31,6 +31,7 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 		}
 		slots[i], keyed[i] = s, k
 	}
+	primary := primaryReads(ctx)
 	items := make([]topology.BatchItem, len(xs))
 	for i, x := range xs {
 		x.seal()
@@ -39,7 +40,7 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 			x.Retries = c.retries
 		}
 		rf := topology.ReadPrimary
-		if readonly {
+		if readonly && c.opts.ReadFrom != ReadPrimary && !primary {
 			rf = c.opts.ReadFrom.route()
 		}
 		items[i] = topology.BatchItem{

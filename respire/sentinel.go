@@ -348,7 +348,7 @@ func (s *sentinelBackend) exec(ctx context.Context, x *cmd, dec decoder) error {
 		x.Recycle()
 		return c.wrapErr(ctx, name, err)
 	}
-	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil {
+	if flags&flagReadonly != 0 && flags&flagBlocking == 0 && sc.reads != nil && !primaryReads(ctx) {
 		x.dec = dec
 		x.seal()
 		x.Retries = c.retries

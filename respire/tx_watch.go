@@ -43,7 +43,10 @@ import (
 //	}, "balance")
 //
 // Reads in fn must come from the server: not through Client.Cached, whose
-// local copy may predate the WATCH.
+// local copy may predate the WATCH. With Options.ReadFrom set to read from
+// replicas, they must also come from the primary: read with
+// PrimaryReads(ctx), as a replica's copy may predate the WATCH too (the
+// transaction would then commit a value computed from a stale one).
 //
 // When fn returns an error, nothing is executed and Watch returns that
 // error. When fn queues nothing, Watch sends no EXEC and returns nil. fn

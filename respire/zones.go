@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"strconv"
 )
 
@@ -21,6 +22,26 @@ func (o *Options) validateZone() error {
 		return optErr("AvailabilityZone", "%q given, but ReadFrom %s ignores zones: use ReadZoneReplica or ReadZone", o.AvailabilityZone, readFromName(o.ReadFrom))
 	}
 	return nil
+}
+
+// primaryReadsKey marks a context made by PrimaryReads.
+type primaryReadsKey struct{}
+
+// PrimaryReads returns a context under which read-only commands go to a
+// primary, whatever Options.ReadFrom says (on a cluster, and on a Sentinel
+// client that reads from replicas): for reads that must see every write
+// acknowledged before them. A replica may lag behind its primary. The
+// reads in a Watch's function are such reads: a value read from a replica
+// may predate the WATCH, and the EXEC would not notice that the
+// transaction was computed from it.
+func PrimaryReads(ctx context.Context) context.Context {
+	return context.WithValue(ctx, primaryReadsKey{}, true)
+}
+
+// primaryReads reports whether ctx was made by PrimaryReads.
+func primaryReads(ctx context.Context) bool {
+	on, _ := ctx.Value(primaryReadsKey{}).(bool)
+	return on
 }
 
 // readFromName is rf's name, for errors.

@@ -55,12 +55,9 @@ var clusterByDesign = withClusterVariants(map[string]string{
 var clusterGaps = withClusterVariants(map[string]string{
 	"should surface the triggering error on TxPipeline EXECABORT instead of 'expected'":                      "the adapter's error is Respire's EXECABORT summary, without the queued command's own error (wrong number of arguments)",
 	"ClusterClient without valid nodes should return an error for pipeline when cluster support is disabled": "a pipeline's error is Respire's wrapped error (no cluster topology yet: ...), not the server's reply as for a single command",
-	"ClusterClient ClusterClient with RouteByLatency should support Watch":                                   staleWatchRead,
-	"ClusterClient ClusterClient with RouteByLatencyTolerance should support Watch":                          staleWatchRead,
 })
 
 const (
-	staleWatchRead  = "with a replica read mode (RouteByLatency: ReadNearest) the Tx's GET goes to a replica, whose value may predate the WATCH on the primary: an increment can be lost (Respire's Watch reads through the Client, with its ReadFrom)"
 	txNotResent     = "injects a connection failure on the MULTI write and expects go-redis to send the transaction again; Respire does not resend an EXEC whose connection broke, since it cannot know whether the server ran it"
 	scriptRouting   = "go-redis sends SCRIPT LOAD to every shard and asks SCRIPT EXISTS of all of them; Respire sends both to one node (EVALSHA through its Script loads the script where it is missing)"
 	nodeHooks       = "expects go-redis's hooks on its per-node clients (OnNewNode); the adapter's hooks run once, around Respire, which has no per-node client"

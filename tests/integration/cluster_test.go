@@ -283,6 +283,22 @@ func TestClusterReplicaReads(t *testing.T) {
 	getN(c, 100, 5*time.Second)
 	assert.GreaterOrEqual(t, replicaGets()-before, 100, "the GETs were served by replicas")
 
+	// Under PrimaryReads (the reads of a Watch's function), reads go to
+	// the primary, alone and in a batch.
+	pctx := respire.PrimaryReads(ctx)
+	before = replicaGets()
+	for range 20 {
+		v, err := c.Get(pctx, "rr:k")
+		require.NoError(t, err)
+		require.Equal(t, "v", v)
+	}
+	b := c.NewBatch()
+	for range 10 {
+		b.Get("rr:k")
+	}
+	require.NoError(t, b.Exec(pctx))
+	assert.Equal(t, before, replicaGets(), "reads under PrimaryReads went to a replica")
+
 	// A stopped replica: reads keep working, from the primary.
 	m := hc.MasterOf(harness.SlotOf("rr:k"))
 	r := hc.ReplicasOf(m)[0]
