@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -39,11 +40,20 @@ func TestRoleHandedForAnsweredBatch(t *testing.T) {
 	}
 	defer func() { beforeRoleSelect = nil }()
 	for i := range 40 {
-		// This goroutine holds the read role, as the background reader
-		// would.
-		c.mu.Lock()
-		c.reading = true
-		c.mu.Unlock()
+		// This goroutine takes the read role, as the background reader
+		// would, once the previous round's reader has given it up.
+		for {
+			c.mu.Lock()
+			free := !c.reading && c.pending.size == 0
+			if free {
+				c.reading = true
+			}
+			c.mu.Unlock()
+			if free {
+				break
+			}
+			runtime.Gosched()
+		}
 		batch, single := newTestReq("ECHO", "batch"), newTestReq("ECHO", "single")
 		batch.state.Store(stateWaiting)
 		single.state.Store(stateWaiting)
@@ -53,7 +63,11 @@ func TestRoleHandedForAnsweredBatch(t *testing.T) {
 			_, err := c.waitDirect(ctx, &batch.Request, 2)
 			batchDone <- err
 		}()
-		<-arrived
+		select {
+		case <-arrived:
+		case err := <-batchDone:
+			t.Fatalf("round %d: the batch caller returned (%v) without waiting for the role", i, err)
+		}
 		// A single caller that found the role taken waits for its reply
 		// to be read by someone else (waitDirect's path then).
 		singleDone := make(chan error, 1)
