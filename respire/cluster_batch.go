@@ -31,7 +31,8 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 		}
 		slots[i], keyed[i] = s, k
 	}
-	primary := primaryReads(ctx)
+	// Read-only commands follow ReadFrom, unless ctx asks for primaries.
+	replicas := c.opts.ReadFrom != ReadPrimary && !primaryReads(ctx)
 	items := make([]topology.BatchItem, len(xs))
 	for i, x := range xs {
 		x.seal()
@@ -40,7 +41,7 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 			x.Retries = c.retries
 		}
 		rf := topology.ReadPrimary
-		if readonly && c.opts.ReadFrom != ReadPrimary && !primary {
+		if readonly && replicas {
 			rf = c.opts.ReadFrom.route()
 		}
 		items[i] = topology.BatchItem{

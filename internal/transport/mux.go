@@ -524,20 +524,15 @@ func (m *Mux) Close() error {
 // ErrNotSent, and sent again); later requests dial anew. It is for a
 // caller that knows the peer will not answer, such as a cluster node
 // that was stopped and failed over.
-func (m *Mux) Break(cause error) {
-	for _, s := range m.slots {
-		if c := s.cur.Load(); c != nil {
-			c.fail(cause)
-		}
-	}
-}
+func (m *Mux) Break(cause error) { m.BreakExcept(cause, "") }
 
 // BreakExcept is Break for the connections to every address but keep
-// (their ConnInfo.Addr): when a Resolve-d address moved to keep, the
-// connections already dialed there are the new address's and stay.
+// (their ConnInfo.Addr; "" keeps none): when a Resolve-d address moved to
+// keep, the connections already dialed there are the new address's and
+// stay.
 func (m *Mux) BreakExcept(cause error, keep string) {
 	for _, s := range m.slots {
-		if c := s.cur.Load(); c != nil && c.info.Addr != keep {
+		if c := s.cur.Load(); c != nil && (keep == "" || c.info.Addr != keep) {
 			c.fail(cause)
 		}
 	}

@@ -32,10 +32,7 @@ func TestAsynqSuite(t *testing.T) {
 	t.Parallel()
 	built := building()
 	defer built() // also when a step before the runs fails
-	dir := workDir(t, "asynq")
-	src, err := moduleDir("github.com/hibiken/asynq", asynqVersion)
-	require.NoError(t, err)
-	require.NoError(t, copyTree(src, dir))
+	dir := copyModule(t, "asynq", "github.com/hibiken/asynq", asynqVersion)
 	rdb := filepath.Join(dir, "internal", "rdb")
 	for pkg, pdir := range map[string]string{"rdb": rdb, "asynq": dir} {
 		for from, to := range map[string]string{"goredis_test.go.txt": "zz_respire_goredis_test.go", "adapter_test.go.txt": "zz_respire_adapter_test.go"} {
@@ -69,11 +66,7 @@ func TestAsynqSuite(t *testing.T) {
 	var runs []run
 	for _, client := range clients {
 		for pkg, pdir := range map[string]string{"rdb": rdb, "asynq": dir} {
-			var tags []string
-			if client == "adapter" {
-				tags = []string{"respire_adapter"}
-			}
-			require.NoError(t, buildTest(pdir, filepath.Join(dir, client+"-"+pkg+".test"), tags...))
+			require.NoError(t, buildFor(client, pdir, filepath.Join(dir, client+"-"+pkg+".test")))
 			runs = append(runs, run{client, pkg})
 		}
 	}

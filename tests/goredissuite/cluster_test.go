@@ -97,10 +97,7 @@ func TestGoRedisClusterSuite(t *testing.T) {
 	t.Parallel()
 	built := building()
 	defer built()
-	dir := workDir(t, "go-redis-cluster")
-	src, err := moduleDir("github.com/redis/go-redis/v9", goRedisVersion)
-	require.NoError(t, err)
-	require.NoError(t, copyTree(src, dir))
+	dir := copyModule(t, "go-redis-cluster", "github.com/redis/go-redis/v9", goRedisVersion)
 	require.NoError(t, copyRedirect(dir, map[string]string{
 		"goredis_test.go.txt":         "zz_respire_test.go",
 		"gored_test.go.txt":           "zz_respire_goredis_test.go",
@@ -114,11 +111,7 @@ func TestGoRedisClusterSuite(t *testing.T) {
 
 	bins := map[string]string{"go-redis": filepath.Join(dir, "goredis.test"), "adapter": filepath.Join(dir, "adapter.test")}
 	for _, client := range clients {
-		var tags []string
-		if client == "adapter" {
-			tags = []string{"respire_adapter"}
-		}
-		require.NoError(t, buildTest(dir, bins[client], tags...))
+		require.NoError(t, buildFor(client, dir, bins[client]))
 	}
 	built()
 

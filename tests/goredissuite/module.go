@@ -156,3 +156,24 @@ func buildTest(dir, out string, tags ...string) error {
 	}
 	return nil
 }
+
+// copyModule copies mod@version from the module cache into the work
+// directory called name (workDir) and returns that directory.
+func copyModule(t *testing.T, name, mod, version string) string {
+	dir := workDir(t, name)
+	src, err := moduleDir(mod, version)
+	require.NoError(t, err)
+	require.NoError(t, copyTree(src, dir))
+	return dir
+}
+
+// buildFor builds the test binary bin of the package in pkgDir for client:
+// "adapter" builds it with the respire_adapter tag, which puts the adapter
+// in go-redis's place.
+func buildFor(client, pkgDir, bin string) error {
+	var tags []string
+	if client == "adapter" {
+		tags = []string{"respire_adapter"}
+	}
+	return buildTest(pkgDir, bin, tags...)
+}

@@ -45,10 +45,7 @@ func TestWatermillSuite(t *testing.T) {
 	t.Parallel()
 	built := building()
 	defer built() // also when a step before the runs fails
-	dir := workDir(t, "watermill-redisstream")
-	src, err := moduleDir("github.com/ThreeDotsLabs/watermill-redisstream", watermillVersion)
-	require.NoError(t, err)
-	require.NoError(t, copyTree(src, dir))
+	dir := copyModule(t, "watermill-redisstream", "github.com/ThreeDotsLabs/watermill-redisstream", watermillVersion)
 	pkg := filepath.Join(dir, "pkg", "redisstream")
 	require.NoError(t, copyRedirect(pkg, map[string]string{
 		"watermill/addr_test.go.txt":    "zz_respire_addr_test.go",
@@ -62,11 +59,7 @@ func TestWatermillSuite(t *testing.T) {
 	require.NoError(t, useAdapter(dir))
 
 	for _, client := range clients {
-		var tags []string
-		if client == "adapter" {
-			tags = []string{"respire_adapter"}
-		}
-		require.NoError(t, buildTest(pkg, filepath.Join(dir, client+".test"), tags...))
+		require.NoError(t, buildFor(client, pkg, filepath.Join(dir, client+".test")))
 	}
 	built()
 	var mu sync.Mutex
