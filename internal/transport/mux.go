@@ -136,11 +136,11 @@ func (m *Mux) Try(ctx context.Context, r *Request) (abandoned bool, err error) {
 	if m.routed > 1 {
 		route = m.slots[r.Route%uint32(m.routed)]
 	}
-	if largeWrite(r) {
-		if err := route.win.acquireAs(ctx, m.ctx, 1, &r.wait); err != nil {
+	if n := writeWeight(r); n > 0 {
+		if err := route.win.acquireAs(ctx, m.ctx, n, &r.wait); err != nil {
 			return false, err
 		}
-		defer route.win.release(1)
+		defer route.win.release(n)
 	}
 	resends, retries := maxResends, r.Retries
 	for {
@@ -259,7 +259,7 @@ func (m *Mux) DoMulti(ctx context.Context, rs []*Request) error {
 		}
 		return NotSent(err)
 	}
-	if n := largeWrites(rs); n > 0 {
+	if n := windowWeight(rs); n > 0 {
 		if err := s.win.acquireAs(ctx, m.ctx, n, &rs[len(rs)-1].wait); err != nil {
 			for _, r := range rs {
 				r.handler.Recycle()

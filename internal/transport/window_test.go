@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -82,11 +83,24 @@ func TestReadRetryCountedAfterProtocolError(t *testing.T) {
 	assert.Equal(t, int32(3), gets.Load(), "once, and Retries (2) times again")
 }
 
-// At most windowMax large writes of 1 MiB are written and unanswered on a
-// connection; the others wait unwritten. When the connection breaks, the
-// ones written fail with their outcome unknown and the others are sent on
-// the next connection.
+// At most two large writes of 1 MiB, or four of 128 KiB, are written and
+// unanswered on a connection; the others wait unwritten. When the
+// connection breaks, the ones written fail with their outcome unknown and
+// the others are sent on the next connection.
 func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		size, inFlight int
+	}{
+		{size: 1 << 20, inFlight: 2},
+		{size: 128 << 10, inFlight: 4},
+	} {
+		t.Run(fmt.Sprintf("%dKiB", tc.size>>10), func(t *testing.T) {
+			testWindowBound(t, tc.size, tc.inFlight)
+		})
+	}
+}
+
+func testWindowBound(t *testing.T, size, inFlight int) {
 	var held atomic.Bool
 	held.Store(true)
 	var read atomic.Int32 // SETs the peer read while holding replies
@@ -107,8 +121,8 @@ func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	const callers = 6
-	value := strings.Repeat("v", 1<<20)
+	const callers = 7
+	value := strings.Repeat("v", size)
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
@@ -124,8 +138,8 @@ func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
 		defer w.mu.Unlock()
 		return len(w.queue)
 	}
-	require.Eventually(t, func() bool { return queued() == callers-windowMax && read.Load() == windowMax },
-		10*time.Second, time.Millisecond, "two written, the others waiting")
+	require.Eventually(t, func() bool { return queued() == callers-inFlight && read.Load() == int32(inFlight) },
+		10*time.Second, time.Millisecond, "%d written, the others waiting", inFlight)
 	held.Store(false)
 	p.CloseConns()
 	wg.Wait()
@@ -139,7 +153,7 @@ func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
 		assert.ErrorAs(t, err, &ce)
 		assert.NotErrorIs(t, err, ErrNotSent)
 	}
-	assert.Equal(t, windowMax, unknown, "the writes caught by the break: %v", errs)
+	assert.Equal(t, inFlight, unknown, "the writes caught by the break: %v", errs)
 }
 
 // The window admits waiting callers in order, a batch of more than
@@ -148,8 +162,9 @@ func TestWriteWindowBoundsUnknownOutcomes(t *testing.T) {
 func TestWindowOrderAndCancel(t *testing.T) {
 	var w window
 	bg := context.Background()
-	require.NoError(t, w.acquire(bg, bg, 1))
-	require.NoError(t, w.acquire(bg, bg, 1))
+	// Two huge writes fill the window.
+	require.NoError(t, w.acquire(bg, bg, windowMax/2))
+	require.NoError(t, w.acquire(bg, bg, windowMax/2))
 
 	ctx, cancel := context.WithCancel(bg)
 	gave := make(chan error, 1)
@@ -159,7 +174,7 @@ func TestWindowOrderAndCancel(t *testing.T) {
 	}
 	require.Eventually(t, waiting(1), 5*time.Second, time.Millisecond)
 	batch := make(chan error, 1)
-	go func() { batch <- w.acquire(bg, bg, 5) }()
+	go func() { batch <- w.acquire(bg, bg, windowMax+1) }()
 	require.Eventually(t, waiting(2), 5*time.Second, time.Millisecond)
 	single := make(chan error, 1)
 	go func() { single <- w.acquire(bg, bg, 1) }()
@@ -169,17 +184,17 @@ func TestWindowOrderAndCancel(t *testing.T) {
 	err := <-gave
 	assert.ErrorIs(t, err, ErrNotSent)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-	w.release(1)
+	w.release(windowMax / 2)
 	select {
 	case <-batch:
-		t.Fatal("a batch of 5 admitted beside another large write")
+		t.Fatal("a batch heavier than the window admitted beside another large write")
 	case <-single:
 		t.Fatal("a later caller admitted before the batch waiting")
 	default:
 	}
-	w.release(1)
+	w.release(windowMax / 2)
 	require.NoError(t, <-batch, "alone")
-	w.release(5)
+	w.release(windowMax + 1)
 	require.NoError(t, <-single)
 	w.release(1)
 	assert.Zero(t, w.n)

@@ -25,9 +25,9 @@ import (
 // again within their contexts, so every GET succeeds, with its key's own
 // value. A SET is never sent again blindly: one that fails is a write
 // whose outcome is unknown (a *ConnError, not ErrNotSent), and at most
-// two of them fail per reset, since a connection has at most two large
-// writes written and unanswered at a time (the write window); the others
-// wait unwritten and go to the next connection.
+// two of them fail per reset, since a connection has at most two writes
+// of 256 KiB or more written and unanswered at a time (the write window);
+// the others wait unwritten and go to the next connection.
 func TestCutMidReply(t *testing.T) {
 	srv := harness.Start(t, harness.Config{Flavor: harness.Redis80})
 	p, err := faultproxy.New(srv.Addr)

@@ -112,6 +112,7 @@ func redisBenchmark(ctx context.Context, bin string, cfg cellConfig, obs *server
 		P99us:          f(6) * 1000,
 		CPUusPerOp:     us(cpu) / float64(n),
 		SrvCmdsPerRead: server.CommandsPerRead(before, after),
+		SrvCPUusPerOp:  server.CPUPerOp(before, after, n),
 	}
 	return m, nil
 }

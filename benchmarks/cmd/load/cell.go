@@ -48,6 +48,11 @@ type Measurement struct {
 	// SrvCmdsPerRead is total_commands_processed / total_reads_processed
 	// on the server over the run.
 	SrvCmdsPerRead float64 `json:"server_cmds_per_read"`
+	// SrvCPUusPerOp is the server process's CPU time (INFO cpu,
+	// used_cpu_user + used_cpu_sys) per command over the run: what the
+	// client's way of sending costs the server, and, beside CPUusPerOp,
+	// what the pair costs the machine.
+	SrvCPUusPerOp float64 `json:"server_cpu_us_per_op"`
 	// ClientBytesPerRead is the bytes each of Respire's parse passes found
 	// (Stats().Bytes / Stats().Reads); ClientBytesPerSockRead the bytes
 	// per read system call (the same without the filler);
@@ -115,6 +120,7 @@ func runCell(ctx context.Context, cfg cellConfig, obs *server.Observer) (Measure
 		BytesOp:        float64(ms1.TotalAlloc-ms0.TotalAlloc) / ops,
 		GCsPerMop:      float64(ms1.NumGC-ms0.NumGC) / ops * 1e6,
 		SrvCmdsPerRead: server.CommandsPerRead(before, after),
+		SrvCPUusPerOp:  server.CPUPerOp(before, after, res.Ops),
 	}
 	if hasStats {
 		io1 := rs.IOStats()

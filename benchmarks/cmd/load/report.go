@@ -86,6 +86,7 @@ func (r *Report) summarize() {
 			BytesOp:                med(func(m Measurement) float64 { return m.BytesOp }),
 			GCsPerMop:              med(func(m Measurement) float64 { return m.GCsPerMop }),
 			SrvCmdsPerRead:         med(func(m Measurement) float64 { return m.SrvCmdsPerRead }),
+			SrvCPUusPerOp:          med(func(m Measurement) float64 { return m.SrvCPUusPerOp }),
 			ClientBytesPerRead:     med(func(m Measurement) float64 { return m.ClientBytesPerRead }),
 			ClientBytesPerSockRead: med(func(m Measurement) float64 { return m.ClientBytesPerSockRead }),
 			ClientCmdsPerWrite:     med(func(m Measurement) float64 { return m.ClientCmdsPerWrite }),
@@ -154,8 +155,8 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\nLatency is per command, per pipeline for pipe32. `×%s` is this client's ops/s divided by %s's.\n\n", baseline, baseline)
 	for _, shape := range m.Shapes {
 		fmt.Fprintf(w, "### %s\n\n", shape)
-		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | GCs/Mop | srv cmds/read | B/parse | B/sock read | cmds/write |\n", baseline)
-		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		fmt.Fprintf(w, "| client | ops/s | ×%s | p50 µs | p99 µs | CPU µs/op | ctx sw/op | allocs/op | B/op | GCs/Mop | srv cmds/read | srv CPU µs/op | B/parse | B/sock read | cmds/write |\n", baseline)
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		var base float64
 		for _, c := range r.Cells {
 			if c.Shape == shape && c.Client == baseline && c.Error == "" {
@@ -194,8 +195,8 @@ func (r *Report) writeMarkdown(w io.Writer) {
 			if c.Client == ceilingName {
 				csw = "–"
 			}
-			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %s | %.2f | %s | %s | %s |\n",
-				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, gcs, x.SrvCmdsPerRead, bpr, bps, cpw)
+			fmt.Fprintf(w, "| %s | %.0f | %s | %.1f | %.1f | %.2f | %s | %s | %s | %s | %.2f | %.2f | %s | %s | %s |\n",
+				c.Client, x.OpsPerSec, ratio, x.P50us, x.P99us, x.CPUusPerOp, csw, allocs, bytes, gcs, x.SrvCmdsPerRead, x.SrvCPUusPerOp, bpr, bps, cpw)
 		}
 		fmt.Fprintln(w)
 	}

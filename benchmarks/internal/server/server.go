@@ -124,10 +124,23 @@ func SeedMix(addr string) error {
 	return SeedKeyset(c, fixture.Mix)
 }
 
-// Counters are the server's totals from INFO stats.
+// Counters are the server's totals from INFO stats and INFO cpu.
 type Counters struct {
 	Commands int64 // total_commands_processed
 	Reads    int64 // total_reads_processed
+	// CPU is the server process's CPU time in seconds, user and system
+	// (used_cpu_user + used_cpu_sys: every thread of the process).
+	CPU float64
+}
+
+// CPUPerOp is the server's CPU time in microseconds per command between
+// two readings, over ops commands of the client (0 when ops is not
+// positive).
+func CPUPerOp(before, after Counters, ops int64) float64 {
+	if ops <= 0 {
+		return 0
+	}
+	return (after.CPU - before.CPU) * 1e6 / float64(ops)
 }
 
 // CommandsPerRead is the number of commands the server processed per
@@ -159,7 +172,7 @@ func NewObserver(addr string) (*Observer, error) {
 
 // Counters returns the server's current totals.
 func (o *Observer) Counters() (Counters, error) {
-	info, err := redis.String(o.c.Do("INFO", "stats"))
+	info, err := redis.String(o.c.Do("INFO", "stats", "cpu"))
 	if err != nil {
 		return Counters{}, err
 	}
@@ -177,13 +190,18 @@ func (o *Observer) Counters() (Counters, error) {
 		case "total_reads_processed":
 			n.Reads, err = strconv.ParseInt(v, 10, 64)
 			seen++
+		case "used_cpu_user", "used_cpu_sys":
+			var t float64
+			t, err = strconv.ParseFloat(v, 64)
+			n.CPU += t
+			seen++
 		}
 		if err != nil {
-			return Counters{}, fmt.Errorf("INFO stats %s: %w", k, err)
+			return Counters{}, fmt.Errorf("INFO %s: %w", k, err)
 		}
 	}
-	if seen != 2 {
-		return Counters{}, errors.New("INFO stats lacks total_commands_processed or total_reads_processed")
+	if seen != 4 {
+		return Counters{}, errors.New("INFO stats cpu lacks total_commands_processed, total_reads_processed, used_cpu_user or used_cpu_sys")
 	}
 	return n, nil
 }
