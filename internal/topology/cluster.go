@@ -140,9 +140,11 @@ type Cluster struct {
 	// adoption, with their new owners' addresses: a view that gives one
 	// back to its old owner is older than the redirect, and not adopted.
 	patched map[uint16]string
-	changed chan struct{} // closed and replaced when routes change or a fetch fails
-	lastErr error         // of the last failed fetch
-	closed  bool
+	// patchedAt is when the latest MOVED patched the slot map.
+	patchedAt time.Time
+	changed   chan struct{} // closed and replaced when routes change or a fetch fails
+	lastErr   error         // of the last failed fetch
+	closed    bool
 
 	kick   chan struct{} // asks for a fetch, rate-limited by RefreshGap
 	urgent chan struct{} // asks for a fetch, rate-limited by UrgentGap
@@ -391,6 +393,7 @@ func (c *Cluster) Moved(slot uint16, addr string) {
 		}
 	}
 	c.patched[slot] = addr
+	c.patchedAt = time.Now()
 	if old := r.slots[slot].Load(); old != nil && old.primary != n {
 		// The old owner's other slots may well have gone the same way (a
 		// failover, a resharding between two nodes): a view that says so

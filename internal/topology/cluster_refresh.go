@@ -274,7 +274,13 @@ func (c *Cluster) fetch(first *Node) {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
 			continue
 		}
-		if stale := c.staleSlot(v); stale >= 0 {
+		// A view that gives a slot another owner than a recent MOVED did
+		// is older than the redirect. Once the MOVED is movedTrust old, such
+		// a view is taken as a change like any other (the slot may have
+		// moved again since, its MOVED's target failed over or gone), to be
+		// confirmed by a second node; until then it is not adopted.
+		stale := c.staleSlot(v)
+		if stale >= 0 && !c.movedOutlived() {
 			errs = append(errs, fmt.Errorf("%s: a view older than the MOVED for slot %d", n.Addr, stale))
 			continue
 		}
@@ -284,7 +290,7 @@ func (c *Cluster) fetch(first *Node) {
 		// foreign view cannot redirect traffic.
 		cur := c.cur.Load()
 		switch {
-		case cur == nil || cur.movesOnlyFailing(v):
+		case stale < 0 && (cur == nil || cur.movesOnlyFailing(v)):
 		case pending != nil && sameOwners(pending, v):
 		default:
 			if pending == nil {
@@ -617,6 +623,21 @@ func (c *Cluster) adopt(v *View) error {
 	c.publishLocked(next)
 	c.probeZonesLocked(next)
 	return nil
+}
+
+// movedTrust is how long a MOVED outweighs the views that contradict it.
+// A view fetched after that and confirmed by a second node is adopted even
+// so: otherwise a MOVED to a node that lost the slot again before the next
+// adoption (a migration followed by a failover of its target, a target
+// that died) would keep every later view out, and the client's slot map
+// would stay as it was for good.
+const movedTrust = 2 * time.Second
+
+// movedOutlived reports whether the latest MOVED is movedTrust old.
+func (c *Cluster) movedOutlived() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Since(c.patchedAt) >= movedTrust
 }
 
 // staleSlot returns a slot that v gives to another node than a MOVED

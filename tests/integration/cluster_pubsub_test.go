@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -160,9 +159,8 @@ func channelsOn(slots map[int]bool, chs []string) []string {
 // 2.5s after a CLUSTER FAILOVER.
 func TestClusterShardedPubSub(t *testing.T) {
 	// Not parallel: its publishers' 200ms deadlines and the kill's
-	// promotion under a CPU shared with other clusters' failovers left a
-	// channel silent for 30s once (make test with -parallel 4); alone it
-	// passes. To be understood (issue 35 notes).
+	// promotion are timed against a CPU it does not share with other
+	// clusters' failovers.
 	t.Run(string(harness.Redis70), func(t *testing.T) { testClusterShardedPubSub(t, harness.Redis70) })
 	t.Run(string(harness.Valkey81), func(t *testing.T) { testClusterShardedPubSub(t, harness.Valkey81) })
 }
@@ -251,17 +249,15 @@ func testClusterShardedPubSub(t *testing.T, f harness.Flavor) {
 	require.NoError(t, hc.Failover(ctx, hc.ReplicasOf(to)[0], ""))
 	checkBack(t, ledger, failedOver, time.Now(), "CLUSTER FAILOVER")
 
-	// Failure: the victim is killed; its replica takes over. Not in make
-	// test for now: a killed node's channel sometimes stays silent for 30s
-	// (one channel of the node's, seen on redis-7.0 and valkey-8.1, alone
-	// and in the suite), and the plain subscription sometimes gets a
-	// message twice after the kill. To be understood (issue notes);
-	// RESPIRE_PUBSUB_KILL=1 runs it.
-	var killed []string
-	kill := os.Getenv("RESPIRE_PUBSUB_KILL") != ""
-	if kill {
-		killed = killMaster(t, ctx, hc, victim, channelsOn(slots[victim], chs), ledger, plainLedger)
-	}
+	// Failure: the victim is killed; its replica takes over. This phase
+	// found a client whose slot map froze: a MOVED of the migration above
+	// named a node that lost the slot again in the CLUSTER FAILOVER before
+	// the client adopted a view, every later view contradicted that MOVED
+	// and was refused, and after the kill the client still routed the
+	// victim's slots to the dead victim, so one of its channels stayed
+	// silent for 30s (about one run in three). A MOVED now outweighs the
+	// views that contradict it for topology.movedTrust only.
+	killed := killMaster(t, ctx, hc, victim, channelsOn(slots[victim], chs), ledger, plainLedger)
 
 	ledger.mu.Lock()
 	defer ledger.mu.Unlock()
@@ -293,10 +289,6 @@ func testClusterShardedPubSub(t *testing.T, f harness.Flavor) {
 	// Plain messages may be reordered by the cluster: each PUBLISH goes to
 	// some node, which passes it on to the others over the cluster bus.
 	assert.Zero(t, plainLedger.dups["plain"])
-	if !kill {
-		assert.Empty(t, plainLedger.gaps[""], "gaps of the plain subscription, whose node stayed up")
-		return
-	}
 	if assert.Len(t, plainLedger.gaps[""], 1, "gaps of the plain subscription") {
 		assert.Equal(t, respire.GapDisconnect, plainLedger.gaps[""][0].Reason)
 	}
