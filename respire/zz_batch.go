@@ -3731,7 +3731,7 @@ func (t *Tx) SPopCount(key string, count int64) *Future[[]string] {
 // SPublish queues SPUBLISH; see Client.SPublish.
 func (b *Batch) SPublish(shardChannel string, message string) *Future[int64] {
 	x := b.newCmd(&cmdSPUBLISH)
-	x.arg(shardChannel)
+	x.argKey(shardChannel)
 	x.arg(message)
 	return queue(b, x, decInt, pickInt)
 }

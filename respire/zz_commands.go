@@ -6747,7 +6747,7 @@ func (c *Client) SPopCount(ctx context.Context, key string, count int64) ([]stri
 // channel.
 func (c *Client) SPublish(ctx context.Context, shardChannel string, message string) (int64, error) {
 	x := c.newCmd(&cmdSPUBLISH)
-	x.arg(shardChannel)
+	x.argKey(shardChannel)
 	x.arg(message)
 	return execInt(ctx, c, x, decInt)
 }
