@@ -96,17 +96,26 @@ func TestDuration(t *testing.T) {
 	assert.Equal(t, time.Duration(-1), duration("ttl", -1))
 }
 
+// offline returns a Respire client of an address where nothing listens,
+// and the adapter over it, both closed at the end of the test: for what is
+// decided before anything is sent.
+func offline(t *testing.T) (*respire.Client, *Client) {
+	t.Helper()
+	rc, err := respire.NewClient(respire.Options{Addr: "127.0.0.1:1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rc.Close() })
+	rdb := New(rc)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rc, rdb
+}
+
 // What needs no server: refusals happen before anything is sent.
 func TestRefusedBeforeSending(t *testing.T) {
 	ctx := context.Background()
-	rc, err := respire.NewClient(respire.Options{Addr: "127.0.0.1:1"}) // nothing listens there
-	require.NoError(t, err)
-	defer rc.Close()
-	rdb := New(rc)
-	defer rdb.Close()
+	rc, rdb := offline(t)
 	assert.Same(t, rc, rdb.Respire())
 
-	err = rdb.Set(ctx, "k", struct{}{}, 0).Err()
+	err := rdb.Set(ctx, "k", struct{}{}, 0).Err()
 	require.ErrorIs(t, err, ErrNotSupported)
 	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Get(ctx, "a")
@@ -181,11 +190,7 @@ func TestErrorAsGoRedis(t *testing.T) {
 // leave read-write mode. Any other client sends it, and Respire refuses it.
 func TestNodeReadWrite(t *testing.T) {
 	ctx := context.Background()
-	rc, err := respire.NewClient(respire.Options{Addr: "127.0.0.1:1"}) // nothing listens there
-	require.NoError(t, err)
-	defer rc.Close()
-	rdb := New(rc)
-	defer rdb.Close()
+	_, rdb := offline(t)
 	require.Error(t, rdb.ReadWrite(ctx).Err())
 	rdb.node = true
 	require.NoError(t, rdb.ReadWrite(ctx).Err())

@@ -279,8 +279,8 @@ func (c *Cluster) fetch(first *Node) {
 		// a view is taken as a change like any other (the slot may have
 		// moved again since, its MOVED's target failed over or gone), to be
 		// confirmed by a second node; until then it is not adopted.
-		stale := c.staleSlot(v)
-		if stale >= 0 && !c.movedOutlived() {
+		stale, recent := c.staleSlot(v)
+		if recent {
 			errs = append(errs, fmt.Errorf("%s: a view older than the MOVED for slot %d", n.Addr, stale))
 			continue
 		}
@@ -633,20 +633,14 @@ func (c *Cluster) adopt(v *View) error {
 // would stay as it was for good.
 const movedTrust = 2 * time.Second
 
-// movedOutlived reports whether the latest MOVED is movedTrust old.
-func (c *Cluster) movedOutlived() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Since(c.patchedAt) >= movedTrust
-}
-
 // staleSlot returns a slot that v gives to another node than a MOVED
-// received since the last adoption did, or -1.
-func (c *Cluster) staleSlot(v *View) int {
+// received since the last adoption did, or -1; recent reports that there
+// is one and the latest MOVED is younger than movedTrust.
+func (c *Cluster) staleSlot(v *View) (slot int, recent bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.patched) == 0 {
-		return -1
+		return -1, false
 	}
 	owner := map[uint16]string{}
 	for _, s := range v.Shards {
@@ -660,10 +654,10 @@ func (c *Cluster) staleSlot(v *View) int {
 	}
 	for slot, addr := range c.patched {
 		if owner[slot] != addr {
-			return int(slot)
+			return int(slot), time.Since(c.patchedAt) < movedTrust
 		}
 	}
-	return -1
+	return -1, false
 }
 
 // fetchReq is a request whose reply is kept as a tree.

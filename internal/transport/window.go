@@ -82,9 +82,9 @@ type windowWait struct {
 // held.
 func (w *window) fits(n int) bool { return w.n == 0 || w.n+n <= windowMax }
 
-// acquire waits until large writes weighing n may be sent, or until ctx or the Mux
-// (closed) ends; its errors match ErrNotSent. Each successful acquire is
-// followed by one release of the same n.
+// acquire waits until large writes weighing n may be sent, or until ctx
+// or the Mux (closed) ends; its errors match ErrNotSent. Each successful
+// acquire is followed by one release of the same n.
 func (w *window) acquire(ctx, closed context.Context, n int) error {
 	return w.acquireAs(ctx, closed, n, &windowWait{})
 }
@@ -130,8 +130,8 @@ func (w *window) acquireAs(ctx, closed context.Context, n int, q *windowWait) er
 	return NotSent(err)
 }
 
-// release ends large writes weighing n (answered, failed or abandoned) and admits
-// the callers waiting that now fit.
+// release ends large writes weighing n (answered, failed or abandoned)
+// and admits the callers waiting that now fit.
 func (w *window) release(n int) {
 	w.mu.Lock()
 	w.n -= n
