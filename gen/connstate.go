@@ -59,8 +59,8 @@ var reviewedSharedSafe = map[string]string{
 	"SAVE":                    "saves the dataset; acts on the server",
 	"SHUTDOWN":                "stops the server; acts on the server",
 	"SPUBLISH":                "sends a message; the connection does not subscribe",
-	"WAIT":                    "waits for replicas to acknowledge the connection's writes; sets nothing",
-	"WAITAOF":                 "waits for the AOF to hold the connection's writes; sets nothing",
+	"WAIT":                    "waits for replicas to acknowledge the connection's writes; sets nothing (a Client refuses it sent by itself, on a connection without the caller's writes: respire/wait.go)",
+	"WAITAOF":                 "waits for the AOF to hold the connection's writes; sets nothing (a Client refuses it sent by itself, on a connection without the caller's writes: respire/wait.go)",
 }
 
 // touchesConnection reports why the spec marks c as dealing with

@@ -70,6 +70,11 @@ func (g *generator) deprecation(c *spec.Command) string {
 	return s + "."
 }
 
+// ownWrites are the commands whose reply is about the writes made on the
+// connection they run on, which a Client refuses sent by themselves
+// (respire/wait.go); their methods' docs say so.
+var ownWrites = map[string]bool{"WAIT": true, "WAITAOF": true}
+
 func (g *generator) methodDoc(m *method) []string {
 	c := m.cmd
 	var out []string
@@ -123,6 +128,13 @@ func (g *generator) methodDoc(m *method) []string {
 			out = append(out, "")
 			out = append(out, wrap(s.name+" is sent "+strings.TrimPrefix(note, ", ")+".", 100)...)
 		}
+	}
+	if ownWrites[c.Name] {
+		out = append(out, "")
+		out = append(out, wrap("A Client refuses it sent by itself, with an *ArgError: the server counts the "+
+			"acknowledgements of the writes made on the connection it runs on, and it would run on a connection that "+
+			"carries none of the caller's. Queue it in the Batch that makes the writes (Batch."+m.name+"), or make "+
+			"the writes and "+c.Name+" on a connection of your own (Client.WithConn).", 100)...)
 	}
 	var facts []string
 	if c.Since != "" {

@@ -21,6 +21,9 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 	keyed := make([]bool, len(xs))
 	fanned := make([]bool, len(xs))
 	for i, x := range xs {
+		if name := ownWritesName(x); name != "" {
+			return nil, &ArgError{Command: name, Argument: "command", Reason: waitClusterBatch}
+		}
 		if fanOut(x) {
 			fanned[i] = true
 			continue

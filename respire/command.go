@@ -297,6 +297,9 @@ func (c *Client) exec(ctx context.Context, x *cmd, dec decoder) error {
 
 // execPlain is exec without tracing or interceptors: the backend's.
 func (c *Client) execPlain(ctx context.Context, x *cmd, dec decoder) error {
+	if x.argErr == nil {
+		x.argErr = refuseAlone(x) // WAIT, WAITAOF (wait.go)
+	}
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()

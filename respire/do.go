@@ -76,6 +76,9 @@ func (c *Client) doBuilt(ctx context.Context, x *cmd, name string) (Reply, error
 // contract, except that an error reply is a success here (doResult takes
 // it).
 func (c *Client) doSend(ctx context.Context, x *cmd) error {
+	if x.argErr == nil {
+		x.argErr = refuseAlone(x) // WAIT, WAITAOF (wait.go)
+	}
 	if x.argErr != nil {
 		err := x.argErr
 		x.Recycle()

@@ -56,7 +56,10 @@ const (
 	GapOverflow GapReason = iota + 1
 	// GapDisconnect: the connection to the server was lost; messages
 	// published between Gap.Since and Gap.Until were not received. The
-	// subscriptions have been restored.
+	// subscriptions have been restored. On a cluster they may have been
+	// restored on another node, which receives each message over the
+	// cluster bus at its own pace: a message delivered shortly before the
+	// marker may be delivered again after it.
 	GapDisconnect
 	// GapMoved marks, on a cluster, a sharded channel (Message.Channel)
 	// that moved to another node (slot migration, failover) and was

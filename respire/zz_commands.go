@@ -7409,6 +7409,11 @@ func (c *Client) VSimWithAttribs(ctx context.Context, key string, query Query, o
 //
 // timeout is sent in milliseconds rounded up.
 //
+// A Client refuses it sent by itself, with an *ArgError: the server counts the acknowledgements of the
+// writes made on the connection it runs on, and it would run on a connection that carries none of the
+// caller's. Queue it in the Batch that makes the writes (Batch.Wait), or make the writes and WAIT on a
+// connection of your own (Client.WithConn).
+//
 // Since 3.0.0. Complexity: O(1).
 func (c *Client) Wait(ctx context.Context, numReplicas int64, timeout time.Duration) (int64, error) {
 	x := c.newCmd(&cmdWAIT)
@@ -7427,6 +7432,11 @@ func argsWaitAOF(x *cmd, numLocal int64, numReplicas int64, timeout time.Duratio
 // append-only file of the master and/or replicas.
 //
 // timeout is sent in milliseconds rounded up.
+//
+// A Client refuses it sent by itself, with an *ArgError: the server counts the acknowledgements of the
+// writes made on the connection it runs on, and it would run on a connection that carries none of the
+// caller's. Queue it in the Batch that makes the writes (Batch.WaitAOF), or make the writes and
+// WAITAOF on a connection of your own (Client.WithConn).
 //
 // Since 7.2.0. Complexity: O(1). Only on redis-8.0.2, redis-8.6.3, valkey-8.1.1, valkey-9.1.2.
 func (c *Client) WaitAOF(ctx context.Context, numLocal int64, numReplicas int64, timeout time.Duration) (AofAck, error) {

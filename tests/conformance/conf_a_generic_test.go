@@ -448,12 +448,25 @@ func init() {
 			Name:     "generic-wait",
 			Commands: []string{"WAIT"},
 			Run: func(e *Env) {
-				e.Do("SET", e.Key("k"), "v")
-				n, err := e.C.Wait(e.Ctx, 0, 0)
+				// Sent by itself a Client refuses it (it would run on a
+				// connection without the caller's writes); in the batch
+				// of the writes it runs on theirs.
+				_, err := e.C.Wait(e.Ctx, 0, 0)
+				var ae *respire.ArgError
+				require.ErrorAs(e, err, &ae)
+				b := e.C.NewBatch()
+				b.Set(e.Key("k"), "v", nil)
+				w := b.Wait(0, 0)
+				require.NoError(e, b.Exec(e.Ctx))
+				n, err := w.Result()
 				require.NoError(e, err)
 				require.Equal(e, int64(0), n)
 				start := time.Now()
-				n, err = e.C.Wait(e.Ctx, 1, 20*time.Millisecond)
+				b = e.C.NewBatch()
+				b.Set(e.Key("k"), "w", nil)
+				w = b.Wait(1, 20*time.Millisecond)
+				require.NoError(e, b.Exec(e.Ctx))
+				n, err = w.Result()
 				require.NoError(e, err)
 				require.Equal(e, int64(0), n, "no replicas")
 				require.Less(e, time.Since(start), 5*time.Second)
@@ -467,8 +480,17 @@ func init() {
 				return err
 			},
 			Run: func(e *Env) {
-				e.Do("SET", e.Key("k"), "v")
-				ack, err := e.C.WaitAOF(e.Ctx, 0, 0, 0)
+				_, err := e.C.WaitAOF(e.Ctx, 0, 0, 0)
+				var ae *respire.ArgError
+				require.ErrorAs(e, err, &ae, "refused sent by itself")
+				waitAOF := func(local int64) (respire.AofAck, error) {
+					b := e.C.NewBatch()
+					b.Set(e.Key("k"), "v", nil)
+					w := b.WaitAOF(local, 0, 0)
+					require.NoError(e, b.Exec(e.Ctx))
+					return w.Result()
+				}
+				ack, err := waitAOF(0)
 				require.NoError(e, err)
 				// The shared server runs without AOF, unless another case
 				// turned it on.
@@ -476,7 +498,7 @@ func init() {
 				require.NoError(e, err)
 				if cfg["appendonly"] == "no" {
 					require.Equal(e, respire.AofAck{Local: 0, Replicas: 0}, ack)
-					_, err = e.C.WaitAOF(e.Ctx, 1, 0, 0)
+					_, err = waitAOF(1)
 					e.ServerError(err, "ERR") // appendonly is off
 				} else {
 					require.Contains(e, []int64{0, 1}, ack.Local)

@@ -42,11 +42,14 @@ var byDesign = map[string]string{
 	"Commands sorted sets should BZPopMax timeout":           poolMisses,
 	"Commands sorted sets should BZPopMin timeout":           poolMisses,
 	"Commands sorted sets should BZMPop timeout":             poolMisses,
+	"Commands server should Wait":                            ownWrites,
+	"Commands server should WaitAOF":                         ownWrites,
 	"Commands streams group should XGroupCreateMkStream":     "compares the error with go-redis's internal proto.RedisError value (==); the adapter's error reply is a *goredis.Error with the same message, which only go-redis's own package could tell apart",
 }
 
 const (
 	sharedConn = "refused: changes the state of the connection every caller shares, an *respire.ArgError"
+	ownWrites  = "refused: WAIT and WAITAOF count the acknowledgements of their own connection's writes, and sent by themselves they would run on a connection without the caller's, an *respire.ArgError (a Pipeline with the writes, or rdb.Conn())"
 	poolMisses = "asserts go-redis's pool counters (PoolStats().Misses == 1, a connection dialled); the adapter dials none and reports 0"
 )
 

@@ -208,6 +208,25 @@ func (s *Server) Stop() {
 	s.run.stop()
 }
 
+// Pause stops the server's process (SIGSTOP), as a stalled machine would:
+// it holds its connections and answers nothing until Resume. A test that
+// pauses a server resumes it before it ends (t.Cleanup), since a stopped
+// process cannot shut down.
+func (s *Server) Pause() error {
+	if err := pauseProcess(s, true); err != nil {
+		return fmt.Errorf("harness: pausing %s: %w", s.Addr, err)
+	}
+	return nil
+}
+
+// Resume continues a server Pause stopped (SIGCONT).
+func (s *Server) Resume() error {
+	if err := pauseProcess(s, false); err != nil {
+		return fmt.Errorf("harness: resuming %s: %w", s.Addr, err)
+	}
+	return nil
+}
+
 // Restart stops the server if it runs and starts it again with the same
 // configuration, directory and address. The dataset starts empty: nothing is
 // persisted. On an external server it skips t.

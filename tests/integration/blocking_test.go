@@ -208,8 +208,12 @@ func TestBlockingTimeoutIsNil(t *testing.T) {
 				_, err := c.DoBlocking(ctx, args...)
 				require.ErrorIs(t, err, respire.Nil, "RESP%d %v", proto, args)
 			}
-			// WAIT with no replicas reports 0 after its timeout.
-			n, err := c.Wait(ctx, 1, 10*time.Millisecond)
+			// WAIT with no replicas reports 0 after its timeout (in a
+			// batch: a Client refuses it sent by itself, wait_test.go).
+			b := c.NewBatch()
+			w := b.Wait(1, 10*time.Millisecond)
+			require.NoError(t, b.Exec(ctx))
+			n, err := w.Result()
 			require.NoError(t, err)
 			assert.Equal(t, int64(0), n)
 			// Server errors come back as they are, on a reusable connection.

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,13 +16,18 @@ import (
 )
 
 // psLedger follows what a subscription receives, per channel: the numbers
-// seen, duplicates (a number seen before), reorderings (a number below the
-// last), gap markers and the arrival time of every message.
+// seen, duplicates (a number seen before since the channel's last gap
+// marker), repeats across a gap marker (a number seen before it, again
+// after it), reorderings (a number below the last), gap markers and the
+// arrival time of every message.
 type psLedger struct {
-	mu       sync.Mutex
-	seen     map[string]map[int]bool
+	mu sync.Mutex
+	// seen holds, per number, 1 + the count of the channel's gap markers
+	// (its own and those of no one channel) when it first arrived.
+	seen     map[string]map[int]int
 	last     map[string]int
 	dups     map[string]int
+	repeats  map[string]int
 	reorders map[string]int
 	gaps     map[string][]respire.Gap // by channel ("" for a gap of no one channel)
 	arrivals map[string][]time.Time
@@ -31,8 +35,8 @@ type psLedger struct {
 }
 
 func newPSLedger() *psLedger {
-	return &psLedger{seen: map[string]map[int]bool{}, last: map[string]int{}, dups: map[string]int{},
-		reorders: map[string]int{}, gaps: map[string][]respire.Gap{},
+	return &psLedger{seen: map[string]map[int]int{}, last: map[string]int{}, dups: map[string]int{},
+		repeats: map[string]int{}, reorders: map[string]int{}, gaps: map[string][]respire.Gap{},
 		arrivals: map[string][]time.Time{}, changed: make(chan struct{})}
 }
 
@@ -49,15 +53,20 @@ func (l *psLedger) follow(ctx context.Context, sub *respire.Subscription) {
 			l.gaps[m.Channel] = append(l.gaps[m.Channel], *m.Gap)
 		} else if n, err := strconv.Atoi(m.Payload); err == nil {
 			if l.seen[m.Channel] == nil {
-				l.seen[m.Channel] = map[int]bool{}
+				l.seen[m.Channel] = map[int]int{}
 			}
-			switch {
-			case l.seen[m.Channel][n]:
+			epoch := 1 + len(l.gaps[m.Channel]) + len(l.gaps[""])
+			switch first := l.seen[m.Channel][n]; {
+			case first == epoch:
 				l.dups[m.Channel]++
+			case first != 0:
+				l.repeats[m.Channel]++
 			case n < l.last[m.Channel]:
 				l.reorders[m.Channel]++
 			}
-			l.seen[m.Channel][n] = true
+			if l.seen[m.Channel][n] == 0 {
+				l.seen[m.Channel][n] = epoch
+			}
 			l.last[m.Channel] = max(l.last[m.Channel], n)
 			l.arrivals[m.Channel] = append(l.arrivals[m.Channel], now)
 		}
@@ -268,7 +277,9 @@ func testClusterShardedPubSub(t *testing.T, f harness.Flavor) {
 		moved[ch]++ // a migrated channel moves again in the failover
 	}
 	for _, ch := range chs {
-		assert.Zero(t, ledger.dups[ch], "duplicates on %s", ch)
+		// A sharded channel's messages reach its shard only: nothing
+		// published on the node it left reaches its new owner.
+		assert.Zero(t, ledger.dups[ch]+ledger.repeats[ch], "duplicates on %s", ch)
 		// Not asserted: a publish abandoned at its 200 ms deadline while
 		// in flight may still run on the server after the publisher's next
 		// one (on another connection), so the publisher itself can reorder
@@ -290,13 +301,15 @@ func testClusterShardedPubSub(t *testing.T, f harness.Flavor) {
 	defer plainLedger.mu.Unlock()
 	// Plain messages may be reordered by the cluster: each PUBLISH goes to
 	// some node, which passes it on to the others over the cluster bus.
-	// A plain message delivered twice after the kill: seen in about one run
-	// in ten (2 messages, valkey-8.1), not understood yet; asserted only
-	// with RESPIRE_PUBSUB_PLAIN_DUPS=1, logged otherwise.
-	if n := plainLedger.dups["plain"]; os.Getenv("RESPIRE_PUBSUB_PLAIN_DUPS") != "" {
-		assert.Zero(t, n, "plain messages delivered twice")
-	} else if n > 0 {
-		t.Logf("%d plain message(s) delivered twice after the kill (known, not asserted)", n)
+	// For the same reason a few may be repeated across the GapDisconnect:
+	// the new node may get, after the subscription was restored there,
+	// messages the killed one had delivered before the kill (seen about
+	// one run in ten on valkey-8.1, the bus from a node demoted by the
+	// CLUSTER FAILOVER just before lagging by some 40ms). Within one
+	// connection, none may come twice.
+	assert.Zero(t, plainLedger.dups["plain"], "plain messages delivered twice on one connection")
+	if n := plainLedger.repeats["plain"]; n > 0 {
+		t.Logf("%d plain message(s) delivered before the kill and again after it, by the new node", n)
 	}
 	if assert.Len(t, plainLedger.gaps[""], 1, "gaps of the plain subscription") {
 		assert.Equal(t, respire.GapDisconnect, plainLedger.gaps[""][0].Reason)

@@ -88,7 +88,10 @@ func TestFractionalDurations(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, respire.KeyElement{Key: "frac:list", Element: "x"}, ke)
 
-		n, err := c.Wait(ctx, 1, time.Microsecond)
+		b := c.NewBatch()
+		w := b.Wait(1, time.Microsecond)
+		require.NoError(t, b.Exec(ctx))
+		n, err := w.Result()
 		require.NoError(t, err, "WAIT 1 1: no replica, 1ms")
 		assert.Equal(t, int64(0), n)
 	})

@@ -1,0 +1,63 @@
+package respire
+
+import "strings"
+
+// WAIT and WAITAOF on a Client.
+//
+// WAIT counts the replicas that acknowledged the writes made on the
+// connection it runs on (the server remembers the replication offset of
+// each connection's last write), and WAITAOF does the same for the AOF.
+// A Client sends its writes on its multiplexed connections and its
+// blocking commands on connections of the blocking pool, so a WAIT sent
+// by itself runs on a connection that carries none of the caller's
+// writes: it answers at once with every replica that acknowledged that
+// connection's own last write, long ago or never, and says nothing about
+// the caller's. Measured on Redis 7.0 with the only replica stopped
+// (SIGSTOP): SET, then Client.Wait(ctx, 1, time.Second) answered 1 at
+// once. Sending it on the multiplexed connection instead would hold up
+// every other caller of the client until the replicas answer or the
+// timeout ends, the shared fate the client is built to avoid.
+//
+// So a Client refuses WAIT and WAITAOF sent by themselves (the typed
+// methods, Do and DoBlocking), with an *ArgError that names the ways that
+// work: in the Batch that makes the writes (a batch holding a blocking
+// command runs whole on one connection of the blocking pool, the writes
+// first), or on a connection of the caller's own (Client.WithConn). On a
+// cluster a batch's commands run on their slots' nodes and a blocking one
+// on a connection of its own, so WAIT is refused in a cluster's Batch too.
+
+// ownWritesCommands are the commands whose reply is about the writes of
+// the connection they run on.
+var ownWritesCommands = map[string]bool{"WAIT": true, "WAITAOF": true}
+
+const waitAlone = "refused on a Client: it counts the replicas (or AOFs) that acknowledged the writes made on its own " +
+	"connection, and sent by itself it runs on a connection of the blocking pool that carries none of your writes, " +
+	"so its count would say nothing about them; queue it in the Batch that makes the writes (Batch.Wait, " +
+	"Batch.WaitAOF), or make the writes and WAIT on a connection of your own (Client.WithConn)"
+
+const waitClusterBatch = "refused in a cluster's Batch: the batch's writes run on their slots' nodes and WAIT on " +
+	"a connection of its own, without them, so its count would say nothing about them; on a cluster make " +
+	"the writes and WAIT on one connection of the slot's primary (Client.WithConn and Conn.Do, keys of one node)"
+
+// ownWritesName returns the upper-case name of x when it is WAIT or
+// WAITAOF (a typed method's, or Do's and DoBlocking's first word), else "".
+func ownWritesName(x *cmd) string {
+	if x.info != nil && ownWritesCommands[x.info.name] {
+		return x.info.name
+	}
+	if x.rawName != "" && len(x.rawName) <= len("WAITAOF") {
+		if n := strings.ToUpper(x.rawName); ownWritesCommands[n] {
+			return n
+		}
+	}
+	return ""
+}
+
+// refuseAlone is the *ArgError for WAIT or WAITAOF sent by itself on a
+// Client, or nil for any other command.
+func refuseAlone(x *cmd) error {
+	if name := ownWritesName(x); name != "" {
+		return &ArgError{Command: name, Argument: "command", Reason: waitAlone}
+	}
+	return nil
+}
