@@ -21,9 +21,6 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 	keyed := make([]bool, len(xs))
 	fanned := make([]bool, len(xs))
 	for i, x := range xs {
-		if name := ownWritesName(x); name != "" {
-			return nil, &ArgError{Command: name, Argument: "command", Reason: waitClusterBatch}
-		}
 		if fanOut(x) {
 			fanned[i] = true
 			continue
@@ -74,6 +71,11 @@ func (k *clusterBackend) execBatchCluster(ctx context.Context, xs []*cmd) (errs 
 // fail while others succeed: each Future gets its own outcome, and Exec
 // returns the first error.
 func (k *clusterBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
+	for _, x := range cmds {
+		if ownWritesName(x) != "" {
+			return k.batchHeld(ctx, b, cmds, futs)
+		}
+	}
 	errs, first := k.execBatchCluster(ctx, cmds)
 	if errs == nil {
 		// Refused before sending.
@@ -102,4 +104,83 @@ func (k *clusterBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs 
 	}
 	b.recycleLists(cmds, futs)
 	return nil
+}
+
+// batchHeld runs a batch that holds WAIT or WAITAOF whole on one connection
+// of the primary of its keys' slot (a connection of that node's blocking
+// pool, as a Tx runs), in order, so that WAIT counts the batch's writes
+// (wait.go). The keys must share a slot, and a command that fans out by
+// its tips cannot join: both are refused before anything is sent. A
+// redirect is not followed, since WAIT would then count writes made
+// elsewhere: the redirected command fails with the MOVED or ASK error and
+// the topology is refreshed.
+func (k *clusterBackend) batchHeld(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
+	c := k.c
+	refuse := func(err error) error {
+		for i, x := range cmds {
+			futs[i].settle(nil, err)
+			x.Recycle()
+		}
+		b.recycleLists(cmds, futs)
+		return err
+	}
+	var slot uint16
+	var keyed bool
+	var first string
+	for _, x := range cmds {
+		if x.argErr != nil {
+			return refuse(x.argErr)
+		}
+		if fanOut(x) && ownWritesName(x) == "" { // WAIT's own tip fans it out
+			return refuse(&ArgError{Command: x.info.name, Argument: "command", Reason: waitClusterFanOut})
+		}
+		s, ok, err := slotOf(x)
+		switch {
+		case err != nil:
+			return refuse(err)
+		case !ok:
+			continue
+		case keyed && s != slot:
+			return refuse(crossSlot(ownWritesOf(cmds), waitClusterSlot, first, slot, x.keys[0], s))
+		case !keyed:
+			slot, keyed, first = s, true, x.keys[0]
+		}
+	}
+	h, err := k.hold(ctx, slot, keyed, nil)
+	if err != nil {
+		return refuse(c.wrapErr(ctx, "batch", err))
+	}
+	defer h.Release()
+	if err := doHeld(ctx, h, cmds); err != nil {
+		err = c.wrapErr(ctx, "batch", err)
+		for _, f := range futs {
+			f.settle(nil, err)
+		}
+		// A late reply may still be decoded into the commands: dropped,
+		// not recycled.
+		b.lists = nil
+		return err
+	}
+	if c.cache != nil {
+		c.afterWrites(ctx, cmds)
+	}
+	for i, x := range cmds {
+		if _, ok := redirectOf(x.replyErr, ""); ok {
+			k.cl.Urgent()
+		}
+		futs[i].settle(&x.res, withCommand(x.info, x.replyErr))
+		b.c.release(x)
+	}
+	b.recycleLists(cmds, futs)
+	return nil
+}
+
+// ownWritesOf names the WAIT or WAITAOF of cmds, for errors.
+func ownWritesOf(cmds []*cmd) string {
+	for _, x := range cmds {
+		if n := ownWritesName(x); n != "" {
+			return n
+		}
+	}
+	return "WAIT"
 }

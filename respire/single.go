@@ -218,16 +218,7 @@ func (s *singleBackend) execBatchHeld(ctx context.Context, xs []*cmd) error {
 		return c.wrapErr(ctx, "batch", err)
 	}
 	defer h.Release()
-	size := 0
-	for _, x := range xs {
-		x.seal()
-		size += len(x.buf) - x.start
-	}
-	payload := make([]byte, 0, size)
-	for _, x := range xs {
-		payload = append(payload, x.buf[x.start:]...)
-	}
-	if err := h.Do(ctx, payload, len(xs), func(i int, m resp.Msg) { xs[i].HandleReply(m) }); err != nil {
+	if err := doHeld(ctx, h, xs); err != nil {
 		return c.wrapErr(ctx, "batch", err)
 	}
 	if c.cache != nil {
@@ -285,4 +276,18 @@ func (s *singleBackend) scan(ctx context.Context, sc *scanSpec, _ string, _ bool
 		sc.args(x, cursor)
 		return execAny[any](ctx, c, x, sc.dec)
 	}}, nil
+}
+
+// doHeld writes xs, sealed here, in one write on h and hands each its reply.
+func doHeld(ctx context.Context, h *transport.Held, xs []*cmd) error {
+	size := 0
+	for _, x := range xs {
+		x.seal()
+		size += len(x.buf) - x.start
+	}
+	payload := make([]byte, 0, size)
+	for _, x := range xs {
+		payload = append(payload, x.buf[x.start:]...)
+	}
+	return h.Do(ctx, payload, len(xs), func(i int, m resp.Msg) { xs[i].HandleReply(m) })
 }

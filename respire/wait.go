@@ -23,8 +23,8 @@ import "strings"
 // work: in the Batch that makes the writes (a batch holding a blocking
 // command runs whole on one connection of the blocking pool, the writes
 // first), or on a connection of the caller's own (Client.WithConn). On a
-// cluster a batch's commands run on their slots' nodes and a blocking one
-// on a connection of its own, so WAIT is refused in a cluster's Batch too.
+// cluster such a batch runs whole on one connection of the primary of its
+// keys' slot, which they must share (cluster_batch.go).
 
 // ownWritesCommands are the commands whose reply is about the writes of
 // the connection they run on.
@@ -35,9 +35,12 @@ const waitAlone = "refused on a Client: it counts the replicas (or AOFs) that ac
 	"so its count would say nothing about them; queue it in the Batch that makes the writes (Batch.Wait, " +
 	"Batch.WaitAOF), or make the writes and WAIT on a connection of your own (Client.WithConn)"
 
-const waitClusterBatch = "refused in a cluster's Batch: the batch's writes run on their slots' nodes and WAIT on " +
-	"a connection of its own, without them, so its count would say nothing about them; on a cluster make " +
-	"the writes and WAIT on one connection of the slot's primary (Client.WithConn and Conn.Do, keys of one node)"
+// waitClusterSlot and waitClusterFanOut are why a cluster's batch that
+// holds WAIT is refused: it runs whole on one node (cluster_batch.go).
+const (
+	waitClusterSlot   = "a batch with WAIT or WAITAOF on a cluster runs on one connection of its keys' primary, so that WAIT counts its writes"
+	waitClusterFanOut = "it runs on every node, and a batch with WAIT or WAITAOF on a cluster runs on one connection of its keys' primary, so that WAIT counts its writes"
+)
 
 // ownWritesName returns the upper-case name of x when it is WAIT or
 // WAITAOF (a typed method's, or Do's and DoBlocking's first word), else "".

@@ -33,8 +33,6 @@ var notOnCluster = map[string]string{
 	"c_slowlog":             "SLOWLOG is per node: on a cluster the reply holds every node's entries",
 	"c_latency":             "the case configures and reads one node's latency monitor",
 	"c_replication":         "REPLICAOF is not allowed in cluster mode",
-	"generic-wait":          "a cluster client refuses WAIT, by itself and in a Batch (its writes run on their slots' nodes, WAIT on a connection of its own): tests/integration/wait_test.go",
-	"generic-waitaof":       "a cluster client refuses WAITAOF, by itself and in a Batch: tests/integration/wait_test.go",
 }
 
 // TestConformanceOnCluster runs the cases of the shared standalone server

@@ -87,11 +87,13 @@ func TestWaitCountsTheCallersWrites(t *testing.T) {
 	assert.Equal(t, int64(1), waitBatch("4", 0))
 }
 
-// TestWaitRefusedOnCluster: on a cluster a Client's WAIT is refused as on
-// one server (it was sent to every primary, on connections without the
-// caller's writes), and so is a Batch's, whose writes run on their slots' nodes
-// while WAIT would run on a connection of its own.
-func TestWaitRefusedOnCluster(t *testing.T) {
+// TestWaitOnCluster: on a cluster a Client's WAIT is refused as on one
+// server (it was sent to every primary, on connections without the
+// caller's writes). A Batch that holds WAIT runs whole on one connection of
+// its keys' primary, so WAIT counts the batch's writes (each primary of the
+// shared cluster has a replica); keys of two slots, or a command that fans
+// out, are refused before anything is sent.
+func TestWaitOnCluster(t *testing.T) {
 	t.Parallel()
 	hc := harness.SharedCluster(t, harness.Redis70)
 	ctx := ctxT(t)
@@ -103,17 +105,32 @@ func TestWaitRefusedOnCluster(t *testing.T) {
 	assert.Equal(t, "WAIT", ae.Command)
 
 	b := c.NewBatch()
-	set := b.Set("wait:{c}", "1", nil)
-	w := b.Wait(1, time.Second)
-	err = b.Exec(ctx)
-	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "WAIT", ae.Command)
-	assert.Contains(t, ae.Reason, "cluster")
-	assert.ErrorIs(t, err, respire.ErrNotSent)
-	_, err = w.Result()
-	assert.ErrorAs(t, err, &ae)
-	require.Error(t, set.Err(), "nothing of the batch was sent")
-	n, err := c.Exists(ctx, "wait:{c}")
+	set := b.Set("wait:{c}:a", "1", nil)
+	incr := b.Incr("wait:{c}:n")
+	w := b.Wait(1, 10*time.Second)
+	require.NoError(t, b.Exec(ctx))
+	require.NoError(t, set.Err())
+	n, err := incr.Result()
 	require.NoError(t, err)
-	assert.Zero(t, n)
+	assert.Equal(t, int64(1), n)
+	acks, err := w.Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), acks, "the slot's replica acknowledged the batch's writes")
+
+	for name, queue := range map[string]func(b *respire.Batch){
+		"two slots": func(b *respire.Batch) { b.Set("wait:{c}:b", "1", nil); b.Set("wait:{d}:b", "1", nil) },
+		"fan-out":   func(b *respire.Batch) { b.Set("wait:{c}:b", "1", nil); b.DBSize() },
+	} {
+		b := c.NewBatch()
+		queue(b)
+		w := b.Wait(1, time.Second)
+		err := b.Exec(ctx)
+		require.ErrorAs(t, err, &ae, name)
+		assert.ErrorIs(t, err, respire.ErrNotSent, name)
+		_, err = w.Result()
+		assert.ErrorAs(t, err, &ae, name)
+	}
+	n, err = c.Exists(ctx, "wait:{c}:b", "wait:{d}:b")
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing of the refused batches was sent")
 }
