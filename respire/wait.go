@@ -26,10 +26,6 @@ import "strings"
 // cluster such a batch runs whole on one connection of the primary of its
 // keys' slot, which they must share (cluster_batch.go).
 
-// ownWritesCommands are the commands whose reply is about the writes of
-// the connection they run on.
-var ownWritesCommands = map[string]bool{"WAIT": true, "WAITAOF": true}
-
 const waitAlone = "refused on a Client: it counts the replicas (or AOFs) that acknowledged the writes made on its own " +
 	"connection, and sent by itself it runs on a connection of the blocking pool that carries none of your writes, " +
 	"so its count would say nothing about them; queue it in the Batch that makes the writes (Batch.Wait, " +
@@ -42,16 +38,20 @@ const (
 	waitClusterFanOut = "it runs on every node, and a batch with WAIT or WAITAOF on a cluster runs on one connection of its keys' primary, so that WAIT counts its writes"
 )
 
-// ownWritesName returns the upper-case name of x when it is WAIT or
-// WAITAOF (a typed method's, or Do's and DoBlocking's first word), else "".
+// ownWritesName returns the name of x when it is WAIT or WAITAOF (a typed
+// method's, or Do's and DoBlocking's first word in any case), else "". It
+// runs for every command a Client sends by itself: two pointer compares,
+// and for Do's commands a length check before any compare of the word.
 func ownWritesName(x *cmd) string {
-	if x.info != nil && ownWritesCommands[x.info.name] {
+	switch x.info {
+	case &cmdWAIT, &cmdWAITAOF:
 		return x.info.name
 	}
-	if x.rawName != "" && len(x.rawName) <= len("WAITAOF") {
-		if n := strings.ToUpper(x.rawName); ownWritesCommands[n] {
-			return n
-		}
+	switch n := x.rawName; {
+	case len(n) == len("WAIT") && strings.EqualFold(n, "WAIT"):
+		return "WAIT"
+	case len(n) == len("WAITAOF") && strings.EqualFold(n, "WAITAOF"):
+		return "WAITAOF"
 	}
 	return ""
 }
