@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/respire-go/respire/respire"
 )
@@ -174,4 +175,34 @@ func ExampleTxAbortedError() {
 	// true NOSUCHCOMMAND ERR
 	// EXEC EXECABORT
 	// 0
+}
+
+// WAIT counts the replicas that acknowledged the writes of the connection
+// it runs on, so it goes in the Batch that makes the writes: the batch runs
+// whole on one connection. Sent by itself on the Client it would run on a
+// connection without them, and is refused.
+func ExampleBatch_Wait() {
+	ctx := context.Background()
+	c, err := respire.Connect(ctx, respire.Options{Addr: addr})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	b := c.NewBatch()
+	b.Set("ex:wait:order", "paid", nil)
+	acks := b.Wait(0, 100*time.Millisecond) // this server has no replica
+	if err := b.Exec(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(acks.Result())
+
+	_, err = c.Wait(ctx, 1, 100*time.Millisecond)
+	var ae *respire.ArgError
+	fmt.Println(errors.As(err, &ae), ae.Command, errors.Is(err, respire.ErrNotSent))
+	// Output:
+	// 0 <nil>
+	// true WAIT true
 }
