@@ -3091,7 +3091,7 @@ func (b *Batch) PubSubShardChannels(opts *PubSubShardChannelsOptions) *Future[[]
 func (b *Batch) PubSubShardNumSub(shardChannels ...string) *Future[map[string]int64] {
 	x := b.newCmd(&cmdPUBSUB_SHARDNUMSUB)
 	for _, e := range shardChannels {
-		x.arg(e)
+		x.argKey(e)
 	}
 	return queue(b, x, decMapStrInt, pickAny[map[string]int64])
 }

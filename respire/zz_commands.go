@@ -5759,7 +5759,7 @@ func (c *Client) PubSubShardChannels(ctx context.Context, opts *PubSubShardChann
 func (c *Client) PubSubShardNumSub(ctx context.Context, shardChannels ...string) (map[string]int64, error) {
 	x := c.newCmd(&cmdPUBSUB_SHARDNUMSUB)
 	for _, e := range shardChannels {
-		x.arg(e)
+		x.argKey(e)
 	}
 	return execAny[map[string]int64](ctx, c, x, decMapStrInt)
 }

@@ -403,3 +403,35 @@ func spublishRejected(t *testing.T, hc *harness.Cluster) int {
 	}
 	return total
 }
+
+// TestClusterShardNumSubRoutedBySlot: each node counts the subscribers of
+// the shard channels it serves, so PubSubShardNumSub goes to the owner of
+// its channels' slot. It went to any node, which counted 0 for channels of
+// the other two; channels of several slots are refused (ErrCrossSlot).
+func TestClusterShardNumSubRoutedBySlot(t *testing.T) {
+	hc := harness.SharedCluster(t, "")
+	c := clusterClient(t, hc, respire.Options{})
+	ctx := ctxT(t)
+	// Channels on every primary (the subscription subscribes each on its
+	// slot's owner).
+	var chs []string
+	owners := map[*harness.ClusterNode]bool{}
+	for i := 0; len(owners) < len(hc.Masters()) || len(chs) < 9; i++ {
+		ch := fmt.Sprintf("numsub:%d", i)
+		chs = append(chs, ch)
+		owners[hc.MasterOf(harness.SlotOf(ch))] = true
+	}
+	sub, err := c.SSubscribe(ctx, chs...)
+	require.NoError(t, err)
+	defer sub.Close()
+	for _, ch := range chs {
+		n, err := c.PubSubShardNumSub(ctx, ch)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int64{ch: 1}, n, "%s (slot %d)", ch, harness.SlotOf(ch))
+	}
+	_, err = c.PubSubShardNumSub(ctx, "numsub:{a}", "numsub:{b}")
+	assert.ErrorIs(t, err, respire.ErrCrossSlot)
+	n, err := c.PubSubShardNumSub(ctx, "numsub:{a}:1", "numsub:{a}:2")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"numsub:{a}:1": 0, "numsub:{a}:2": 0}, n, "channels of one slot")
+}
