@@ -71,6 +71,10 @@ type Sentinel struct {
 	fencedAt time.Time
 	fencedBy string // the sentinel that announced the failure
 	fencedOn string // the event that raised the fence, "" for a switch's own
+	// fencedMaster is the master when the fence was raised: the one the
+	// failure or failover is about, which FenceCause names even while a
+	// switch away from it is lifting the fence.
+	fencedMaster string
 	// probing is the replica being asked for its ROLE (sentinel_promote.go),
 	// and prov the switch to it before the sentinels confirmed it.
 	probing string
@@ -739,6 +743,7 @@ func (s *Sentinel) fence(on bool, by, event string) {
 		s.fencedAt = time.Now()
 		s.fencedBy = by
 		s.fencedOn = event
+		s.fencedMaster = s.Master()
 	} else {
 		close(s.unfenced)
 	}

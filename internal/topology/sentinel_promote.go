@@ -209,9 +209,12 @@ func (s *Sentinel) FenceCause() error {
 		return nil
 	}
 	s.mu.Lock()
-	by, on, at, probing := s.fencedBy, s.fencedOn, s.fencedAt, s.probing
+	by, on, at, probing, master := s.fencedBy, s.fencedOn, s.fencedAt, s.probing, s.fencedMaster
 	s.mu.Unlock()
-	master := s.Master()
+	if on == unconfirmed || master == "" {
+		// The promoted master the sentinels have not confirmed yet.
+		master = s.Master()
+	}
 	ago := time.Since(at).Round(time.Millisecond)
 	var msg string
 	switch on {

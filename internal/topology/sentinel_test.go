@@ -232,3 +232,19 @@ func TestSentinelEarlySwitch(t *testing.T) {
 	assert.False(t, s.Fenced())
 	assert.Equal(t, m2, s.Master())
 }
+
+// TestFenceCauseNamesTheFencedMaster: the cause names the master the
+// failover is about, also in the moment a switch to the promoted replica
+// has changed Master and not yet lifted the fence. A write that checked
+// the fence then named the new master as the one being failed over ("master
+// B is being failed over; replica B is being promoted"), seen once in
+// TestSentinelFailoverHold.
+func TestFenceCauseNamesTheFencedMaster(t *testing.T) {
+	s := idleSentinel("10.0.0.1:6379")
+	s.event("a", "+try-failover", "master mymaster 10.0.0.1 6379")
+	require.True(t, s.Fenced())
+	promoted := "10.0.0.2:6379"
+	s.master.Store(&promoted) // a switch's first step; the fence is lifted after
+	require.True(t, s.Fenced())
+	assert.Contains(t, s.FenceCause().Error(), "master 10.0.0.1:6379 is being failed over (+try-failover from sentinel a ")
+}
