@@ -11,7 +11,7 @@ import (
 )
 
 // poll is testserver.Poll, its error prefixed with the package's name.
-// Without a deadline in ctx it gives up after 30s (clusterWait).
+// Without a deadline in ctx it gives up after 60s (clusterWait).
 func poll(ctx context.Context, what string, check func(context.Context) error) error {
 	if err := testserver.Poll(ctx, what, check); err != nil {
 		return fmt.Errorf("harness: %w", err)
