@@ -89,6 +89,17 @@ func (b *Batch) recycleLists(cmds []*cmd, futs []settler) {
 	batchListPool.Put(l)
 }
 
+// refuse ends a batch that sends nothing: every Future gets err, the
+// commands are given back, and err is returned.
+func (b *Batch) refuse(cmds []*cmd, futs []settler, err error) error {
+	for i, x := range cmds {
+		futs[i].settle(nil, err)
+		x.Recycle()
+	}
+	b.recycleLists(cmds, futs)
+	return err
+}
+
 // slabFuture returns a zeroed Future from a slab when T has one, or nil.
 // The type switch on a pointer to the slab matches only when T is the
 // slab's type, and costs one comparison.
@@ -165,13 +176,7 @@ func (b *Batch) execNow(ctx context.Context) error {
 	b.cmds, b.futs = nil, nil
 	for _, x := range cmds {
 		if x.argErr != nil {
-			err := x.argErr
-			for i, y := range cmds {
-				futs[i].settle(nil, err)
-				y.Recycle()
-			}
-			b.recycleLists(cmds, futs)
-			return err
+			return b.refuse(cmds, futs, x.argErr)
 		}
 	}
 	if len(cmds) == 0 {

@@ -418,6 +418,12 @@ func (k *clusterBackend) shardSet(sub *transport.Subscription) *topology.ShardSe
 // txSlot is backend.txSlot: a transaction's keys must all be in one slot,
 // which is checked before anything is sent.
 func (k *clusterBackend) txSlot(cmds []*cmd) (uint16, bool, error) {
+	return oneSlot(cmds, "MULTI", "a transaction on a cluster runs on one node")
+}
+
+// oneSlot returns the slot of the keys of cmds, and whether they have any;
+// keys of two slots give the ErrCrossSlot error of command, saying why.
+func oneSlot(cmds []*cmd, command, why string) (uint16, bool, error) {
 	var slot uint16
 	var keyed bool
 	var first string
@@ -430,7 +436,7 @@ func (k *clusterBackend) txSlot(cmds []*cmd) (uint16, bool, error) {
 			continue
 		}
 		if keyed && s != slot {
-			return 0, false, crossSlot("MULTI", "a transaction on a cluster runs on one node", first, slot, x.keys[0], s)
+			return 0, false, crossSlot(command, why, first, slot, x.keys[0], s)
 		}
 		if !keyed {
 			slot, keyed, first = s, true, x.keys[0]

@@ -78,13 +78,7 @@ func (k *clusterBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs 
 	}
 	errs, first := k.execBatchCluster(ctx, cmds)
 	if errs == nil {
-		// Refused before sending.
-		for i, x := range cmds {
-			futs[i].settle(nil, first)
-			x.Recycle()
-		}
-		b.recycleLists(cmds, futs)
-		return first
+		return b.refuse(cmds, futs, first) // refused before sending
 	}
 	if b.c.cache != nil {
 		b.c.afterWrites(ctx, answered(cmds, errs))
@@ -116,39 +110,18 @@ func (k *clusterBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs 
 // the topology is refreshed.
 func (k *clusterBackend) batchHeld(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
 	c := k.c
-	refuse := func(err error) error {
-		for i, x := range cmds {
-			futs[i].settle(nil, err)
-			x.Recycle()
-		}
-		b.recycleLists(cmds, futs)
-		return err
-	}
-	var slot uint16
-	var keyed bool
-	var first string
 	for _, x := range cmds {
-		if x.argErr != nil {
-			return refuse(x.argErr)
-		}
 		if fanOut(x) && ownWritesName(x) == "" { // WAIT's own tip fans it out
-			return refuse(&ArgError{Command: x.info.name, Argument: "command", Reason: waitClusterFanOut})
+			return b.refuse(cmds, futs, &ArgError{Command: x.info.name, Argument: "command", Reason: waitClusterFanOut})
 		}
-		s, ok, err := slotOf(x)
-		switch {
-		case err != nil:
-			return refuse(err)
-		case !ok:
-			continue
-		case keyed && s != slot:
-			return refuse(crossSlot(ownWritesOf(cmds), waitClusterSlot, first, slot, x.keys[0], s))
-		case !keyed:
-			slot, keyed, first = s, true, x.keys[0]
-		}
+	}
+	slot, keyed, err := oneSlot(cmds, ownWritesOf(cmds), waitClusterSlot)
+	if err != nil {
+		return b.refuse(cmds, futs, err)
 	}
 	h, err := k.hold(ctx, slot, keyed, nil)
 	if err != nil {
-		return refuse(c.wrapErr(ctx, "batch", err))
+		return b.refuse(cmds, futs, c.wrapErr(ctx, "batch", err))
 	}
 	defer h.Release()
 	if err := doHeld(ctx, h, cmds); err != nil {

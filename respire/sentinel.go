@@ -427,13 +427,7 @@ func (s *sentinelBackend) send(ctx context.Context, x *cmd) error {
 // batch is backend.batch: the batch waits for a failover to end.
 func (s *sentinelBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
 	if err := s.sc.gate(ctx); err != nil {
-		err = s.c.wrapErr(ctx, "batch", err)
-		for i, x := range cmds {
-			futs[i].settle(nil, err)
-			x.Recycle()
-		}
-		b.recycleLists(cmds, futs)
-		return err
+		return b.refuse(cmds, futs, s.c.wrapErr(ctx, "batch", err))
 	}
 	return s.singleBackend.batch(ctx, b, cmds, futs)
 }

@@ -61,12 +61,17 @@ func TestWaitCountsTheCallersWrites(t *testing.T) {
 	require.NoError(t, replica.Pause())
 	t.Cleanup(func() { _ = replica.Resume() })
 	fresh := connect(t, respire.Options{Addr: primary.Addr})
-	require.NoError(t, fresh.WithConn(ctx, func(conn *respire.Conn) error {
-		r, err := conn.Do(ctx, "WAIT", 1, 5000)
+	// connWait sends WAIT 1 timeoutMs on conn and returns its count.
+	connWait := func(conn *respire.Conn, timeoutMs int) int64 {
+		t.Helper()
+		r, err := conn.Do(ctx, "WAIT", 1, timeoutMs)
 		require.NoError(t, err)
 		n, err := r.Int64()
 		require.NoError(t, err)
-		assert.Equal(t, int64(1), n, "a connection without writes counts the stalled replica at once")
+		return n
+	}
+	require.NoError(t, fresh.WithConn(ctx, func(conn *respire.Conn) error {
+		assert.Equal(t, int64(1), connWait(conn, 5000), "a connection without writes counts the stalled replica at once")
 		return nil
 	}))
 	assert.Equal(t, int64(0), waitBatch("2", 100*time.Millisecond), "the stalled replica does not have the batch's write")
@@ -74,11 +79,7 @@ func TestWaitCountsTheCallersWrites(t *testing.T) {
 	require.NoError(t, c.WithConn(ctx, func(conn *respire.Conn) error {
 		_, err := conn.Do(ctx, "SET", "wait:k", "3")
 		require.NoError(t, err)
-		r, err := conn.Do(ctx, "WAIT", 1, 100)
-		require.NoError(t, err)
-		n, err := r.Int64()
-		require.NoError(t, err)
-		assert.Equal(t, int64(0), n, "WithConn: the stalled replica does not have the write")
+		assert.Equal(t, int64(0), connWait(conn, 100), "WithConn: the stalled replica does not have the write")
 		return nil
 	}))
 
