@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/respire-go/respire/internal/transport"
@@ -20,27 +21,53 @@ type BatchItem struct {
 // ExecBatch runs a batch on the cluster. The commands are grouped by the
 // node that serves their slot; each group goes as one pipeline, the groups
 // in parallel, so commands for one node keep their order while those for
-// different nodes may run in any order. A command answered with a redirect
-// (MOVED, ASK, TRYAGAIN, ...) goes again on its own through again, as a
-// single command would, and so do the Alone ones after the pipelines.
+// different nodes may run in any order. The keyed commands answered MOVED
+// go again the same way, grouped by their new nodes, in a next round
+// (MaxRedirects rounds at most): a migration that moves many slots costs a
+// batch a round trip per round, not one per moved command. A command
+// answered with another redirect (ASK, TRYAGAIN, ...), a keyless one
+// answered MOVED, and one still moved after the last round go again on
+// their own through again, as single commands would, several at once; so
+// do the Alone ones after the pipelines, one at a time.
 // errs[i] is nil when item i's command holds its outcome; otherwise the
 // command is gone (given back, or the transport's) and errs[i] is its
 // error: wrap's of the routing or pipeline error, or again's.
 func (c *Cluster) ExecBatch(ctx context.Context, items []BatchItem, again func(i int) error, wrap func(error) error) []error {
 	errs := make([]error, len(items))
+	var pending, alone []int
+	for i, it := range items {
+		if it.Alone {
+			alone = append(alone, i)
+		} else {
+			pending = append(pending, i)
+		}
+	}
+	for round := 0; len(pending) > 0; round++ {
+		var single []int
+		pending, single = c.batchRound(ctx, items, pending, errs, wrap, round < MaxRedirects)
+		c.againEach(items, single, errs, again)
+	}
+	for _, i := range alone {
+		errs[i] = again(i)
+	}
+	return errs
+}
+
+// batchRound sends the commands of items at idx, one pipeline per node,
+// the nodes in parallel, and sorts out their replies: moved are the keyed
+// commands answered MOVED when another round may follow, single the ones
+// redirected otherwise, to go again on their own. The map is patched from
+// every MOVED, and the replies of both are cleared.
+func (c *Cluster) batchRound(ctx context.Context, items []BatchItem, idx []int, errs []error, wrap func(error) error, more bool) (moved, single []int) {
 	type group struct {
 		n   *Node
 		idx []int
 	}
 	var groups []*group
 	byNode := map[*Node]*group{}
-	var alone []int
 	var anyNode *Node
-	for i, it := range items {
-		if it.Alone {
-			alone = append(alone, i)
-			continue
-		}
+	for _, i := range idx {
+		it := items[i]
 		var n *Node
 		var err error
 		switch {
@@ -101,15 +128,58 @@ func (c *Cluster) ExecBatch(ctx context.Context, items []BatchItem, again func(i
 			if !ok {
 				continue
 			}
-			// MOVED patches the map; again sends the command on its own,
-			// through Exec, which follows whatever else it meets.
+			// MOVED patches the map; again follows whatever else it meets.
 			c.Redirected(ctx, rd, 0, FollowMoved)
 			cmd.ClearReply()
-			errs[i] = again(i)
+			if rd.Kind == Moved && more && items[i].Route.Keyed {
+				moved = append(moved, i)
+			} else {
+				single = append(single, i)
+			}
 		}
 	}
-	for _, i := range alone {
-		errs[i] = again(i)
+	return moved, single
+}
+
+// againMax bounds how many slots' redirected commands of a batch go again
+// at once.
+const againMax = 16
+
+// againEach runs again for the items at idx and keeps their errors in errs:
+// the commands of one slot (and the keyless ones) one after the other, in
+// their order in the batch, and different slots' at once.
+func (c *Cluster) againEach(items []BatchItem, idx []int, errs []error, again func(i int) error) {
+	if len(idx) == 1 {
+		errs[idx[0]] = again(idx[0])
+		return
 	}
-	return errs
+	var lanes [][]int
+	bySlot := map[int]int{}
+	for _, i := range idx {
+		key := -1
+		if r := items[i].Route; r.Keyed {
+			key = int(r.Slot)
+		}
+		l, ok := bySlot[key]
+		if !ok {
+			l = len(lanes)
+			bySlot[key] = l
+			lanes = append(lanes, nil)
+		}
+		lanes[l] = append(lanes[l], i)
+	}
+	slices.SortFunc(lanes, func(a, b []int) int { return a[0] - b[0] })
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, againMax)
+	for _, lane := range lanes {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			for _, i := range lane {
+				errs[i] = again(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

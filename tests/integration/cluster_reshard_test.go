@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,6 +211,77 @@ func TestClusterBatchDuringMigration(t *testing.T) {
 		}
 	}
 	t.Logf("%d batches of %d GETs while %d slots moved", rounds, n, len(slots))
+
+	// Then the keys of 20 slots move while a client is idle (its map goes
+	// stale; a new one, with no refresh due after the redirects above),
+	// and one batch reads them: each GET is answered MOVED,
+	// and the moved ones go again to their new node in one pipeline, not
+	// one round trip each (a migration of many slots made a batch of a
+	// few hundred keys outlast a 2 s deadline that way).
+	const perSlot = 10
+	var tags []string
+	for i := 0; len(tags) < 20; i++ {
+		if tag := fmt.Sprintf("{mv%d}", i); owned[harness.SlotOf(tag)] && !contains(slots, harness.SlotOf(tag)) {
+			tags = append(tags, tag)
+		}
+	}
+	c = clusterClient(t, hc, respire.Options{})
+	b = c.NewBatch()
+	for _, tag := range tags {
+		for j := range perSlot {
+			b.Set(fmt.Sprintf("%s:%d", tag, j), tag, nil)
+		}
+	}
+	require.NoError(t, b.Exec(ctx))
+	var tagSlots []int
+	for _, tag := range tags {
+		tagSlots = append(tagSlots, harness.SlotOf(tag))
+	}
+	require.NoError(t, hc.MoveSlots(ctx, from, to, tagSlots))
+	movedBefore := nodeStat(t, from, "errorstats", "errorstat_MOVED")
+	readsBefore := nodeStat(t, to, "stats", "total_reads_processed")
+	b = c.NewBatch()
+	var futs []*respire.Future[string]
+	for _, tag := range tags {
+		for j := range perSlot {
+			futs = append(futs, b.Get(fmt.Sprintf("%s:%d", tag, j)))
+		}
+	}
+	require.NoError(t, b.Exec(ctx))
+	reads := nodeStat(t, to, "stats", "total_reads_processed") - readsBefore
+	redirected := nodeStat(t, from, "errorstats", "errorstat_MOVED") - movedBefore
+	for i, f := range futs {
+		v, err := f.Result()
+		require.NoError(t, err, "key %d", i)
+		require.Equal(t, tags[i/perSlot], v)
+	}
+	t.Logf("a batch of %d GETs of moved keys: %d MOVED, %d reads on the new node", len(futs), redirected, reads)
+	require.Equal(t, len(futs), redirected, "every GET went to the old node first")
+	// The reads the new node made: the batch's pipeline (a few reads of a
+	// few KB at most), the stats queries, a health check; one per GET
+	// would be 200.
+	assert.Less(t, reads, len(futs)/10, "reads of the moved GETs on their new node")
+}
+
+// nodeStat reads a numeric field of a node's INFO section (0 when the
+// section has no such line: errorstats lists an error once it happened).
+func nodeStat(t *testing.T, n *harness.ClusterNode, section, field string) int {
+	t.Helper()
+	info, err := n.Do(context.Background(), "INFO", section)
+	require.NoError(t, err)
+	for _, line := range strings.Split(fmt.Sprint(info), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), field+":")
+		if !ok {
+			continue
+		}
+		if _, n, ok := strings.Cut(rest, "="); ok { // errorstat_X:count=N
+			rest, _, _ = strings.Cut(n, ",")
+		}
+		v, err := strconv.Atoi(rest)
+		require.NoError(t, err, "%s %s", field, rest)
+		return v
+	}
+	return 0
 }
 
 func contains(s []int, v int) bool {
