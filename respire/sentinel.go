@@ -257,22 +257,44 @@ func (sc *sentinelClient) switched(old, addr string) {
 // they did not run, so sentinelBackend.exec sends them to the new master. Were
 // they left, they would wait there until the old master is demoted, whose
 // sentinel then closes their connections (outcome unknown). An old master
-// that cannot be reached has closed them already.
+// that refuses the connection has closed them already. The old master is
+// asked again (unblockFor at most) when a dial or the reply times out: on
+// a busy host one second was not always enough, and the callers then
+// waited for the demotion, to fail with it.
 func (sc *sentinelClient) unblock(old string, ids []int64) {
 	cfg := sc.cfg
 	cfg.Addr, cfg.Resolve, cfg.Role = old, nil, ""
-	ctx, cancel := context.WithTimeout(sc.stop, time.Second)
-	defer cancel()
-	d, err := transport.DialDedicated(ctx, cfg)
-	if err != nil {
-		return
-	}
-	defer d.Close()
 	var payload []byte
 	for _, id := range ids {
 		payload = resp.AppendCommand(payload, "CLIENT", "UNBLOCK", strconv.FormatInt(id, 10), "ERROR")
 	}
-	_ = d.DoN(ctx, payload, len(ids), func(int, resp.Msg) {})
+	until, cancelAll := context.WithTimeout(sc.stop, unblockFor)
+	defer cancelAll()
+	for until.Err() == nil {
+		ctx, cancel := context.WithTimeout(until, unblockTry)
+		d, err := transport.DialDedicated(ctx, cfg)
+		if err == nil {
+			err = d.DoN(ctx, payload, len(ids), func(int, resp.Msg) {})
+			d.Close()
+		}
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+			return // done, or the old master is gone (refused, reset)
+		}
+	}
+}
+
+// unblockFor bounds how long the blocked callers' release is tried at an
+// old master that does not answer in time, unblockTry each attempt.
+const (
+	unblockFor = 10 * time.Second
+	unblockTry = 2 * time.Second
+)
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (sc *sentinelClient) replicasChanged(addrs []string) {
