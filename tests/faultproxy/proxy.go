@@ -42,6 +42,7 @@ type Proxy struct {
 	wg        sync.WaitGroup
 	// idleClosed counts the connections closed by IdleClose.
 	idleClosed atomic.Int64
+	idle       idleSpans // IdleClosedDuring
 	closed     bool
 }
 
