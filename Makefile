@@ -42,16 +42,22 @@ leasecheck:
 # -parallel 4: the tests that call t.Parallel mostly wait for servers
 # (failovers, sentinels); go test's default, GOMAXPROCS (2 on CI), would
 # run only two of them at once.
-# The integration package, the longest (minutes, most of them waiting for
-# servers), runs in the background from the start, beside vet and the other
-# packages, which use the CPU it leaves; its output is shown at the end.
+# First what only uses the CPU: vet, and the build of every test binary.
+# Then the integration package, the longest (minutes, most of them waiting
+# for servers), runs in the background, beside the other packages; its
+# output is shown at the end. (Built beside it, the binaries took both
+# cores for minutes while its servers and sentinels had to answer within
+# their timeouts: on a slow host, failovers that no test caused.)
 INTEGRATION := github.com/respire-go/respire/tests/integration
 test: servers
-	@log=$$(mktemp); trap 'rm -f $$log $$log.rc' EXIT; \
-	echo "go test $(INTEGRATION) (in the background; its output comes at the end)"; \
-	(cd tests && $(GO) test -race -count=1 -parallel 4 -timeout 30m ./integration/ >$$log 2>&1; echo $$? >$$log.rc) & bg=$$!; \
+	@log=$$(mktemp); bin=$$(mktemp -d); trap 'rm -rf $$log $$log.rc $$bin' EXIT; \
 	fail=""; \
 	$(MAKE) --no-print-directory vet leasecheck test-oldgo || fail="$$fail vet"; \
+	for m in $(MODULES); do echo "go test -c $$m (build only)"; \
+		(cd $$m && $(GO) test -race -c -o $$bin/ ./...) || fail="$$fail build:$$m"; done; \
+	$(GO) test -c -o $$bin/ ./... && (cd tests && $(GO) test -c -o $$bin/ ./integration/) || fail="$$fail build-norace"; \
+	echo "go test $(INTEGRATION) (in the background; its output comes at the end)"; \
+	(cd tests && $(GO) test -race -count=1 -parallel 4 -timeout 30m ./integration/ >$$log 2>&1; echo $$? >$$log.rc) & bg=$$!; \
 	for m in $(MODULES); do echo "go test $$m"; \
 		pkgs=$$(cd $$m && $(GO) list ./... | grep -vx '$(INTEGRATION)'); \
 		(cd $$m && $(GO) test -race -count=1 -parallel 4 -timeout 30m $$pkgs) || fail="$$fail $$m"; done; \
