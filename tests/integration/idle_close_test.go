@@ -251,10 +251,7 @@ func (ic *idleCalls) calls(when string) {
 	n, err := ic.c.Incr(ctx, ic.key)
 	if err != nil {
 		ic.fail(when, "INCR", from, err)
-		// Its outcome may be unknown: start again from what the server has.
-		if v, err := ic.c.Get(ctx, ic.key); err == nil {
-			ic.want, _ = strconv.ParseInt(v, 10, 64)
-		}
+		ic.resync(ctx)
 		return
 	}
 	ic.want++
@@ -272,6 +269,7 @@ func (ic *idleCalls) calls(when string) {
 	from = time.Now()
 	if err := b.Exec(ctx); err != nil {
 		ic.fail(when, "batch", from, err)
+		ic.resync(ctx)
 		return
 	}
 	ic.want++
@@ -281,6 +279,14 @@ func (ic *idleCalls) calls(when string) {
 	v, err = get.Result()
 	require.NoError(ic.t, err)
 	assert.Equal(ic.t, strconv.FormatInt(n, 10), v, "%s: batch GET", when)
+}
+
+// resync starts the count again from what the server has, after a call
+// whose outcome may be unknown.
+func (ic *idleCalls) resync(ctx context.Context) {
+	if v, err := ic.c.Get(ctx, ic.key); err == nil {
+		ic.want, _ = strconv.ParseInt(v, 10, 64)
+	}
 }
 
 // connID is the server's id of the connection the client's commands use.
