@@ -42,22 +42,28 @@ leasecheck:
 # -parallel 4: the tests that call t.Parallel mostly wait for servers
 # (failovers, sentinels); go test's default, GOMAXPROCS (2 on CI), would
 # run only two of them at once.
-# First what only uses the CPU: vet, and the build of every test binary.
-# Then the integration package, the longest (minutes, most of them waiting
-# for servers), runs in the background, beside the other packages; its
-# output is shown at the end. (Built beside it, the binaries took both
-# cores for minutes while its servers and sentinels had to answer within
-# their timeouts: on a slow host, failovers that no test caused.)
+# The integration package, the longest (minutes, most of them waiting for
+# servers), is built first and runs in the background from then on; its
+# output is shown at the end. What only uses the CPU (vet, the build of the
+# other test binaries) runs beside it at the lowest priority (nice 19), so
+# that its servers, sentinels and clients get the cores whenever they need
+# them: built at the same priority, the race binaries took both cores for
+# minutes while servers and sentinels had to answer within their timeouts,
+# and on a slow host (CI at 924 s) sentinels starved past
+# down-after-milliseconds failed masters over that no test had touched.
+# Then the other packages' tests, beside it.
 INTEGRATION := github.com/respire-go/respire/tests/integration
+NICE ?= nice -n 19
 test: servers
 	@log=$$(mktemp); bin=$$(mktemp -d); trap 'rm -rf $$log $$log.rc $$bin' EXIT; \
 	fail=""; \
-	$(MAKE) --no-print-directory vet leasecheck test-oldgo || fail="$$fail vet"; \
-	for m in $(MODULES); do echo "go test -c $$m (build only)"; \
-		(cd $$m && $(GO) test -race -c -o $$bin/ ./...) || fail="$$fail build:$$m"; done; \
-	$(GO) test -c -o $$bin/ ./... && (cd tests && $(GO) test -c -o $$bin/ ./integration/) || fail="$$fail build-norace"; \
+	echo "go test -c $(INTEGRATION)"; (cd tests && $(GO) test -race -c -o $$bin/ ./integration/) || fail="$$fail build-integration"; \
 	echo "go test $(INTEGRATION) (in the background; its output comes at the end)"; \
 	(cd tests && $(GO) test -race -count=1 -parallel 4 -timeout 30m ./integration/ >$$log 2>&1; echo $$? >$$log.rc) & bg=$$!; \
+	$(NICE) $(MAKE) --no-print-directory vet leasecheck test-oldgo || fail="$$fail vet"; \
+	for m in $(MODULES); do echo "go test -c $$m (build only, $(NICE))"; \
+		(cd $$m && $(NICE) $(GO) test -race -c -o $$bin/ ./...) || fail="$$fail build:$$m"; done; \
+	$(NICE) $(GO) test -c -o $$bin/ ./... && (cd tests && $(NICE) $(GO) test -c -o $$bin/ ./integration/) || fail="$$fail build-norace"; \
 	for m in $(MODULES); do echo "go test $$m"; \
 		pkgs=$$(cd $$m && $(GO) list ./... | grep -vx '$(INTEGRATION)'); \
 		(cd $$m && $(GO) test -race -count=1 -parallel 4 -timeout 30m $$pkgs) || fail="$$fail $$m"; done; \
