@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,11 +288,22 @@ func TestClusterCacheSilentMaster(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "before", v)
 	require.NoError(t, hc.WaitMasterFailed(ctx, victim))
-	require.Eventually(t, func() bool {
+	var last atomic.Value
+	written := assert.Eventually(t, func() bool {
 		wctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		return other.Set(wctx, k, "after", nil) == nil && other.Set(wctx, m, "created", nil) == nil
+		err := other.Set(wctx, k, "after", nil)
+		if err == nil {
+			err = other.Set(wctx, m, "created", nil)
+		}
+		if err != nil {
+			last.Store(fmt.Sprintf("%s: %v", time.Now().Format("15:04:05.000"), err))
+		}
+		return err == nil
 	}, 20*time.Second, 10*time.Millisecond, "writes on the promoted replica")
+	if !written {
+		t.Fatalf("the last write's error, at %v", last.Load())
+	}
 	// The write is acknowledged by the new master: once the client's
 	// topology says so (a refresh, 200ms), the old entries are not served.
 	readUntil(t, ctx, cached, k, "after", 5*time.Second)
