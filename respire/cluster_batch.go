@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/respire-go/respire/internal/topology"
+	"github.com/respire-go/respire/internal/transport"
 )
 
 // execBatchCluster runs a batch on a cluster (topology.Cluster.ExecBatch:
@@ -104,10 +105,12 @@ func (k *clusterBackend) batch(ctx context.Context, b *Batch, cmds []*cmd, futs 
 // of the primary of its keys' slot (a connection of that node's blocking
 // pool, as a Tx runs), in order, so that WAIT counts the batch's writes
 // (wait.go). The keys must share a slot, and a command that fans out by
-// its tips cannot join: both are refused before anything is sent. A
-// redirect is not followed, since WAIT would then count writes made
-// elsewhere: the redirected command fails with the MOVED or ASK error and
-// the topology is refreshed.
+// its tips cannot join: both are refused before anything is sent. When
+// every command but the WAIT was answered MOVED (none ran: the slot had
+// moved), the batch runs again, whole, on the new owner (MaxRedirects times
+// at most). Any other redirect is not followed, since WAIT would then count
+// writes made elsewhere: the redirected command fails with its MOVED or
+// ASK error and the topology is refreshed.
 func (k *clusterBackend) batchHeld(ctx context.Context, b *Batch, cmds []*cmd, futs []settler) error {
 	c := k.c
 	for _, x := range cmds {
@@ -119,20 +122,40 @@ func (k *clusterBackend) batchHeld(ctx context.Context, b *Batch, cmds []*cmd, f
 	if err != nil {
 		return b.refuse(cmds, futs, err)
 	}
-	h, err := k.hold(ctx, slot, keyed, nil)
-	if err != nil {
-		return b.refuse(cmds, futs, c.wrapErr(ctx, "batch", err))
-	}
-	defer h.Release()
-	if err := doHeld(ctx, h, cmds); err != nil {
-		err = c.wrapErr(ctx, "batch", err)
-		for _, f := range futs {
-			f.settle(nil, err)
+	for hop := 0; ; hop++ {
+		var n *topology.Node
+		if keyed {
+			n, err = k.cl.Route(ctx, slot, topology.ReadPrimary)
+		} else {
+			n, err = k.cl.Any(ctx)
 		}
-		// A late reply may still be decoded into the commands: dropped,
-		// not recycled.
-		b.lists = nil
-		return err
+		var h *transport.Held
+		if err == nil {
+			h, err = n.Pool.Hold(ctx)
+		}
+		if err != nil {
+			return b.refuse(cmds, futs, c.wrapErr(ctx, "batch", err))
+		}
+		err = doHeld(ctx, h, cmds)
+		h.Release()
+		if err != nil {
+			err = c.wrapErr(ctx, "batch", err)
+			for _, f := range futs {
+				f.settle(nil, err)
+			}
+			// A late reply may still be decoded into the commands: dropped,
+			// not recycled.
+			b.lists = nil
+			return err
+		}
+		if rd, ok := allMoved(cmds, n.Addr); ok && hop < topology.MaxRedirects {
+			k.cl.Redirected(ctx, rd, 0, topology.FollowMoved)
+			for _, x := range cmds {
+				x.ClearReply()
+			}
+			continue
+		}
+		break
 	}
 	if c.cache != nil {
 		c.afterWrites(ctx, cmds)
@@ -146,6 +169,24 @@ func (k *clusterBackend) batchHeld(ctx context.Context, b *Batch, cmds []*cmd, f
 	}
 	b.recycleLists(cmds, futs)
 	return nil
+}
+
+// allMoved returns the MOVED that every command of a held batch but its
+// WAIT or WAITAOF was answered, from the node at from: none of them ran.
+func allMoved(cmds []*cmd, from string) (topology.Redirect, bool) {
+	var rd topology.Redirect
+	seen := false
+	for _, x := range cmds {
+		if ownWritesName(x) != "" {
+			continue
+		}
+		r, ok := redirectOf(x.replyErr, from)
+		if !ok || r.Kind != topology.Moved || seen && r != rd {
+			return topology.Redirect{}, false
+		}
+		rd, seen = r, true
+	}
+	return rd, seen
 }
 
 // ownWritesOf names the WAIT or WAITAOF of cmds, for errors.

@@ -261,6 +261,36 @@ func TestClusterBatchDuringMigration(t *testing.T) {
 	// few KB at most), the stats queries, a health check; one per GET
 	// would be 200.
 	assert.Less(t, reads, len(futs)/10, "reads of the moved GETs on their new node")
+
+	// A batch that holds WAIT runs whole on one connection of its slot's
+	// primary. Its slot moved while the client was idle: every command but
+	// the WAIT is answered MOVED (none ran), and the batch runs again,
+	// whole, on the new owner.
+	c = clusterClient(t, hc, respire.Options{})
+	held := ""
+	for i := 0; held == ""; i++ {
+		if tag := fmt.Sprintf("{held%d}", i); owned[harness.SlotOf(tag)] && !contains(slots, harness.SlotOf(tag)) && !contains(tagSlots, harness.SlotOf(tag)) {
+			held = tag
+		}
+	}
+	require.NoError(t, c.Set(ctx, held+"a", "0", nil)) // the client learns the map
+	require.NoError(t, hc.MoveSlots(ctx, from, to, []int{harness.SlotOf(held)}))
+	movedBefore = nodeStat(t, from, "errorstats", "errorstat_MOVED")
+	b = c.NewBatch()
+	set := b.Set(held+"a", "1", nil)
+	incr := b.Incr(held + "b")
+	wait := b.Wait(0, 0)
+	require.NoError(t, b.Exec(ctx))
+	require.NoError(t, set.Err())
+	got, err := incr.Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), got, "the INCR ran once")
+	_, err = wait.Result()
+	require.NoError(t, err)
+	assert.Equal(t, 2, nodeStat(t, from, "errorstats", "errorstat_MOVED")-movedBefore, "SET and INCR were answered MOVED")
+	v, err := c.Get(ctx, held+"a")
+	require.NoError(t, err)
+	assert.Equal(t, "1", v)
 }
 
 // nodeStat reads a numeric field of a node's INFO section (0 when the
