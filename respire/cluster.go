@@ -326,18 +326,22 @@ func (k *clusterBackend) send(ctx context.Context, x *cmd) error { return k.exec
 // of the slot's primary when keyed, else of any primary.
 func (k *clusterBackend) hold(ctx context.Context, slot uint16, keyed bool, at *topology.Node) (*transport.Held, error) {
 	n := at
-	var err error
-	switch {
-	case n != nil:
-	case keyed:
-		n, err = k.cl.Route(ctx, slot, topology.ReadPrimary)
-	default:
-		n, err = k.cl.Any(ctx)
-	}
-	if err != nil {
-		return nil, err
+	if n == nil {
+		var err error
+		if n, err = k.primaryFor(ctx, slot, keyed); err != nil {
+			return nil, err
+		}
 	}
 	return n.Pool.Hold(ctx)
+}
+
+// primaryFor returns the primary of slot, or any node for commands
+// without keys.
+func (k *clusterBackend) primaryFor(ctx context.Context, slot uint16, keyed bool) (*topology.Node, error) {
+	if keyed {
+		return k.cl.Route(ctx, slot, topology.ReadPrimary)
+	}
+	return k.cl.Any(ctx)
 }
 
 func (k *clusterBackend) connect(ctx context.Context) error {

@@ -123,12 +123,7 @@ func (k *clusterBackend) batchHeld(ctx context.Context, b *Batch, cmds []*cmd, f
 		return b.refuse(cmds, futs, err)
 	}
 	for hop := 0; ; hop++ {
-		var n *topology.Node
-		if keyed {
-			n, err = k.cl.Route(ctx, slot, topology.ReadPrimary)
-		} else {
-			n, err = k.cl.Any(ctx)
-		}
+		n, err := k.primaryFor(ctx, slot, keyed)
 		var h *transport.Held
 		if err == nil {
 			h, err = n.Pool.Hold(ctx)

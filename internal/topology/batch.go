@@ -3,7 +3,6 @@ package topology
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 
 	"github.com/respire-go/respire/internal/transport"
@@ -149,7 +148,10 @@ const againMax = 16
 // the commands of one slot (and the keyless ones) one after the other, in
 // their order in the batch, and different slots' at once.
 func (c *Cluster) againEach(items []BatchItem, idx []int, errs []error, again func(i int) error) {
-	if len(idx) == 1 {
+	switch len(idx) {
+	case 0:
+		return // most rounds: nothing redirected but MOVED
+	case 1:
 		errs[idx[0]] = again(idx[0])
 		return
 	}
@@ -168,7 +170,6 @@ func (c *Cluster) againEach(items []BatchItem, idx []int, errs []error, again fu
 		}
 		lanes[l] = append(lanes[l], i)
 	}
-	slices.SortFunc(lanes, func(a, b []int) int { return a[0] - b[0] })
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, againMax)
 	for _, lane := range lanes {
