@@ -248,7 +248,10 @@ func TestClusterScanFailover(t *testing.T) {
 	defer cancel()
 	var end error
 	yielded := 0
-	for _, err := range c.ScanAll(short, opts) {
+	// Pages of 1,000: the healthy shards take a round trip or two each, not
+	// the hundred that COUNT 10 costs, which a loaded host did not finish
+	// within the deadline.
+	for _, err := range c.ScanAll(short, &respire.ScanOptions{Match: "cfail:*", Count: int64(1000)}) {
 		if err != nil {
 			end = err
 			continue
