@@ -277,7 +277,10 @@ func TestIdlePeerDetected(t *testing.T) {
 	p, err := faultproxy.New(srv.Addr)
 	require.NoError(t, err)
 	defer p.Close()
-	c := connect(t, respire.Options{Addr: p.Addr(), StallTimeout: 200 * time.Millisecond, HealthCheckInterval: 50 * time.Millisecond})
+	// A stall timeout of a second, not less: the GET below goes to a new
+	// connection, and a loaded host can keep a healthy server from
+	// answering for a few hundred milliseconds (the default is 30s).
+	c := connect(t, respire.Options{Addr: p.Addr(), StallTimeout: time.Second, HealthCheckInterval: 50 * time.Millisecond})
 	bg := ctxT(t)
 	require.NoError(t, c.Set(bg, "idle", "1", nil))
 	p.Blackhole(true)

@@ -185,7 +185,7 @@ func testSentinelLeaderStopped(t *testing.T, d *harness.Sentinels) {
 	waitAcked(ctx, t, &acked, 1000)
 	close(stop)
 	ops := wait()
-	resumed, failed := recovery(ops, t0)
+	resumed, failed := recovery(t, ops, switched)
 	assert.Zero(t, failed, "no write with a 5s deadline fails")
 	shortErrs := short()
 	for _, err := range shortErrs {
