@@ -24,7 +24,11 @@ import (
 //	-busy N    N busy loops in a child process, started before each cell
 //	           (before the client connects and warms up) and stopped after
 //	           it, so that every client and redis-benchmark meet the same
-//	           contention for the cores
+//	           contention for the cores; with -busy-pin (the default),
+//	           loop i is bound to CPU i, so that every core has its CPU-bound
+//	           neighbour in every cell (unbound, the kernel sometimes put
+//	           both loops on one core and left the other free, and a cell's
+//	           ops/s varied threefold with that placement)
 //	-link RTT  a delaying proxy (internal/linkproxy) in a child process on
 //	           loopback, between every client (redis-benchmark too) and the
 //	           server, adding RTT to each round trip: RTT/2 in each
@@ -43,14 +47,27 @@ func runChild() (bool, error) {
 	}
 	kind, arg, _ := strings.Cut(role, ":")
 	switch kind {
-	case "busy":
+	case "busy", "busy-pinned":
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 1 {
 			return true, fmt.Errorf("%s=%q: want busy:N with N ≥ 1", childEnv, role)
 		}
 		runtime.GOMAXPROCS(n)
-		for range n {
-			go spin()
+		pinned := make(chan error, n)
+		for i := range n {
+			go func() {
+				if kind == "busy-pinned" {
+					pinned <- pinThread(i)
+				}
+				spin()
+			}()
+		}
+		if kind == "busy-pinned" {
+			for range n {
+				if err := <-pinned; err != nil {
+					return true, err
+				}
+			}
 		}
 		fmt.Println("ready")
 	case "link":
@@ -139,10 +156,14 @@ func (c *child) stop() float64 {
 	return (ps.UserTime() + ps.SystemTime()).Seconds() / wall.Seconds()
 }
 
-// startBusy starts n busy loops in a child process, or nothing for n = 0.
-func startBusy(n int) (*child, error) {
+// startBusy starts n busy loops in a child process, each bound to a CPU of
+// its own if pin, or nothing for n = 0.
+func startBusy(n int, pin bool) (*child, error) {
 	if n <= 0 {
 		return nil, nil
+	}
+	if pin {
+		return startChild("busy-pinned:" + strconv.Itoa(n))
 	}
 	return startChild("busy:" + strconv.Itoa(n))
 }

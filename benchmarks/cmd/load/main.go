@@ -57,6 +57,7 @@ func run() error {
 		rbench   = flag.String("redis-benchmark", "redis-benchmark", `redis-benchmark executable for the ceiling rows ("off" to skip)`)
 		heapMiB  = flag.Int("heap", 0, "MiB of live heap to hold while measuring, as an application's own data would (0: none)")
 		busy     = flag.Int("busy", 0, "busy loops competing for the cores during every cell, in a child process (0: none)")
+		busyPin  = flag.Bool("busy-pin", true, "bind busy loop i to CPU i (Linux), so that every core has a busy neighbour in every cell; false leaves their placement to the kernel")
 		link     = flag.Duration("link", 0, "round trip to add between clients and server: a delaying proxy on loopback in a child process, half of it each way (0: none)")
 		deadline = flag.Duration("deadline", 0, "run every call (every pipeline) under a context with this timeout, cancelled after the call, as a service's handlers would (0: context.Background())")
 	)
@@ -88,6 +89,9 @@ func run() error {
 		HeapMiB:    *heapMiB,
 		Busy:       *busy,
 	}}
+	if *busy > 0 {
+		rep.Meta.BusyPinned = *busyPin
+	}
 	if *deadline > 0 {
 		rep.Meta.Deadline = deadline.String()
 	}
@@ -191,7 +195,7 @@ func run() error {
 				if name == ceilingName && ceilingArgs(s) == nil {
 					continue // a shape redis-benchmark cannot run
 				}
-				bz, err := startBusy(*busy)
+				bz, err := startBusy(*busy, *busyPin)
 				if err != nil {
 					return fmt.Errorf("-busy: %w", err)
 				}

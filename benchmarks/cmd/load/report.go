@@ -41,9 +41,11 @@ type Meta struct {
 	// (-cluster), 0 for one server.
 	ClusterMasters int `json:"cluster_masters,omitempty"`
 	// Busy is the busy loops that competed for the cores in every cell
-	// (-busy); Link the round trip the delaying proxy added (-link).
-	Busy int    `json:"busy,omitempty"`
-	Link string `json:"link,omitempty"`
+	// (-busy), BusyPinned whether loop i was bound to CPU i (-busy-pin);
+	// Link the round trip the delaying proxy added (-link).
+	Busy       int    `json:"busy,omitempty"`
+	BusyPinned bool   `json:"busy_pinned,omitempty"`
+	Link       string `json:"link,omitempty"`
 	// Deadline is the timeout of the context every call ran under
 	// (-deadline), empty for context.Background().
 	Deadline string `json:"deadline,omitempty"`
@@ -144,7 +146,11 @@ func (r *Report) writeMarkdown(w io.Writer) {
 		fmt.Fprintf(w, " The tool held %d MiB of live heap (-heap).", m.HeapMiB)
 	}
 	if m.Busy > 0 {
-		fmt.Fprintf(w, " Busy host: %d busy loops in a process of their own competed for the cores in every cell (-busy; the busy loops used %.2f cores at the median of the cells).", m.Busy, r.medianBusyCores())
+		pin := ""
+		if m.BusyPinned {
+			pin = ", each bound to a CPU of its own"
+		}
+		fmt.Fprintf(w, " Busy host: %d busy loops in a process of their own%s competed for the cores in every cell (-busy; the busy loops used %.2f cores at the median of the cells).", m.Busy, pin, r.medianBusyCores())
 	}
 	if m.Deadline != "" {
 		fmt.Fprintf(w, " Every call (every pipeline) ran under a context with a %s timeout, cancelled after it (-deadline); its allocations count in allocs/op.", m.Deadline)
