@@ -148,7 +148,7 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	if m.Busy > 0 {
 		pin := ""
 		if m.BusyPinned {
-			pin = ", each bound to a CPU of its own"
+			pin = ", each bound to a CPU of its own,"
 		}
 		fmt.Fprintf(w, " Busy host: %d busy loops in a process of their own%s competed for the cores in every cell (-busy; the busy loops used %.2f cores at the median of the cells).", m.Busy, pin, r.medianBusyCores())
 	}
