@@ -48,6 +48,7 @@ func fakeClock(t *testing.T, s *spinReader) *int64 {
 
 func resetContention() {
 	contention.until.Store(0)
+	contention.hogUntil.Store(0)
 	contention.level.Store(0)
 	contention.last.Store(0)
 }
@@ -169,19 +170,17 @@ func TestSpinReaderStallStopsPolling(t *testing.T) {
 	assert.Equal(t, int32(1), contention.level.Load())
 	assert.Zero(t, s.skip, "contention is not the slow-server back-off")
 
-	// While it lasts, no reader of the process polls.
+	// While it lasts, no reader of the process polls; a stall this short
+	// (the server, or a thread of the process, ran meanwhile) keeps the
+	// raw system calls.
 	other := newSpinReader(client, budget)
 	other.now, other.on, other.slots = s.now, true, 1<<20
 	other.pollFn = func(fd uintptr) bool { polls++; return other.pollOnce(fd) }
 	s.onGiveUp = nil
-	for _, r := range []*spinReader{s, other} {
-		_, err = server.Write([]byte("x"))
-		require.NoError(t, err)
-		n, err = r.Read(buf)
-		require.NoError(t, err)
-		assert.Equal(t, "x", string(buf[:n]))
-	}
+	raw := pausedIO(t, server, s, other)
 	assert.Equal(t, 1, polls, "no poll while the host is contended")
+	assert.NotZero(t, raw, "a stall shorter than a time slice keeps the raw system calls")
+	assert.False(t, contention.hogged(*now))
 
 	// After the pause, a poll whose yield stalls again, although the
 	// reply came during it: the reply is returned, and the next pause is
@@ -226,11 +225,65 @@ func TestSpinReaderStallStopsPolling(t *testing.T) {
 	assert.Equal(t, *now+int64(contendedMin), contention.until.Load())
 }
 
+// pausedIO has each of rs read a byte the server sent and write three
+// back, and returns how many raw system calls they made.
+func pausedIO(t *testing.T, server net.Conn, rs ...*spinReader) (raw int) {
+	t.Helper()
+	buf := make([]byte, 16)
+	for _, r := range rs {
+		r.readFn = func(fd uintptr) bool { raw++; return r.readOnce(fd) }
+		r.writeFn = func(fd uintptr) bool { raw++; return r.writeOnce(fd) }
+		_, err := server.Write([]byte("x"))
+		require.NoError(t, err)
+		n, err := r.Read(buf)
+		require.NoError(t, err)
+		assert.Equal(t, "x", string(buf[:n]))
+		n, err = r.writeNow([]byte("out"))
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		got := make([]byte, 3)
+		_, err = io.ReadFull(server, got)
+		require.NoError(t, err)
+		assert.Equal(t, "out", string(got))
+	}
+	return raw
+}
+
+// TestSpinReaderHoggedUsesNetConn: a poll whose yield lost a time slice
+// (a CPU-bound thread took the core) pauses polling, and until the pause
+// ends a lone caller reads and writes through net.Conn, not the raw system
+// calls ("Not on a busy host" in spin.go); after it, raw again.
+func TestSpinReaderHoggedUsesNetConn(t *testing.T) {
+	const budget = 20 * time.Microsecond
+	client, server := tcpPair(t)
+	s := newSpinReader(client, budget)
+	require.NotNil(t, s)
+	now := fakeClock(t, s)
+	s.on = true
+	s.slots = 1 << 20
+	s.yield = func() { *now += int64(sliceStall) }
+	s.onGiveUp = func() { _, _ = server.Write([]byte("late")) }
+	buf := make([]byte, 16)
+	n, err := s.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "late", string(buf[:n]))
+	require.True(t, contention.active(*now))
+	assert.True(t, contention.hogged(*now))
+	s.onGiveUp = nil
+
+	assert.Zero(t, pausedIO(t, server, s), "no raw system call while a CPU-bound thread holds the cores")
+
+	*now = contention.until.Load()
+	s.yield = func() {}
+	assert.False(t, contention.hogged(*now))
+	assert.NotZero(t, pausedIO(t, server, s), "raw system calls once the pause is over")
+}
+
 func TestContentionPauseIsBounded(t *testing.T) {
 	resetContention()
 	t.Cleanup(resetContention)
 	for range 40 {
-		contention.stalled(0)
+		contention.stalled(0, false)
 	}
 	assert.Equal(t, int64(contendedMax), contention.until.Load())
 	assert.True(t, contention.active(int64(contendedMax)-1))
