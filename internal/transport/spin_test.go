@@ -46,6 +46,20 @@ func fakeClock(t *testing.T, s *spinReader) *int64 {
 	return &now
 }
 
+// pollingPair returns a connected pair and a reader of its client end that
+// polls for budget on a fake clock (fakeClock), reading for itself alone
+// and never short of polling slots.
+func pollingPair(t *testing.T, budget time.Duration) (client, server net.Conn, s *spinReader, now *int64) {
+	t.Helper()
+	client, server = tcpPair(t)
+	s = newSpinReader(client, budget)
+	require.NotNil(t, s)
+	now = fakeClock(t, s)
+	s.on = true
+	s.slots = 1 << 20
+	return client, server, s, now
+}
+
 func resetContention() {
 	contention.until.Store(0)
 	contention.hogUntil.Store(0)
@@ -147,12 +161,7 @@ func TestSpinReaderEndsAndDeadlines(t *testing.T) {
 // between them or not, and starts over after contendedForget without one.
 func TestSpinReaderStallStopsPolling(t *testing.T) {
 	const budget = 20 * time.Microsecond
-	client, server := tcpPair(t)
-	s := newSpinReader(client, budget)
-	require.NotNil(t, s)
-	now := fakeClock(t, s)
-	s.on = true
-	s.slots = 1 << 20
+	client, server, s, now := pollingPair(t, budget)
 	polls := 0
 	s.pollFn = func(fd uintptr) bool { polls++; return s.pollOnce(fd) }
 	stall := func() { *now += int64(3 * budget) } // a yield that lost a time slice
@@ -254,13 +263,7 @@ func pausedIO(t *testing.T, server net.Conn, rs ...*spinReader) (raw int) {
 // ends a lone caller reads and writes through net.Conn, not the raw system
 // calls ("Not on a busy host" in spin.go); after it, raw again.
 func TestSpinReaderHoggedUsesNetConn(t *testing.T) {
-	const budget = 20 * time.Microsecond
-	client, server := tcpPair(t)
-	s := newSpinReader(client, budget)
-	require.NotNil(t, s)
-	now := fakeClock(t, s)
-	s.on = true
-	s.slots = 1 << 20
+	_, server, s, now := pollingPair(t, 20*time.Microsecond)
 	s.yield = func() { *now += int64(sliceStall) }
 	s.onGiveUp = func() { _, _ = server.Write([]byte("late")) }
 	buf := make([]byte, 16)
