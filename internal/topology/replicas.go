@@ -128,19 +128,19 @@ func (x *replica) Zone() string {
 	return ""
 }
 
-// Connect connects, within ctx, the replicas whose zone is not known yet,
-// when reads prefer a zone, so that the first reads after the client's
-// Connect know them. It waits for the first set of replicas (which the
-// sentinels' answer that named the master gives right after). A replica
-// that cannot be reached is left out, not an error: it counts as another
-// zone.
+// Connect waits, within ctx, for the first set of replicas (which the
+// sentinels' answer that named the master gives right after), so that the
+// first reads after the client's Connect go to replicas, not to the
+// primary for want of any known. When reads prefer a zone it also
+// connects the replicas whose zone is not known yet. A replica that cannot
+// be reached is left out, not an error: it counts as another zone.
 func (r *Replicas) Connect(ctx context.Context) {
-	if r.zone == "" {
-		return
-	}
 	select {
 	case <-r.set:
 	case <-ctx.Done():
+		return
+	}
+	if r.zone == "" {
 		return
 	}
 	p := r.live.Load()
