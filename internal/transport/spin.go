@@ -34,19 +34,25 @@ import (
 // milliseconds: measured with two busy loops on 2 cores, polling made
 // sequential calls 3-10x slower than parking, and such a poll still ends
 // with the reply in hand, so the back-off above never saw it. So every
-// yield is timed: one that kept the thread away for longer than the whole
-// budget means the cores are contended, and polling cannot pay for itself
-// there. Contention is a property of the host, not of one connection, so
-// the whole process then stops polling (contention below) for 16 ms,
-// doubling with each stalled poll up to 1 s. Polls that meet no stall in
-// between do not shorten the next pause: on a busy host most polls find
-// a free core and some lose a time slice, so a level reset by the first
-// clean poll kept the pause at 16-64 ms and cost a stalled time slice
-// every few tens of milliseconds (measured with two busy loops on 2
-// cores: 25-65 ms stalled per second of sequential GETs). The pause goes
-// back to 16 ms only after contendedForget without a stall. A GOMAXPROCS
-// of 1 (which Go sets from a cgroup CPU quota under 2 cores) never polls
-// at all.
+// yield is timed. One that kept the thread away for longer than the whole
+// budget ends the poll (the read parks). One that kept it away for a time
+// slice (sliceStall, 500 µs) means the cores are contended, and polling
+// cannot pay for itself there. A shorter stall is the server, or another
+// thread of the process, running for a moment (50-100 µs on an idle 2-core
+// VM): pausing the process for those too paused polling for 85% of a lone
+// caller's reads on an idle machine (20,700 GETs/s, against 24,900 with
+// pauses for lost slices only; 1 s runs alternated 12 times; the same with
+// a busy loop bound to each core). Contention is a property of the host,
+// not of one connection, so the whole process then stops polling
+// (contention below) for 16 ms, doubling with each stalled poll up to 1 s.
+// Polls that meet no stall in between do not shorten the next pause: on a
+// busy host most polls find a free core and some lose a time slice, so a
+// level reset by the first clean poll kept the pause at 16-64 ms and cost
+// a stalled time slice every few tens of milliseconds (measured with two
+// busy loops on 2 cores: 25-65 ms stalled per second of sequential GETs).
+// The pause goes back to 16 ms only after contendedForget without a stall.
+// A GOMAXPROCS of 1 (which Go sets from a cgroup CPU quota under 2 cores)
+// never polls at all.
 //
 // At most GOMAXPROCS-1 goroutines of the process poll at once, so that a
 // processor is always left to go idle and watch the network poller, which
@@ -92,7 +98,7 @@ type spinReader struct {
 	rerr    error
 	got     bool
 	stall   bool // a yield of this poll kept the thread away > max
-	hogged  bool // ... and for a time slice (sliceStall) or more
+	hogged  bool // ... and for a time slice (sliceStall) or longer
 }
 
 // maxSpinSkip is the most reads polling is skipped for after it gave up.
@@ -127,15 +133,12 @@ func (s *spinReader) Read(p []byte) (int, error) {
 		s.skip--
 		return s.readNow(p)
 	}
-	if now := s.now(); contention.active(now) {
-		if contention.hogged(now) {
-			return s.nc.Read(p) // not readNow: see "Not on a busy host"
-		}
-		return s.readNow(p)
+	if contention.active(s.now()) {
+		return s.nc.Read(p) // not readNow: see "Not on a busy host"
 	}
 	n, err, res := s.poll(p)
-	if s.stall {
-		contention.stalled(s.now(), s.hogged)
+	if s.hogged {
+		contention.stalled(s.now())
 	}
 	switch res {
 	case pollDone:
@@ -223,19 +226,17 @@ func (s *spinReader) result(cerr error) (int, error) {
 // go through syscall.Read and syscall.Write, which tell the detector what
 // they wrote and read: raceread.go.)
 //
-// Not on a busy host. While polling is paused because a poll's yield lost
-// a whole time slice (sliceStall: a CPU-bound thread held the core, not
-// the server or a thread of the process for a moment), a lone caller reads
+// Not on a busy host. While polling is paused for contention (a poll's
+// yield lost a whole time slice to a CPU-bound thread), a lone caller reads
 // and writes through net.Conn, as ReadModeDirect does. Measured with a busy
 // loop bound to each of 2 cores (sequential GETs of 1 KiB, 1 s runs
 // alternated 15 times): with the raw calls, the median round trip was
 // 70-90 µs in every run, 5,412 GETs/s at the median; through net.Conn it
 // was under 50 µs in 7 of 15 runs, 7,636 GETs/s (ReadModeDirect: 11 of 15,
 // 8,228). Why the kernel wakes a thread that entered the runtime's
-// system-call state sooner there was not found. Idle, where polls' yields
-// stall for 50-100 µs now and then and polling pauses all the same, the
-// raw calls stay: 26,600 GETs/s before and after, where taking net.Conn
-// during every pause made it 20,600.
+// system-call state sooner there was not found. Idle, the raw calls stay:
+// taking net.Conn also in the pauses that shorter stalls then caused
+// (see "On a busy host") made a lone caller's 26,600 GETs/s 20,600.
 
 // readNow reads as net.Conn.Read does, parking until data, an error or
 // the read deadline.
@@ -250,7 +251,7 @@ func (s *spinReader) readNow(p []byte) (int, error) {
 // while the socket cannot take more. Only the goroutine holding the
 // connection's writing role calls it.
 func (s *spinReader) writeNow(p []byte) (int, error) {
-	if len(p) == 0 || hogged(s.now) {
+	if len(p) == 0 || contended(s.now) {
 		return s.nc.Write(p) // see "Not on a busy host"
 	}
 	s.wp, s.wn, s.werr = p, 0, nil
@@ -339,17 +340,14 @@ func schedYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 
 
 // contention is the process's view of whether the cores are contended:
 // polling is off until the instant in until (monoNow), set by a poll whose
-// yield stalled, for a period that doubles with each such poll less than
-// contendedForget after the one before.
+// yield lost a time slice (sliceStall), for a period that doubles with each
+// such poll less than contendedForget after the one before.
 var contention spinContention
 
 type spinContention struct {
 	until atomic.Int64
 	level atomic.Int32 // stalled polls, each within contendedForget of the last
 	last  atomic.Int64 // when the last stalled poll was (monoNow)
-	// hogUntil is until, when the stall that set it was a lost time slice
-	// (sliceStall), or an instant before it.
-	hogUntil atomic.Int64
 }
 
 // The back-off after a stalled poll: the first is contendedMin, each
@@ -370,34 +368,24 @@ const (
 
 func (c *spinContention) active(now int64) bool { return now < c.until.Load() }
 
-// hogged reports whether a CPU-bound thread took a poll's CPU for a time
-// slice recently (contention.hogged), reading the clock (now) only when
-// that was ever seen: a write on a host where it never was costs one
-// atomic load.
-func hogged(now func() int64) bool {
-	u := contention.hogUntil.Load()
+// contended reports whether polling is paused for contention now
+// (contention.active), reading the clock (now) only when contention was
+// ever seen: a write on a host where it never was costs one atomic load.
+func contended(now func() int64) bool {
+	u := contention.until.Load()
 	return u != 0 && now() < u
 }
-
-// hogged reports whether the pause in force at now was set by a yield that
-// lost a time slice (sliceStall).
-func (c *spinContention) hogged(now int64) bool { return now < c.hogUntil.Load() }
 
 // stalled records a poll whose yield stalled, at now. Concurrent calls
 // (at most GOMAXPROCS-1 goroutines poll) may count one stall too few or
 // too many, which only moves the pause by a factor of two.
-// A yield that lost a time slice (long: sliceStall or more) also sets
-// hogUntil to the pause's end.
-func (c *spinContention) stalled(now int64, long bool) {
+func (c *spinContention) stalled(now int64) {
 	if last := c.last.Swap(now); now-last > int64(contendedForget) {
 		c.level.Store(0)
 	}
 	l := min(c.level.Add(1)-1, 16)
 	d := min(contendedMin<<l, contendedMax)
 	c.until.Store(now + int64(d))
-	if long {
-		c.hogUntil.Store(now + int64(d))
-	}
 }
 
 // pollers counts the goroutines of the process polling a socket.
