@@ -55,6 +55,13 @@ func (p *Peer) Last() net.Conn {
 	return p.conns[len(p.conns)-1]
 }
 
+// Accepted is the number of connections accepted so far.
+func (p *Peer) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
 // CloseConns closes every connection accepted so far.
 func (p *Peer) CloseConns() {
 	p.mu.Lock()

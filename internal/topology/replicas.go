@@ -119,6 +119,10 @@ func (r *Replicas) Close() {
 	}
 }
 
+// down reports that the replica's connections were established once
+// (it reported its HELLO) and none is now.
+func (x *replica) down() bool { return x.mux.Open() == 0 && x.mux.ServerInfo() != nil }
+
 // Zone returns the availability zone the replica's newest connection
 // reported in HELLO, "" when none did.
 func (x *replica) Zone() string {
@@ -173,7 +177,8 @@ const (
 
 // pick orders the replicas for one read: those in the client's zone
 // first (only those with zoneOnly), each group from a random start, and in
-// each those that did not fail lately first.
+// each those that did not fail lately and whose connection is not down
+// first.
 func (r *Replicas) pick(zoneOnly bool) []*replica {
 	p := r.live.Load()
 	if p == nil || len(*p) == 0 {
@@ -188,6 +193,13 @@ func (r *Replicas) pick(zoneOnly bool) []*replica {
 		x := all[(start+i)%len(all)]
 		failing := false
 		if f := x.failedAt.Load(); f != 0 && now-f < int64(replicaQuarantine) {
+			failing = true
+		} else if x.down() {
+			// Restarting or gone: a read would wait there for a dial
+			// (of up to DialTimeout when the process accepts but does
+			// not answer, as while it shuts down). Dial it for later
+			// reads, and try it after the others.
+			x.mux.Redial()
 			failing = true
 		}
 		local := r.zone == "" || x.Zone() == r.zone

@@ -2,10 +2,13 @@ package topology
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/internal/testpeer"
 	"github.com/respire-go/respire/internal/transport"
+	"github.com/respire-go/respire/internal/transport/resp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,4 +45,92 @@ func TestReplicasConnectWaitsForFirstSet(t *testing.T) {
 	cancel()
 	r2.Connect(ctx)
 	assert.Nil(t, r2.live.Load(), "no replicas known yet")
+}
+
+// TestReplicasDownTriedLast: a replica whose connection broke and whose
+// process accepts connections without answering (as while it shuts down or
+// starts) is tried after the others, not waited on by the reads that pick
+// it, and is dialed again meanwhile; once it answers it serves reads again.
+func TestReplicasDownTriedLast(t *testing.T) {
+	var mute atomic.Bool
+	serve := func(args []string) string {
+		if mute.Load() {
+			return ""
+		}
+		return replicaPeer(args)
+	}
+	a := testpeer.Start(t, serve)
+	b := testpeer.Start(t, replicaPeer)
+	r := NewReplicas(transport.Config{}, "")
+	t.Cleanup(r.Close)
+	r.Set([]string{a.Addr(), b.Addr()})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, x := range *r.live.Load() {
+		require.NoError(t, x.mux.Connect(ctx))
+	}
+	byAddr := func(addr string) *replica {
+		for _, x := range *r.live.Load() {
+			if x.addr == addr {
+				return x
+			}
+		}
+		t.Fatalf("no replica %s", addr)
+		return nil
+	}
+	ra := byAddr(a.Addr())
+
+	mute.Store(true)
+	a.CloseConns()
+	// A read on it finds the connection closed (an idle connection is
+	// read only when a call waits on it).
+	pctx, pcancel := context.WithTimeout(ctx, time.Second)
+	_ = ra.mux.Do(pctx, newPing())
+	pcancel()
+	require.Eventually(t, func() bool { return ra.mux.Open() == 0 }, 10*time.Second, time.Millisecond,
+		"the client sees the connection to %s closed", a.Addr())
+	for range 50 {
+		got := r.pick(false)
+		require.Len(t, got, 2)
+		assert.Equal(t, b.Addr(), got[0].addr, "the replica that is down comes last")
+	}
+	// The picks dialed it: the dial hangs in its handshake.
+	require.Eventually(t, func() bool { return a.Accepted() >= 2 }, 10*time.Second, time.Millisecond,
+		"a new connection to the replica that is down")
+
+	mute.Store(false)
+	a.CloseConns() // the handshake that hung fails; the next one is answered
+	require.Eventually(t, func() bool { return ra.mux.Open() == 1 }, 10*time.Second, time.Millisecond,
+		"the replica is connected again")
+	first := map[string]int{}
+	for range 200 {
+		first[r.pick(false)[0].addr]++
+	}
+	assert.Positive(t, first[a.Addr()], "the replica is picked first again: %v", first)
+}
+
+// replicaPeer answers a replica's handshake (HELLO, ROLE) and +OK to the
+// rest.
+func replicaPeer(args []string) string {
+	switch args[0] {
+	case "HELLO":
+		return "%2\r\n+server\r\n+peer\r\n+proto\r\n:3\r\n"
+	case "ROLE":
+		return "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6379\r\n$9\r\nconnected\r\n:0\r\n"
+	default:
+		return "+OK\r\n"
+	}
+}
+
+// ping is a PING request whose reply is dropped.
+type ping struct{ transport.Request }
+
+func (*ping) HandleReply(resp.Msg) {}
+func (*ping) Recycle()             {}
+
+func newPing() *transport.Request {
+	p := &ping{}
+	p.Init(p)
+	p.SetPayload(resp.AppendCommand(nil, "PING"))
+	return &p.Request
 }

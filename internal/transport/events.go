@@ -94,6 +94,26 @@ func (m *Mux) Open() int { return openIn(m.slots[:m.routed]) }
 // that are established and not broken.
 func (m *Mux) OpenLanes() int { return openIn(m.slots[m.routed:]) }
 
+// Redial starts, without waiting, a dial for each routed connection that
+// is not established (none runs while no call needs the connection): for
+// a caller that goes elsewhere meanwhile and wants this server back.
+func (m *Mux) Redial() {
+	for _, s := range m.slots[:m.routed] {
+		if c := s.cur.Load(); c != nil && !c.broken() {
+			continue
+		}
+		s.mu.Lock()
+		if c := s.cur.Load(); c != nil && c.broken() {
+			s.cur.Store(nil)
+			s.lost(c)
+		}
+		if s.cur.Load() == nil {
+			s.startDial()
+		}
+		s.mu.Unlock()
+	}
+}
+
 func openIn(slots []*slot) int {
 	n := 0
 	for _, s := range slots {

@@ -240,17 +240,26 @@ func TestClusterScanFailover(t *testing.T) {
 	require.NotEqual(t, first, hc.MasterOf(0), "a replica was promoted")
 
 	// A shard that no node serves within the context: an error naming it.
+	// Its replicas may not take over meanwhile (which, on a loaded host,
+	// came before the healthy shards had answered within a short
+	// deadline), and the other shards go on serving.
 	require.NoError(t, hc.WaitStable(ctx))
 	awaitScanReplicated(t, ctx, hc)
 	last := hc.MasterOf(harness.SlotCount - 1)
+	held := hc.ReplicasOf(last)
+	for _, n := range append(hc.Masters(), hc.Replicas()...) {
+		_, err := n.Do(ctx, "CONFIG", "SET", "cluster-require-full-coverage", "no")
+		require.NoError(t, err)
+	}
+	for _, n := range held {
+		_, err := n.Do(ctx, "CONFIG", "SET", "cluster-replica-no-failover", "yes")
+		require.NoError(t, err)
+	}
 	hc.Kill(last)
-	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var end error
 	yielded := 0
-	// Pages of 1,000: the healthy shards take a round trip or two each, not
-	// the hundred that COUNT 10 costs, which a loaded host did not finish
-	// within the deadline.
 	for _, err := range c.ScanAll(short, &respire.ScanOptions{Match: "cfail:*", Count: int64(1000)}) {
 		if err != nil {
 			end = err
@@ -263,6 +272,10 @@ func TestClusterScanFailover(t *testing.T) {
 	assert.Contains(t, end.Error(), "SCAN on the node serving slot")
 	assert.Contains(t, end.Error(), last.Addr)
 	assert.Greater(t, yielded, 0, "the shards before it were scanned")
+	for _, n := range held {
+		_, err := n.Do(ctx, "CONFIG", "SET", "cluster-replica-no-failover", "no")
+		require.NoError(t, err)
+	}
 
 	// Once the cluster has promoted a replica, the same client scans all.
 	got = collectScan(t, c.ScanAll(ctx, opts))

@@ -70,7 +70,7 @@ func testSentinelKillErrors(t *testing.T, d *harness.Sentinels) {
 	require.Eventually(t, func() bool { return c.Set(ctx, "hold:kill", "after", nil) == nil }, 10*time.Second, time.Millisecond)
 	close(stop)
 	errs := wait()
-	down := 0
+	down, late := 0, 0
 	for _, err := range errs {
 		msg := err.Error()
 		assert.NotContains(t, msg, "no address known yet")
@@ -85,6 +85,11 @@ func testSentinelKillErrors(t *testing.T, d *harness.Sentinels) {
 			}
 		case errors.As(err, &ce):
 			// In flight at the kill: its outcome is unknown.
+		case msg == "respire: SET: not sent: "+context.DeadlineExceeded.Error():
+			// Its deadline had passed before the call began: the
+			// goroutine ran again more than 100ms after it made the
+			// context, on a loaded host.
+			late++
 		case !errors.Is(err, respire.ErrNotSent) && errors.Is(err, context.DeadlineExceeded):
 			// Sent to a live server, whose reply came after the 100ms
 			// deadline: on a loaded machine, before the kill or after
@@ -94,8 +99,8 @@ func testSentinelKillErrors(t *testing.T, d *harness.Sentinels) {
 			assert.Contains(t, msg, old, "a refused dial names the master's address")
 		}
 	}
-	t.Logf("%d writes with 100ms deadlines failed, %d of them because the sentinels reported the master down; first: %v; last: %v",
-		len(errs), down, first(errs), last(errs))
+	t.Logf("%d writes with 100ms deadlines failed, %d of them because the sentinels reported the master down, %d past their deadline when they began; first: %v; last: %v",
+		len(errs), down, late, first(errs), last(errs))
 	assert.Positive(t, down, "writes held back while the sentinels report the master down say so")
 }
 
