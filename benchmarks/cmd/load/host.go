@@ -47,6 +47,8 @@ func runChild() (bool, error) {
 	}
 	kind, arg, _ := strings.Cut(role, ":")
 	switch kind {
+	case "cell":
+		return true, cellChild()
 	case "busy", "busy-pinned":
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 1 {

@@ -59,6 +59,7 @@ func run() error {
 		busy     = flag.Int("busy", 0, "busy loops competing for the cores during every cell, in a child process (0: none)")
 		busyPin  = flag.Bool("busy-pin", true, "bind busy loop i to CPU i (Linux), so that every core has a busy neighbour in every cell; false leaves their placement to the kernel")
 		link     = flag.Duration("link", 0, "round trip to add between clients and server: a delaying proxy on loopback in a child process, half of it each way (0: none)")
+		fresh    = flag.Bool("fresh", false, "run every cell in a child process of its own (a fresh heap, collector and threads), not all in this one")
 		deadline = flag.Duration("deadline", 0, "run every call (every pipeline) under a context with this timeout, cancelled after the call, as a service's handlers would (0: context.Background())")
 	)
 	flag.Parse()
@@ -88,6 +89,7 @@ func run() error {
 		Clients:    split(*clist),
 		HeapMiB:    *heapMiB,
 		Busy:       *busy,
+		Fresh:      *fresh,
 	}}
 	if *busy > 0 {
 		rep.Meta.BusyPinned = *busyPin
@@ -202,6 +204,8 @@ func run() error {
 				var m Measurement
 				if name == ceilingName {
 					m, err = redisBenchmark(ctx, *rbench, cfg, obs)
+				} else if *fresh {
+					m, err = runFreshCell(cfg, firstAddr(*addr), *heapMiB)
 				} else {
 					m, err = runCell(ctx, cfg, obs)
 				}

@@ -43,7 +43,10 @@ type Meta struct {
 	// Busy is the busy loops that competed for the cores in every cell
 	// (-busy), BusyPinned whether loop i was bound to CPU i (-busy-pin);
 	// Link the round trip the delaying proxy added (-link).
-	Busy       int    `json:"busy,omitempty"`
+	Busy int `json:"busy,omitempty"`
+	// Fresh is whether every cell ran in a child process of its own
+	// (-fresh).
+	Fresh      bool   `json:"fresh,omitempty"`
 	BusyPinned bool   `json:"busy_pinned,omitempty"`
 	Link       string `json:"link,omitempty"`
 	// Deadline is the timeout of the context every call ran under
@@ -141,6 +144,9 @@ func (r *Report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "%d rounds × %s per cell (after %s warm-up), clients interleaved; medians over rounds. redis-benchmark: %s.", m.Rounds, m.Duration, m.Warmup, m.RedisBenchmark)
 	if m.LoadAverage != "" {
 		fmt.Fprintf(w, " Load average at start: %s.", m.LoadAverage)
+	}
+	if m.Fresh {
+		fmt.Fprint(w, " Every cell ran in a fresh child process of its own (-fresh).")
 	}
 	if m.HeapMiB > 0 {
 		fmt.Fprintf(w, " The tool held %d MiB of live heap (-heap).", m.HeapMiB)
