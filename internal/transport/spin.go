@@ -133,7 +133,7 @@ func (s *spinReader) Read(p []byte) (int, error) {
 		s.skip--
 		return s.readNow(p)
 	}
-	if contention.active(s.now()) {
+	if contended(s.now) {
 		return s.nc.Read(p) // not readNow: see "Not on a busy host"
 	}
 	n, err, res := s.poll(p)
