@@ -232,6 +232,11 @@ func (r *Replicas) Exec(ctx context.Context, cmd Command, how Pick) (done bool, 
 	x := cmd.Req()
 	var last error
 	for _, rep := range r.pick(how == PickZoneThenPrimary) {
+		if how != PickAny && rep.down() {
+			// The primary serves the read now; the replica is being
+			// dialed again (pick).
+			continue
+		}
 		abandoned, err := rep.mux.Try(ctx, x)
 		if abandoned {
 			return true, err

@@ -61,7 +61,8 @@ func TestReplicasDownTriedLast(t *testing.T) {
 	}
 	a := testpeer.Start(t, serve)
 	b := testpeer.Start(t, replicaPeer)
-	r := NewReplicas(transport.Config{}, "")
+	// A dial's handshake that hangs fails only after DialTimeout.
+	r := NewReplicas(transport.Config{DialTimeout: time.Minute}, "")
 	t.Cleanup(r.Close)
 	r.Set([]string{a.Addr(), b.Addr()})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -94,6 +95,16 @@ func TestReplicasDownTriedLast(t *testing.T) {
 		require.Len(t, got, 2)
 		assert.Equal(t, b.Addr(), got[0].addr, "the replica that is down comes last")
 	}
+	// Where the primary may serve, a read that finds no other replica
+	// does not wait on it: it comes back at once for the primary.
+	// (Waiting, it would end with the context, long before the dial's
+	// minute.)
+	solo := &Replicas{}
+	solo.live.Store(&[]*replica{ra})
+	done, err := solo.Exec(ctx, &pingCmd{req: newPing()}, PickAnyThenPrimary)
+	require.NoError(t, err)
+	assert.False(t, done, "the read goes to the primary")
+
 	// The picks dialed it: the dial hangs in its handshake.
 	require.Eventually(t, func() bool { return a.Accepted() >= 2 }, 10*time.Second, time.Millisecond,
 		"a new connection to the replica that is down")
@@ -134,3 +145,11 @@ func newPing() *transport.Request {
 	p.SetPayload(resp.AppendCommand(nil, "PING"))
 	return &p.Request
 }
+
+// pingCmd is a Command around a PING request.
+type pingCmd struct{ req *transport.Request }
+
+func (c *pingCmd) Req() *transport.Request          { return c.req }
+func (c *pingCmd) Redirect(string) (Redirect, bool) { return Redirect{}, false }
+func (c *pingCmd) ClearReply() error                { return nil }
+func (c *pingCmd) Recycle()                         {}
