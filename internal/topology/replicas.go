@@ -178,8 +178,9 @@ const (
 // pick orders the replicas for one read: those in the client's zone
 // first (only those with zoneOnly), each group from a random start, and in
 // each those that did not fail lately and whose connection is not down
-// first.
-func (r *Replicas) pick(zoneOnly bool) []*replica {
+// first. With skipDown (the primary may serve the read) those whose
+// connection is down are left out.
+func (r *Replicas) pick(zoneOnly, skipDown bool) []*replica {
 	p := r.live.Load()
 	if p == nil || len(*p) == 0 {
 		return nil
@@ -198,8 +199,12 @@ func (r *Replicas) pick(zoneOnly bool) []*replica {
 			// Restarting or gone: a read would wait there for a dial
 			// (of up to DialTimeout when the process accepts but does
 			// not answer, as while it shuts down). Dial it for later
-			// reads, and try it after the others.
+			// reads, and try it after the others, or not at all when
+			// the primary serves the read meanwhile.
 			x.mux.Redial()
+			if skipDown {
+				continue
+			}
 			failing = true
 		}
 		local := r.zone == "" || x.Zone() == r.zone
@@ -231,12 +236,7 @@ func (r *Replicas) pick(zoneOnly bool) []*replica {
 func (r *Replicas) Exec(ctx context.Context, cmd Command, how Pick) (done bool, err error) {
 	x := cmd.Req()
 	var last error
-	for _, rep := range r.pick(how == PickZoneThenPrimary) {
-		if how != PickAny && rep.down() {
-			// The primary serves the read now; the replica is being
-			// dialed again (pick).
-			continue
-		}
+	for _, rep := range r.pick(how == PickZoneThenPrimary, how != PickAny) {
 		abandoned, err := rep.mux.Try(ctx, x)
 		if abandoned {
 			return true, err

@@ -36,7 +36,7 @@ func TestReplicasConnectWaitsForFirstSet(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Connect did not return after the first set of replicas")
 	}
-	require.Len(t, r.pick(false), 1)
+	require.Len(t, r.pick(false, false), 1)
 
 	// A context that ends first ends the wait.
 	r2 := NewReplicas(transport.Config{}, "")
@@ -91,7 +91,7 @@ func TestReplicasDownTriedLast(t *testing.T) {
 	require.Eventually(t, func() bool { return ra.mux.Open() == 0 }, 10*time.Second, time.Millisecond,
 		"the client sees the connection to %s closed", a.Addr())
 	for range 50 {
-		got := r.pick(false)
+		got := r.pick(false, false)
 		require.Len(t, got, 2)
 		assert.Equal(t, b.Addr(), got[0].addr, "the replica that is down comes last")
 	}
@@ -115,7 +115,7 @@ func TestReplicasDownTriedLast(t *testing.T) {
 		"the replica is connected again")
 	first := map[string]int{}
 	for range 200 {
-		first[r.pick(false)[0].addr]++
+		first[r.pick(false, false)[0].addr]++
 	}
 	assert.Positive(t, first[a.Addr()], "the replica is picked first again: %v", first)
 }

@@ -103,11 +103,7 @@ func (m *Mux) Redial() {
 			continue
 		}
 		s.mu.Lock()
-		if c := s.cur.Load(); c != nil && c.broken() {
-			s.cur.Store(nil)
-			s.lost(c)
-		}
-		if s.cur.Load() == nil {
+		if s.established() == nil {
 			s.startDial()
 		}
 		s.mu.Unlock()

@@ -115,13 +115,7 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 			s.mu.Unlock()
 			return nil, NotSent(ErrClosed)
 		}
-		c := s.cur.Load()
-		if c != nil && c.broken() {
-			s.cur.Store(nil)
-			s.lost(c)
-			c = nil
-		}
-		if c != nil {
+		if c := s.established(); c != nil {
 			s.mu.Unlock()
 			return c, nil
 		}
@@ -155,6 +149,18 @@ func (s *slot) get(ctx context.Context, failFast bool) (*conn, error) {
 			return nil, NotSent(ErrClosed)
 		}
 	}
+}
+
+// established returns the slot's connection, nil when there is none or it
+// broke (then forgotten, and its loss recorded). s.mu must be held.
+func (s *slot) established() *conn {
+	c := s.cur.Load()
+	if c != nil && c.broken() {
+		s.cur.Store(nil)
+		s.lost(c)
+		return nil
+	}
+	return c
 }
 
 // drop forgets a broken connection.
